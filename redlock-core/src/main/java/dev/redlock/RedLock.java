@@ -1,0 +1,6 @@
+package dev.redlock;
+
+/** Placeholder while the coordinator is written. */
+public final class RedLock {
+  private RedLock() {}
+}

@@ -1,0 +1,2 @@
+/** Local redis-server processes for tests and drills. */
+package dev.redlock.testkit;
