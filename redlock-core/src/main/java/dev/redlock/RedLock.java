@@ -1,6 +1,571 @@
 package dev.redlock;
 
-/** Placeholder while the coordinator is written. */
-public final class RedLock {
-  private RedLock() {}
+import static java.util.Objects.requireNonNull;
+
+import dev.redlock.QuorumRound.Mode;
+import dev.redlock.QuorumRound.Tally;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Redlock coordinator: grants leases on named resources from a majority of N independent Redis
+ * masters.
+ *
+ * <pre>{@code
+ * try (RedLock redlock = RedLock.builder().nodes(uris).build()) {
+ *   try (Lease lease = redlock.acquire("orders:42", Duration.ofSeconds(10), Duration.ofSeconds(3))) {
+ *     // critical section: check lease.isValid() before each step that must not overlap
+ *   }
+ * }
+ * }</pre>
+ *
+ * <h2>How a lease is acquired</h2>
+ *
+ * <ol>
+ *   <li>A fresh 128-bit token is drawn from {@link java.security.SecureRandom}.
+ *   <li>The monotonic clock is read, then {@code SET resource token NX PX ttl} is sent to all N
+ *       masters at once, each bounded by the node timeout.
+ *   <li>The round is decided as soon as {@code N/2+1} masters granted, or as soon as that many can
+ *       no longer grant. Replies that arrive later are still read.
+ *   <li>The lease is trusted for {@code ttl - elapsed - (ttl * driftFactor + 2 ms)}, and granted
+ *       only with a majority and a validity above the minimum (zero by default).
+ *   <li>Otherwise the compare-and-delete release is sent to <em>all</em> N masters, including those
+ *       that timed out or failed, queued behind the acquire on each so it cannot overtake it.
+ * </ol>
+ *
+ * Release and extend are compare-and-act Lua scripts on every master; an extend counts only with a
+ * majority, only while the lease is valid, and never re-creates an expired key.
+ *
+ * <h2>What safety assumes</h2>
+ *
+ * At most one valid lease per resource exists only while all of these hold; the library enforces
+ * what it can and the README's safety table shows what breaks when they do not:
+ *
+ * <ul>
+ *   <li><b>Bounded clock drift.</b> Every master's clock runs at nearly the rate of this process's
+ *       monotonic clock (within {@code driftFactor}), and no master's wall clock jumps: Redis
+ *       expires keys on the wall clock.
+ *   <li><b>No unpersisted restart inside a TTL.</b> A master that restarts without its data (or
+ *       fails over to a replica) must stay out for longer than the longest TTL, or run with {@code
+ *       appendfsync always}; otherwise a second majority can form.
+ *   <li><b>Pauses end inside the validity.</b> A holder paused (GC, swap, SIGSTOP) past its
+ *       validity keeps believing it holds the lease; {@link Lease#isValid()} is only as current as
+ *       its last call. Guard the protected store with a check of its own where overlap is
+ *       unacceptable.
+ *   <li><b>Independent masters.</b> N separate servers without replication between them; the
+ *       builder refuses one {@code host:port} configured twice.
+ * </ul>
+ *
+ * <p>Instances are immutable and thread-safe; share one per process. Every blocking call is bounded
+ * by the node timeout (and {@code acquire} by its wait). {@link #close()} stops the library's own
+ * threads.
+ */
+public final class RedLock implements AutoCloseable {
+
+  /** The node timeout unless {@link Builder#nodeTimeout} says otherwise: 50 ms. */
+  public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(50);
+
+  /** The drift factor unless {@link Builder#driftFactor} says otherwise: 0.01 (1%). */
+  public static final double DEFAULT_DRIFT_FACTOR = 0.01;
+
+  /** The base retry delay unless {@link Builder#retryDelay} says otherwise: 50 ms. */
+  public static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(50);
+
+  /** The longest TTL accepted: one day. */
+  public static final Duration MAX_TTL = Duration.ofDays(1);
+
+  /** The longest resource name accepted, in UTF-8 bytes: 16 KiB. */
+  public static final int MAX_RESOURCE_BYTES = 16 * 1024;
+
+  private static final Logger log = LoggerFactory.getLogger(RedLock.class);
+
+  private final List<NodeClient> nodes;
+  private final List<String> names;
+  private final int quorum;
+  private final long nodeTimeoutNanos;
+  private final double driftFactor;
+  private final long minValidityNanos;
+  private final long retryDelayNanos;
+  private final Ticker ticker;
+  private final Tokens tokens = new Tokens();
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private RedLock(Builder builder, List<NodeClient> nodes) {
+    this.nodes = List.copyOf(nodes);
+    List<String> shown = new ArrayList<>();
+    for (NodeAddress address : builder.addresses) {
+      shown.add(address.toString());
+    }
+    this.names = List.copyOf(shown);
+    this.quorum = nodes.size() / 2 + 1;
+    this.nodeTimeoutNanos = builder.nodeTimeout.toNanos();
+    this.driftFactor = builder.driftFactor;
+    this.minValidityNanos = builder.minValidity.toNanos();
+    this.retryDelayNanos = builder.retryDelay.toNanos();
+    this.ticker = builder.ticker;
+  }
+
+  /**
+   * Returns a new builder with the defaults.
+   *
+   * @return a builder; at least one node must be added before {@link Builder#build()}
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Tries once to acquire {@code resource} for {@code ttl}: one parallel round on every master.
+   * Blocks for at most the node timeout.
+   *
+   * @param resource the name of the lock; any non-empty Unicode string of at most {@link
+   *     #MAX_RESOURCE_BYTES} UTF-8 bytes, used as the Redis key as it is
+   * @param ttl how long the masters keep the lock; more than the node timeout, at most {@link
+   *     #MAX_TTL}, whole milliseconds (a fraction is dropped)
+   * @return the lease, or empty if another client holds the lock (or competing clients split the
+   *     votes)
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if an argument is out of range
+   * @throws QuorumUnavailableException if too many masters failed or answered too slowly for a
+   *     lease to be granted
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public Optional<Lease> tryAcquire(String resource, Duration ttl) {
+    byte[] key = encodeResource(resource);
+    long ttlMillis = checkTtl(ttl);
+    checkOpen();
+    Attempt attempt = attempt(resource, key, ttlMillis);
+    if (attempt.lease != null) {
+      return Optional.of(attempt.lease);
+    }
+    if (attempt.unavailable()) {
+      throw attempt.failure("could not acquire " + quote(resource));
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Acquires {@code resource} for {@code ttl}, retrying after randomized pauses (so that competing
+   * clients stop splitting the votes) until {@code maxWait} has passed. Returns at most one round
+   * (the node timeout) after {@code maxWait}.
+   *
+   * @param resource the name of the lock, as for {@link #tryAcquire}
+   * @param ttl how long the masters keep the lock, as for {@link #tryAcquire}
+   * @param maxWait how long to keep trying; positive
+   * @return the lease
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if an argument is out of range
+   * @throws LockTakenException if the wait ran out while the lock was held by others
+   * @throws QuorumUnavailableException if the wait ran out while too many masters were failing
+   * @throws InterruptedException if the thread was interrupted while waiting; nothing is left
+   *     locked
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public Lease acquire(String resource, Duration ttl, Duration maxWait)
+      throws InterruptedException {
+    byte[] key = encodeResource(resource);
+    long ttlMillis = checkTtl(ttl);
+    long waitNanos = checkPositive(maxWait, "maxWait");
+    checkOpen();
+    if (Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    long deadline = ticker.read() + waitNanos;
+    while (true) {
+      Attempt attempt = attempt(resource, key, ttlMillis);
+      if (attempt.lease != null) {
+        return attempt.lease;
+      }
+      long left = deadline - ticker.read();
+      if (left <= 0) {
+        throw attempt.failure(
+            "could not acquire " + quote(resource) + " within " + maxWait.toMillis() + " ms");
+      }
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      long jitter = retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos);
+      TimeUnit.NANOSECONDS.sleep(Math.min(left, jitter));
+      checkOpen();
+    }
+  }
+
+  /** One round of acquisition; on failure, releases on every master without waiting. */
+  private Attempt attempt(String resource, byte[] key, long ttlMillis) {
+    byte[] token = tokens.next();
+    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    QuorumRound round =
+        QuorumRound.start(
+            nodes, names, quorum, Mode.QUORUM, ticker, n -> n.setIfAbsent(key, token, ttlMillis));
+    Tally tally = round.await(round.startNanos() + nodeTimeoutNanos);
+    long validity = Validity.remainingNanos(ttlNanos, tally.elapsedNanos(), driftFactor);
+    if (tally.granted() >= quorum && validity > minValidityNanos) {
+      long deadline = round.startNanos() + tally.elapsedNanos() + validity;
+      return new Attempt(new Lease(this, resource, key, token, deadline), tally, false);
+    }
+    for (NodeClient node : nodes) {
+      node.release(key, token);
+    }
+    if (log.isDebugEnabled()) {
+      log.debug("{} not acquired: {}", quote(resource), tally.outcomes());
+    }
+    boolean unavailable = tally.granted() >= quorum || tally.unreachable() > nodes.size() - quorum;
+    return new Attempt(null, tally, unavailable);
+  }
+
+  boolean extend(Lease lease, long ttlMillis) {
+    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    byte[] key = lease.key();
+    byte[] token = lease.token();
+    QuorumRound round =
+        QuorumRound.start(
+            nodes, names, quorum, Mode.QUORUM, ticker, n -> n.extend(key, token, ttlMillis));
+    Tally tally = round.await(round.startNanos() + nodeTimeoutNanos);
+    long decidedAt = round.startNanos() + tally.elapsedNanos();
+    long validity = Validity.remainingNanos(ttlNanos, tally.elapsedNanos(), driftFactor);
+    // The old lease must still have been valid when the quorum confirmed, so there is no gap.
+    if (tally.granted() >= quorum && validity > minValidityNanos && lease.validAt(decidedAt)) {
+      lease.moveDeadline(decidedAt + validity);
+      return true;
+    }
+    lease.markLost();
+    log.warn("lease on {} lost: extend failed: {}", quote(lease.resource()), tally.outcomes());
+    return false;
+  }
+
+  void release(Lease lease) {
+    byte[] key = lease.key();
+    byte[] token = lease.token();
+    QuorumRound round =
+        QuorumRound.start(nodes, names, quorum, Mode.ALL, ticker, n -> n.release(key, token));
+    Tally tally = round.await(round.startNanos() + nodeTimeoutNanos);
+    if (tally.unreachable() > 0 && log.isDebugEnabled()) {
+      log.debug("release of {} incomplete: {}", quote(lease.resource()), tally.outcomes());
+    }
+  }
+
+  Ticker ticker() {
+    return ticker;
+  }
+
+  /**
+   * Closes every connection and stops the library's threads, waiting a bounded time for them.
+   * Idempotent. Leases still open can no longer be extended or released; their keys expire with
+   * their TTL.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    for (NodeClient node : nodes) {
+      node.close();
+    }
+    long deadline = ticker.read() + nodeTimeoutNanos + TimeUnit.SECONDS.toNanos(1);
+    for (NodeClient node : nodes) {
+      if (!node.awaitTermination(deadline)) {
+        log.debug("a node thread did not stop in time: {}", node);
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "RedLock{nodes=" + names + ", quorum=" + quorum + "}";
+  }
+
+  private void checkOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("RedLock is closed");
+    }
+  }
+
+  /** Validates a TTL and returns it in whole milliseconds, as sent to the masters. */
+  long checkTtl(Duration ttl) {
+    long nanos = checkPositive(ttl, "ttl");
+    if (ttl.compareTo(MAX_TTL) > 0) {
+      throw new IllegalArgumentException("ttl must be at most " + MAX_TTL + ": " + ttl);
+    }
+    long millis = ttl.toMillis();
+    if (millis < 1) {
+      throw new IllegalArgumentException("ttl must be at least 1 ms: " + ttl);
+    }
+    if (nanos <= nodeTimeoutNanos) {
+      throw new IllegalArgumentException(
+          "ttl ("
+              + ttl
+              + ") must be greater than the node timeout ("
+              + Duration.ofNanos(nodeTimeoutNanos)
+              + ")");
+    }
+    if (nanos <= minValidityNanos) {
+      throw new IllegalArgumentException(
+          "ttl ("
+              + ttl
+              + ") must be greater than minValidity ("
+              + Duration.ofNanos(minValidityNanos)
+              + ")");
+    }
+    return millis;
+  }
+
+  private static long checkPositive(Duration value, String name) {
+    requireNonNull(value, name);
+    if (value.isNegative() || value.isZero()) {
+      throw new IllegalArgumentException(name + " must be positive: " + value);
+    }
+    return value.compareTo(Duration.ofDays(365 * 100)) > 0 ? Long.MAX_VALUE / 4 : value.toNanos();
+  }
+
+  /** Encodes a resource name as strict UTF-8, refusing what would alias another name. */
+  static byte[] encodeResource(String resource) {
+    requireNonNull(resource, "resource");
+    if (resource.isEmpty()) {
+      throw new IllegalArgumentException("resource must not be empty");
+    }
+    if (resource.length() > MAX_RESOURCE_BYTES) {
+      throw new IllegalArgumentException(
+          "resource is longer than " + MAX_RESOURCE_BYTES + " UTF-8 bytes");
+    }
+    ByteBuffer encoded;
+    try {
+      encoded =
+          StandardCharsets.UTF_8
+              .newEncoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .encode(CharBuffer.wrap(resource));
+    } catch (CharacterCodingException e) {
+      // An unpaired surrogate: lenient encoding would turn it into '?' and alias another name.
+      throw new IllegalArgumentException(
+          "resource is not well-formed Unicode (unpaired surrogate)");
+    }
+    if (encoded.remaining() > MAX_RESOURCE_BYTES) {
+      throw new IllegalArgumentException(
+          "resource is "
+              + encoded.remaining()
+              + " UTF-8 bytes; the limit is "
+              + MAX_RESOURCE_BYTES);
+    }
+    byte[] key = new byte[encoded.remaining()];
+    encoded.get(key);
+    return key;
+  }
+
+  private static String quote(String resource) {
+    return "'" + (resource.length() <= 64 ? resource : resource.substring(0, 64) + "...") + "'";
+  }
+
+  /** The result of one round. */
+  private static final class Attempt {
+    final Lease lease;
+    final Tally tally;
+    final boolean unavailable;
+
+    Attempt(Lease lease, Tally tally, boolean unavailable) {
+      this.lease = lease;
+      this.tally = tally;
+      this.unavailable = unavailable;
+    }
+
+    boolean unavailable() {
+      return unavailable;
+    }
+
+    RedLockException failure(String message) {
+      return unavailable
+          ? new QuorumUnavailableException(
+              message + ": too few masters answered in time", tally.outcomes())
+          : new LockTakenException(message + ": held by another client", tally.outcomes());
+    }
+  }
+
+  /**
+   * Configures a {@link RedLock}. Not thread-safe; {@link #build()} checks everything and the
+   * result does not change when the builder does.
+   */
+  public static final class Builder {
+
+    private final List<NodeAddress> addresses = new ArrayList<>();
+    private final Map<String, String> servers = new HashMap<>();
+    private Duration nodeTimeout = DEFAULT_NODE_TIMEOUT;
+    private double driftFactor = DEFAULT_DRIFT_FACTOR;
+    private Duration minValidity = Duration.ZERO;
+    private Duration retryDelay = DEFAULT_RETRY_DELAY;
+    private Ticker ticker = Ticker.system();
+    private NodeClientFactory nodeClients = JedisNodeClient::new;
+
+    private Builder() {}
+
+    /**
+     * Adds one independent Redis master.
+     *
+     * @param uri {@code redis://[user:password@]host[:port][/db]}, or {@code rediss://} for TLS;
+     *     the port defaults to 6379 and the database to 0
+     * @return this builder
+     * @throws NullPointerException if {@code uri} is null
+     * @throws IllegalArgumentException if the URI is malformed, or names a {@code host:port}
+     *     already added (one server cannot be two independent masters)
+     */
+    public Builder node(String uri) {
+      NodeAddress address = NodeAddress.parse(uri);
+      String previous = servers.putIfAbsent(address.serverKey(), address.toString());
+      if (previous != null) {
+        throw new IllegalArgumentException(
+            "node "
+                + address
+                + " is configured twice (as "
+                + previous
+                + "): the masters must be"
+                + " independent servers");
+      }
+      addresses.add(address);
+      return this;
+    }
+
+    /**
+     * Adds several independent Redis masters, as {@link #node(String)} does for each.
+     *
+     * @param uris the masters' URIs
+     * @return this builder
+     * @throws NullPointerException if the list or an element is null
+     * @throws IllegalArgumentException if a URI is malformed or a master is repeated
+     */
+    public Builder nodes(List<String> uris) {
+      requireNonNull(uris, "nodes");
+      for (String uri : uris) {
+        node(uri);
+      }
+      return this;
+    }
+
+    /**
+     * Sets how long one master may take to connect or to answer one command before its vote is
+     * counted as failed. Keep it well below every TTL: the spec suggests 5 to 50 ms for a 10 s TTL.
+     * Default {@link #DEFAULT_NODE_TIMEOUT}.
+     *
+     * @param timeout positive
+     * @return this builder
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException if it is not positive
+     */
+    public Builder nodeTimeout(Duration timeout) {
+      checkPositive(timeout, "nodeTimeout");
+      if (timeout.compareTo(MAX_TTL) >= 0) {
+        throw new IllegalArgumentException("nodeTimeout must be less than " + MAX_TTL);
+      }
+      this.nodeTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Sets the fraction of the TTL allowed for clock drift between this process and the masters;
+     * the drift allowance is {@code ttl * driftFactor + 2 ms}. Default {@link
+     * #DEFAULT_DRIFT_FACTOR}.
+     *
+     * @param driftFactor in [0, 0.1)
+     * @return this builder
+     * @throws IllegalArgumentException if it is outside [0, 0.1) or not a number
+     */
+    public Builder driftFactor(double driftFactor) {
+      if (!(driftFactor >= 0 && driftFactor < 0.1)) {
+        throw new IllegalArgumentException("driftFactor must be in [0, 0.1): " + driftFactor);
+      }
+      this.driftFactor = driftFactor;
+      return this;
+    }
+
+    /**
+     * Sets the least validity a new or extended lease must have; a round that leaves less counts as
+     * failed. Default zero (any positive validity).
+     *
+     * @param minValidity zero or positive
+     * @return this builder
+     * @throws NullPointerException if {@code minValidity} is null
+     * @throws IllegalArgumentException if it is negative or longer than {@link #MAX_TTL}
+     */
+    public Builder minValidity(Duration minValidity) {
+      requireNonNull(minValidity, "minValidity");
+      if (minValidity.isNegative() || minValidity.compareTo(MAX_TTL) >= 0) {
+        throw new IllegalArgumentException(
+            "minValidity must be zero or positive and less than " + MAX_TTL + ": " + minValidity);
+      }
+      this.minValidity = minValidity;
+      return this;
+    }
+
+    /**
+     * Sets the mean pause between rounds of {@link RedLock#acquire}; each pause is drawn uniformly
+     * from [0.5, 1.5) times this. Default {@link #DEFAULT_RETRY_DELAY}.
+     *
+     * @param retryDelay positive
+     * @return this builder
+     * @throws NullPointerException if {@code retryDelay} is null
+     * @throws IllegalArgumentException if it is not positive
+     */
+    public Builder retryDelay(Duration retryDelay) {
+      checkPositive(retryDelay, "retryDelay");
+      this.retryDelay = retryDelay;
+      return this;
+    }
+
+    Builder ticker(Ticker ticker) {
+      this.ticker = requireNonNull(ticker, "ticker");
+      return this;
+    }
+
+    Builder nodeClients(NodeClientFactory factory) {
+      this.nodeClients = requireNonNull(factory, "factory");
+      return this;
+    }
+
+    /**
+     * Builds the coordinator: opens one connection per master in parallel and waits up to the node
+     * timeout for them. A master that cannot be reached does not fail the build; it counts as a
+     * failed vote until it can.
+     *
+     * @return a new RedLock, which must be closed
+     * @throws IllegalArgumentException if no node was added
+     */
+    public RedLock build() {
+      if (addresses.isEmpty()) {
+        throw new IllegalArgumentException("at least one node is required");
+      }
+      long timeoutNanos = nodeTimeout.toNanos();
+      List<NodeClient> clients = new ArrayList<>(addresses.size());
+      try {
+        for (int i = 0; i < addresses.size(); i++) {
+          clients.add(nodeClients.create(addresses.get(i), i, timeoutNanos, ticker));
+        }
+      } catch (RuntimeException | Error e) {
+        clients.forEach(NodeClient::close);
+        throw e;
+      }
+      long deadline = ticker.read() + timeoutNanos;
+      for (NodeClient client : clients) {
+        client.awaitFirstConnect(deadline);
+      }
+      return new RedLock(this, clients);
+    }
+  }
+
+  /** Creates the client for one master; tests substitute fakes. */
+  @FunctionalInterface
+  interface NodeClientFactory {
+    NodeClient create(NodeAddress address, int index, long nodeTimeoutNanos, Ticker ticker);
+  }
 }

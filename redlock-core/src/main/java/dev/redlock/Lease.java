@@ -1,0 +1,147 @@
+package dev.redlock;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The handle on one acquisition of a resource: valid until its deadline, which only a successful
+ * quorum {@link #extend(Duration) extend} moves, and only forward.
+ *
+ * <p>A lease is thread-safe: any thread may check, extend or release it. Its identity (the resource
+ * and the random token written to the masters) never changes, and {@link #toString()} never shows
+ * the token. {@link #close()} releases it on every master, is idempotent and never throws.
+ *
+ * <p>Validity is measured on this process's monotonic clock; see {@link RedLock} for what it
+ * assumes. Work that must not overlap with another holder's should check {@link #isValid()} (or
+ * better, a fencing token in the guarded store) before each step.
+ */
+public final class Lease implements AutoCloseable {
+
+  private static final int ACTIVE = 0;
+  private static final int LOST = 1;
+  private static final int RELEASED = 2;
+
+  private final RedLock owner;
+  private final String resource;
+  private final byte[] key;
+  private final byte[] token;
+  private final AtomicLong deadlineNanos;
+  private final AtomicInteger state = new AtomicInteger(ACTIVE);
+
+  Lease(RedLock owner, String resource, byte[] key, byte[] token, long deadlineNanos) {
+    this.owner = owner;
+    this.resource = resource;
+    this.key = key;
+    this.token = token;
+    this.deadlineNanos = new AtomicLong(deadlineNanos);
+  }
+
+  /**
+   * Returns the resource this lease was acquired on.
+   *
+   * @return the resource name, as passed to {@link RedLock#tryAcquire}
+   */
+  public String resource() {
+    return resource;
+  }
+
+  /**
+   * Returns how much longer this lease can be trusted: zero once it has expired, was lost by a
+   * failed extend, or was released.
+   *
+   * @return a non-negative duration
+   */
+  public Duration remainingValidity() {
+    if (state.get() != ACTIVE) {
+      return Duration.ZERO;
+    }
+    long left = deadlineNanos.get() - owner.ticker().read();
+    return left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+  }
+
+  /**
+   * Returns whether this lease is still held: not expired, not released, and not lost by a failed
+   * extend.
+   *
+   * @return true while the lease can be trusted
+   */
+  public boolean isValid() {
+    return validAt(owner.ticker().read());
+  }
+
+  /**
+   * Extends this lease on a quorum of masters so that it lasts {@code ttl} from the start of this
+   * call (less the elapsed time and the clock drift, as on acquire). The masters' expiry is never
+   * shortened, and an expired lock is never re-created.
+   *
+   * <p>If the lease is no longer valid this returns false without contacting any master. If a
+   * quorum does not confirm the extension in time, the lease is lost: this returns false and {@link
+   * #isValid()} is false from then on. Blocks for at most the node timeout.
+   *
+   * @param ttl the new time to live; more than the node timeout
+   * @return true if the lease was extended
+   * @throws NullPointerException if {@code ttl} is null
+   * @throws IllegalArgumentException if {@code ttl} is not positive, is not above the node timeout
+   *     and minimum validity, or is too long
+   */
+  public boolean extend(Duration ttl) {
+    long ttlMillis = owner.checkTtl(ttl);
+    if (!isValid()) {
+      return false;
+    }
+    return owner.extend(this, ttlMillis);
+  }
+
+  /**
+   * Releases this lease on every master, deleting the key only where it still holds this lease's
+   * token. Idempotent; never throws because masters failed (their keys expire with the TTL). Blocks
+   * for at most the node timeout.
+   */
+  public void release() {
+    if (state.getAndSet(RELEASED) != RELEASED) {
+      owner.release(this);
+    }
+  }
+
+  /** Same as {@link #release()}. */
+  @Override
+  public void close() {
+    release();
+  }
+
+  @Override
+  public String toString() {
+    String shown = resource.length() <= 64 ? resource : resource.substring(0, 64) + "...";
+    String status =
+        switch (state.get()) {
+          case RELEASED -> "released";
+          case LOST -> "lost";
+          default -> isValid() ? "valid for " + remainingValidity().toMillis() + " ms" : "expired";
+        };
+    return "Lease{resource=" + shown + ", " + status + "}";
+  }
+
+  byte[] key() {
+    return key;
+  }
+
+  byte[] token() {
+    return token;
+  }
+
+  boolean validAt(long nowNanos) {
+    return state.get() == ACTIVE && deadlineNanos.get() - nowNanos > 0;
+  }
+
+  /** Moves the deadline to {@code candidate} if that is later; never moves it back. */
+  void moveDeadline(long candidate) {
+    deadlineNanos.accumulateAndGet(
+        candidate, (current, next) -> next - current > 0 ? next : current);
+  }
+
+  /** Marks the lease lost after a failed extend; a released lease stays released. */
+  void markLost() {
+    state.compareAndSet(ACTIVE, LOST);
+  }
+}

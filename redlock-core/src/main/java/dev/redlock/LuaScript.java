@@ -1,0 +1,64 @@
+package dev.redlock;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * A Lua script kept as a resource file next to this class, with its SHA-1 computed at load so it
+ * can be called by EVALSHA (and sent whole by EVAL when a node answers NOSCRIPT, as a restarted
+ * node does).
+ */
+final class LuaScript {
+
+  static final LuaScript RELEASE = load("release.lua");
+  static final LuaScript EXTEND = load("extend.lua");
+
+  private final String name;
+  private final byte[] body;
+  private final byte[] sha1;
+
+  private LuaScript(String name, byte[] body) {
+    this.name = name;
+    this.body = body;
+    this.sha1 = sha1Hex(body);
+  }
+
+  static LuaScript load(String resource) {
+    try (InputStream in = LuaScript.class.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException("missing script resource " + resource);
+      }
+      return new LuaScript(resource, in.readAllBytes());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read script resource " + resource, e);
+    }
+  }
+
+  String name() {
+    return name;
+  }
+
+  /** The script text, for EVAL. Shared: callers must not modify it. */
+  byte[] body() {
+    return body;
+  }
+
+  /** The lowercase hex SHA-1 of the script, for EVALSHA. Shared: callers must not modify it. */
+  byte[] sha1() {
+    return sha1;
+  }
+
+  private static byte[] sha1Hex(byte[] body) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-1").digest(body);
+      return HexFormat.of().formatHex(digest).getBytes(StandardCharsets.US_ASCII);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-1 is required of every Java platform", e);
+    }
+  }
+}

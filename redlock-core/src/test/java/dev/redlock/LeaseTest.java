@@ -1,0 +1,130 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.FakeNode.Answer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Extend and release of a lease against scripted masters. */
+class LeaseTest {
+
+  private static final Duration TTL = Duration.ofMillis(1000);
+
+  private final FakeTicker ticker = new FakeTicker();
+  private final List<FakeNode> nodes = new ArrayList<>();
+  private RedLock redlock;
+  private Lease lease;
+
+  @BeforeEach
+  void acquire() {
+    RedLock.Builder builder =
+        RedLock.builder()
+            .nodeTimeout(Duration.ofMillis(20))
+            .ticker(ticker)
+            .nodeClients(
+                (address, index, timeout, t) -> {
+                  FakeNode node = new FakeNode(ticker);
+                  nodes.add(node);
+                  return node;
+                });
+    for (int i = 0; i < 5; i++) {
+      builder.node("redis://127.0.0.1:" + (7000 + i));
+    }
+    redlock = builder.build();
+    lease = redlock.tryAcquire("job", TTL).orElseThrow(); // validity 988 ms at t0
+    nodes.forEach(FakeNode::forget);
+  }
+
+  @AfterEach
+  void close() {
+    redlock.close();
+  }
+
+  @Test
+  void leaseExpiresWhenItsValidityRunsOut() {
+    ticker.advance(Duration.ofMillis(987));
+    assertTrue(lease.isValid());
+    assertEquals(Duration.ofMillis(1), lease.remainingValidity());
+    ticker.advance(Duration.ofMillis(1));
+    assertFalse(lease.isValid());
+    assertEquals(Duration.ZERO, lease.remainingValidity());
+  }
+
+  @Test
+  void extendByQuorumMovesTheDeadlineForward() {
+    ticker.advance(Duration.ofMillis(500));
+    nodes.get(3).onExtend = Answer.GONE;
+    nodes.get(4).onExtend = Answer.FAIL;
+    assertTrue(lease.extend(Duration.ofMillis(2000)));
+    // 2000 - (20 + 2) drift, counted from the start of the extend round
+    assertEquals(Duration.ofMillis(1978), lease.remainingValidity());
+    nodes.forEach(node -> assertEquals(List.of("EXTEND job PX 2000"), node.received()));
+  }
+
+  @Test
+  void extendNeverMovesTheDeadlineBack() {
+    assertTrue(lease.extend(Duration.ofMillis(100)));
+    assertEquals(Duration.ofMillis(988), lease.remainingValidity());
+  }
+
+  @Test
+  void extendWithoutQuorumLosesTheLease() {
+    nodes.get(0).onExtend = Answer.TAKEN;
+    nodes.get(1).onExtend = Answer.GONE;
+    nodes.get(2).onExtend = Answer.FAIL;
+    assertFalse(lease.extend(Duration.ofMillis(2000)));
+    assertFalse(lease.isValid());
+    assertEquals(Duration.ZERO, lease.remainingValidity());
+    assertFalse(lease.extend(Duration.ofMillis(2000)), "a lost lease is never extended again");
+  }
+
+  @Test
+  void expiredLeaseIsNeverExtended() {
+    ticker.advance(TTL);
+    assertFalse(lease.extend(Duration.ofMillis(2000)));
+    nodes.forEach(node -> assertTrue(node.received().isEmpty(), "no master was asked"));
+  }
+
+  @Test
+  void extendThatOutlivesTheOldDeadlineDoesNotCount() {
+    ticker.advance(Duration.ofMillis(980));
+    nodes.get(0).latency = Duration.ofMillis(10); // the quorum confirms after the old deadline
+    assertFalse(lease.extend(Duration.ofMillis(2000)));
+    assertFalse(lease.isValid());
+  }
+
+  @Test
+  void releaseReachesEveryNodeOnceAndEndsTheLease() {
+    nodes.get(4).onRelease = Answer.FAIL;
+    lease.close();
+    lease.close();
+    lease.release();
+    nodes.forEach(node -> assertEquals(List.of("RELEASE job"), node.received()));
+    assertFalse(lease.isValid());
+    assertFalse(lease.extend(TTL));
+  }
+
+  @Test
+  void releaseWaitsAtMostTheNodeTimeout() {
+    nodes.get(4).onRelease = Answer.HANG;
+    ticker.autoAdvance(Duration.ofMillis(5));
+    lease.release(); // returns: the hanging node is bounded by the node timeout
+    nodes.forEach(node -> assertEquals(List.of("RELEASE job"), node.received()));
+  }
+
+  @Test
+  void toStringNeverShowsTheToken() {
+    String token =
+        new String(nodes.get(0).tokens().get(0), java.nio.charset.StandardCharsets.US_ASCII);
+    assertFalse(lease.toString().contains(token));
+    assertFalse(lease.toString().contains(token.substring(0, 8)));
+    assertTrue(lease.toString().contains("job"));
+  }
+}
