@@ -181,7 +181,7 @@ final class JedisNodeClient implements NodeClient {
     }
     failAll(dropped, "connection dropped: ");
     if (rejection != null) {
-      command.reply.completeExceptionally(new NodeUnavailableException(name + ": " + rejection));
+      command.reply.completeExceptionally(new NodeUnavailableException(rejection));
     }
     return command.reply;
   }
@@ -334,7 +334,7 @@ final class JedisNodeClient implements NodeClient {
         connectionLost(current, "reply without a command, or a failed EVAL fallback");
         return;
       }
-      command.complete(reply, name);
+      command.complete(reply);
     }
   }
 
@@ -359,7 +359,7 @@ final class JedisNodeClient implements NodeClient {
     synchronized (lock) {
       reason = lastError;
     }
-    NodeUnavailableException error = new NodeUnavailableException(name + ": " + prefix + reason);
+    NodeUnavailableException error = new NodeUnavailableException(prefix + reason);
     for (Command command : commands) {
       command.reply.completeExceptionally(error);
     }
@@ -477,10 +477,10 @@ final class JedisNodeClient implements NodeClient {
       return args;
     }
 
-    void complete(Object reply, String node) {
+    void complete(Object reply) {
       if (reply instanceof JedisDataException error) {
         this.reply.completeExceptionally(
-            new NodeUnavailableException(node + ": " + firstLine(error.getMessage())));
+            new NodeUnavailableException(firstLine(error.getMessage())));
         return;
       }
       Status status = null;
@@ -491,7 +491,7 @@ final class JedisNodeClient implements NodeClient {
       }
       if (status == null) {
         this.reply.completeExceptionally(
-            new NodeUnavailableException(node + ": unexpected reply to " + kind));
+            new NodeUnavailableException("unexpected reply to " + kind));
       } else {
         this.reply.complete(status);
       }

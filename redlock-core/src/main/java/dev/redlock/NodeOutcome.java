@@ -35,6 +35,10 @@ public record NodeOutcome(String node, Status status, Duration elapsed, String d
   /**
    * Creates an outcome.
    *
+   * @param node the master's {@code host:port}
+   * @param status what the master answered
+   * @param elapsed time from the start of the round to the answer
+   * @param detail the error, or empty
    * @throws NullPointerException if any argument is null
    */
   public NodeOutcome {

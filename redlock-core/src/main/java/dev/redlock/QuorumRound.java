@@ -171,6 +171,9 @@ final class QuorumRound {
     Throwable cause =
         error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     String message = cause.getMessage();
+    if (cause instanceof NodeUnavailableException && message != null) {
+      return message;
+    }
     return cause.getClass().getSimpleName() + (message == null ? "" : ": " + message);
   }
 

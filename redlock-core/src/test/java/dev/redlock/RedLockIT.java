@@ -1,0 +1,322 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.NodeOutcome.Status;
+import dev.redlock.testkit.RedisAdmin;
+import dev.redlock.testkit.RedisCluster;
+import dev.redlock.testkit.RedisClusterExtension;
+import dev.redlock.testkit.RedisProcess;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Acquire, deny, release and extend against N real redis-server masters, N in {1, 3, 5}. */
+class RedLockIT {
+
+  @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(5);
+
+  static final Duration NODE_TIMEOUT = Duration.ofMillis(100);
+  static final Duration TTL = Duration.ofSeconds(10);
+
+  static RedLock redlock(RedisCluster cluster, int n) {
+    return redlock(cluster.uris().subList(0, n));
+  }
+
+  static RedLock redlock(List<String> uris) {
+    return RedLock.builder().nodes(uris).nodeTimeout(NODE_TIMEOUT).build();
+  }
+
+  /** Polls until the condition holds or five seconds pass. */
+  static void eventually(String what, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError("not within 5 s: " + what);
+      }
+      try {
+        Thread.sleep(5); // polling interval, not synchronization: the condition is re-checked
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "N = {0}")
+  @ValueSource(ints = {1, 3, 5})
+  void acquireDeniesASecondHolderAndReleaseClearsEveryNode(int n, RedisCluster cluster) {
+    try (RedLock redlock = redlock(cluster, n)) {
+      Lease lease = redlock.tryAcquire("orders:42", TTL).orElseThrow();
+      assertTrue(lease.isValid());
+      assertTrue(lease.remainingValidity().compareTo(TTL) < 0);
+      String token = cluster.node(0).admin().get("orders:42");
+      assertEquals(32, token.length(), "128-bit hex token");
+      for (int i = 0; i < n; i++) {
+        assertEquals(token, cluster.node(i).admin().get("orders:42"), "same token on every node");
+        long pttl = cluster.node(i).admin().pttl("orders:42");
+        assertTrue(pttl > 9_000 && pttl <= 10_000, "PX ttl on node " + i + ": " + pttl);
+      }
+
+      assertEquals(Optional.empty(), redlock.tryAcquire("orders:42", TTL));
+      for (int i = 0; i < n; i++) {
+        assertEquals(
+            token, cluster.node(i).admin().get("orders:42"), "the loser's cleanup left it");
+      }
+
+      lease.close();
+      assertFalse(lease.isValid());
+      for (int i = 0; i < n; i++) {
+        assertFalse(cluster.node(i).admin().exists("orders:42"), "released on node " + i);
+      }
+      redlock.tryAcquire("orders:42", TTL).orElseThrow().close();
+    }
+  }
+
+  @ParameterizedTest(name = "N = {0}")
+  @ValueSource(ints = {1, 3, 5})
+  void extendRenewsTheKeyOnEveryNode(int n, RedisCluster cluster) {
+    try (RedLock redlock = redlock(cluster, n)) {
+      Lease lease = redlock.tryAcquire("job", Duration.ofSeconds(2)).orElseThrow();
+      assertTrue(lease.extend(Duration.ofSeconds(30)));
+      assertTrue(lease.remainingValidity().compareTo(Duration.ofSeconds(20)) > 0);
+      for (int i = 0; i < n; i++) {
+        assertTrue(cluster.node(i).admin().pttl("job") > 20_000, "extended on node " + i);
+      }
+      lease.close();
+    }
+  }
+
+  @ParameterizedTest(name = "N = {0}")
+  @ValueSource(ints = {1, 3, 5})
+  void aForeignTokenIsNeverReleasedOrExtended(int n, RedisCluster cluster) {
+    try (RedLock redlock = redlock(cluster, n)) {
+      Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+      // Our lock expired and another client took it everywhere.
+      for (int i = 0; i < n; i++) {
+        cluster.node(i).admin().command("SET", "job", "someone-else", "PX", "1000");
+      }
+      assertFalse(lease.extend(Duration.ofSeconds(60)));
+      assertFalse(lease.isValid(), "a failed extend loses the lease");
+      lease.close();
+      for (int i = 0; i < n; i++) {
+        assertEquals("someone-else", cluster.node(i).admin().get("job"));
+        assertTrue(cluster.node(i).admin().pttl("job") <= 1000, "not extended on node " + i);
+      }
+    }
+  }
+
+  @Test
+  void expiredLockIsNeverRecreatedByExtend(RedisCluster cluster) {
+    try (RedLock redlock = redlock(cluster, 3)) {
+      Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+      for (int i = 0; i < 3; i++) {
+        cluster.node(i).admin().command("DEL", "job"); // as if the keys expired
+      }
+      assertFalse(lease.extend(TTL));
+      for (int i = 0; i < 3; i++) {
+        assertFalse(cluster.node(i).admin().exists("job"), "not re-created on node " + i);
+      }
+    }
+  }
+
+  @Test
+  void aMinorityOfNodesDownStillGrants(RedisCluster cluster) {
+    cluster.node(3).kill();
+    cluster.node(4).kill();
+    try (RedLock redlock = redlock(cluster, 5)) {
+      Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+      assertTrue(lease.isValid());
+      lease.close();
+      for (int i = 0; i < 3; i++) {
+        assertFalse(cluster.node(i).admin().exists("job"));
+      }
+    }
+  }
+
+  @Test
+  void aMajorityOfNodesDownFailsWithinTheTimeoutAndLeavesNoKeys(RedisCluster cluster) {
+    for (int i = 0; i < 3; i++) {
+      cluster.node(i).kill();
+    }
+    try (RedLock redlock = redlock(cluster, 5)) {
+      long start = System.nanoTime();
+      QuorumUnavailableException e =
+          assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("job", TTL));
+      long tookMillis = (System.nanoTime() - start) / 1_000_000;
+      assertTrue(
+          tookMillis < NODE_TIMEOUT.toMillis() + 900, "bounded by the node timeout: " + tookMillis);
+      List<Status> statuses = e.outcomes().stream().map(NodeOutcome::status).toList();
+      assertEquals(List.of(Status.FAILED, Status.FAILED, Status.FAILED), statuses.subList(0, 3));
+      assertTrue(
+          statuses.subList(3, 5).stream().allMatch(s -> s == Status.GRANTED || s == Status.PENDING),
+          e::getMessage);
+      eventually("keys released on the live nodes", () -> keysGone(cluster, "job", 3, 4));
+
+      QuorumUnavailableException waited =
+          assertThrows(
+              QuorumUnavailableException.class,
+              () -> redlock.acquire("job", TTL, Duration.ofMillis(300)));
+      assertEquals(5, waited.outcomes().size());
+      eventually("keys released after acquire gave up", () -> keysGone(cluster, "job", 3, 4));
+    }
+  }
+
+  @Test
+  void aPausedMinorityDoesNotSlowTheQuorumAndIsCleanedUpOnResume(RedisCluster cluster) {
+    try (RedLock redlock = redlock(cluster, 5)) {
+      cluster.node(0).pause();
+      cluster.node(1).pause();
+      long start = System.nanoTime();
+      Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+      long tookNanos = System.nanoTime() - start;
+      assertTrue(tookNanos < NODE_TIMEOUT.toNanos(), "decided at quorum, not at the timeout");
+      lease.close();
+      cluster.node(0).resume();
+      cluster.node(1).resume();
+      // The SETs the paused nodes received run on resume, then the releases queued behind them.
+      eventually("paused nodes hold no key", () -> keysGone(cluster, "job", 0, 1, 2, 3, 4));
+    }
+  }
+
+  @Test
+  void aPausedMajorityFailsInTimeAndItsLateGrantsAreReleased(RedisCluster cluster) {
+    try (RedLock redlock = redlock(cluster, 5)) {
+      for (int i = 0; i < 3; i++) {
+        cluster.node(i).pause();
+      }
+      long start = System.nanoTime();
+      QuorumUnavailableException e =
+          assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("job", TTL));
+      long tookMillis = (System.nanoTime() - start) / 1_000_000;
+      assertTrue(tookMillis < NODE_TIMEOUT.toMillis() + 900, "bounded: " + tookMillis);
+      assertEquals(Status.TIMED_OUT, e.outcomes().get(0).status());
+      for (int i = 0; i < 3; i++) {
+        cluster.node(i).resume();
+      }
+      eventually("no node holds the key", () -> keysGone(cluster, "job", 0, 1, 2, 3, 4));
+      redlock.tryAcquire("job", TTL).orElseThrow().close();
+    }
+  }
+
+  @Test
+  void aRestartedNodeGetsItsScriptsBackThroughTheNoscriptFallback(RedisCluster cluster) {
+    try (RedLock redlock = redlock(cluster, 3)) {
+      redlock.tryAcquire("job", TTL).orElseThrow().close(); // scripts cached on every node
+      cluster.node(0).kill();
+      cluster.node(0).restart(); // empty dataset, empty script cache
+      cluster.node(1).admin().scriptFlush(); // same connection, script cache gone
+      eventually(
+          "the restarted node grants again",
+          () -> {
+            Optional<Lease> lease = redlock.tryAcquire("job", TTL);
+            lease.ifPresent(Lease::close);
+            return lease.isPresent() && !cluster.node(0).admin().exists("job");
+          });
+      Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+      assertTrue(lease.extend(Duration.ofSeconds(20)));
+      lease.close();
+      assertTrue(keysGone(cluster, "job", 0, 1, 2), "released by EVAL on the flushed nodes");
+    }
+  }
+
+  @Test
+  void refusedHangingAndErroringNodesAreFailedVotesWithinTheTimeout(RedisCluster cluster)
+      throws Exception {
+    try (java.net.ServerSocket silent =
+            new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        RedisProcess locked = RedisProcess.start()) {
+      int refusedPort;
+      try (java.net.ServerSocket closed =
+          new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        refusedPort = closed.getLocalPort();
+      }
+      locked.admin().command("CONFIG", "SET", "requirepass", "right");
+      List<String> uris =
+          List.of(
+              cluster.uris().get(0),
+              cluster.uris().get(1),
+              cluster.uris().get(2),
+              "redis://127.0.0.1:" + refusedPort, // refuses connections
+              "redis://127.0.0.1:" + silent.getLocalPort(), // accepts, never answers
+              "redis://:wrong@127.0.0.1:" + locked.port(), // rejects AUTH
+              cluster.uris().get(3));
+      try (RedLock redlock = redlock(uris)) {
+        long start = System.nanoTime();
+        Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+        long tookMillis = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(tookMillis < NODE_TIMEOUT.toMillis() + 900, "bounded: " + tookMillis);
+        lease.close();
+        for (int i : new int[] {0, 1, 2, 3}) {
+          assertFalse(cluster.node(i).admin().exists("job"));
+        }
+        cluster.node(3).kill(); // now 4 of 7 cannot grant
+        QuorumUnavailableException e =
+            assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("job", TTL));
+        String message = e.getMessage();
+        assertFalse(message.contains("wrong"), "never shows a password: " + message);
+        assertEquals(Status.FAILED, e.outcomes().get(3).status());
+        assertEquals(Status.FAILED, e.outcomes().get(5).status());
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"with spaces", "ünïcödé ключ 鍵 🔒", "line\nbreak", "*", "a\u0000b"})
+  void anyResourceNameActsOnExactlyItsOwnKey(String resource, RedisCluster cluster) {
+    try (RedLock redlock = redlock(cluster, 3)) {
+      cluster.node(0).admin().set("other", "untouched");
+      try (Lease lease = redlock.tryAcquire(resource, TTL).orElseThrow()) {
+        assertEquals(resource, lease.resource());
+        for (int i = 0; i < 3; i++) {
+          assertTrue(cluster.node(i).admin().exists(resource));
+          assertEquals(i == 0 ? 2 : 1, cluster.node(i).admin().dbSize());
+        }
+      }
+      assertEquals("untouched", cluster.node(0).admin().get("other"));
+      assertTrue(keysGone(cluster, resource, 0, 1, 2));
+    }
+  }
+
+  @Test
+  void theLongestAllowedResourceNameWorks(RedisCluster cluster) {
+    String resource = "k".repeat(RedLock.MAX_RESOURCE_BYTES);
+    try (RedLock redlock = redlock(cluster, 3)) {
+      redlock.tryAcquire(resource, TTL).orElseThrow().close();
+      assertThrows(
+          IllegalArgumentException.class, () -> redlock.tryAcquire("k".repeat(1 << 20), TTL));
+    }
+  }
+
+  @Test
+  void closeStopsEveryThreadItStarted(RedisCluster cluster) {
+    RedLock redlock = redlock(cluster, 5);
+    redlock.tryAcquire("job", TTL).orElseThrow().close();
+    assertTrue(ioThreads() >= 5);
+    redlock.close();
+    eventually("no redlock-io thread left", () -> ioThreads() == 0);
+  }
+
+  private static long ioThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().startsWith("redlock-io-") && t.isAlive())
+        .count();
+  }
+
+  static boolean keysGone(RedisCluster cluster, String key, int... nodes) {
+    for (int i : nodes) {
+      RedisAdmin admin = cluster.node(i).admin();
+      if (admin.exists(key)) {
+        return false;
+      }
+    }
+    return true;
+  }
+}
