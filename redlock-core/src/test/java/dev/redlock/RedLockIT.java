@@ -87,8 +87,10 @@ class RedLockIT {
       Lease lease = redlock.tryAcquire("job", Duration.ofSeconds(2)).orElseThrow();
       assertTrue(lease.extend(Duration.ofSeconds(30)));
       assertTrue(lease.remainingValidity().compareTo(Duration.ofSeconds(20)) > 0);
+      // extend returns at quorum; the other masters' replies follow.
       for (int i = 0; i < n; i++) {
-        assertTrue(cluster.node(i).admin().pttl("job") > 20_000, "extended on node " + i);
+        RedisAdmin admin = cluster.node(i).admin();
+        eventually("extended on node " + i, () -> admin.pttl("job") > 20_000);
       }
       lease.close();
     }
@@ -171,13 +173,15 @@ class RedLockIT {
 
   @Test
   void aPausedMinorityDoesNotSlowTheQuorumAndIsCleanedUpOnResume(RedisCluster cluster) {
-    try (RedLock redlock = redlock(cluster, 5)) {
+    Duration timeout = Duration.ofSeconds(2);
+    try (RedLock redlock =
+        RedLock.builder().nodes(cluster.uris()).nodeTimeout(timeout).build()) {
       cluster.node(0).pause();
       cluster.node(1).pause();
       long start = System.nanoTime();
       Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
       long tookNanos = System.nanoTime() - start;
-      assertTrue(tookNanos < NODE_TIMEOUT.toNanos(), "decided at quorum, not at the timeout");
+      assertTrue(tookNanos < timeout.toNanos() / 4, "decided at quorum, not at the timeout");
       lease.close();
       cluster.node(0).resume();
       cluster.node(1).resume();

@@ -1,2 +1,14 @@
-/** Local redis-server processes for tests and drills. */
+/**
+ * Local {@code redis-server} processes for tests, chaos tests and drills.
+ *
+ * <p>{@link dev.redlock.testkit.RedisProcess} starts one server on a loopback port and can kill,
+ * stop, restart, pause and resume it; {@link dev.redlock.testkit.RedisCluster} holds N independent
+ * masters; {@link dev.redlock.testkit.RedisClusterExtension} gives a JUnit 5 test class one
+ * cluster, reset before each test; {@link dev.redlock.testkit.RedisAdmin} is a small synchronous
+ * client for assertions.
+ *
+ * <p><b>Null policy.</b> No parameter of any public method in this package accepts {@code null}
+ * unless its documentation says so; a {@code null} argument throws {@link NullPointerException}
+ * naming the argument. No public method returns {@code null} unless its documentation says so.
+ */
 package dev.redlock.testkit;

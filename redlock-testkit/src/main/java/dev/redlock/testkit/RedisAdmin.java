@@ -1,0 +1,207 @@
+package dev.redlock.testkit;
+
+import static java.util.Objects.requireNonNull;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.util.SafeEncoder;
+
+/**
+ * A small synchronous client for one test server, for setting up and asserting on data.
+ *
+ * <p>Obtain it from {@link RedisProcess#admin()}; there is one per process and it survives {@link
+ * RedisProcess#restart()}. It holds one connection, opened on first use and replaced when it breaks
+ * (a timeout, a reset) or when the process is killed, stopped or restarted, so the call after a
+ * restart does not trip over a dead socket.
+ *
+ * <p>Every call is bounded: connecting and reading each time out after {@value #TIMEOUT_MILLIS} ms,
+ * so a call to a paused server fails after about that long, and one to a killed server at once. (A
+ * Jedis pool would take twice as long: commons-pool 2.13 replaces a broken connection
+ * synchronously, handshaking with the same unresponsive server.) Failures are Jedis' unchecked
+ * exceptions: {@code JedisConnectionException} for timeouts and refused connections, {@code
+ * JedisDataException} for error replies.
+ *
+ * <p>It speaks RESP2. Thread-safe; calls are serialized, so a call to a paused server holds up
+ * other threads' calls for up to the timeout.
+ */
+public final class RedisAdmin implements AutoCloseable {
+  /** Connect and read timeout of every call, in milliseconds. */
+  public static final int TIMEOUT_MILLIS = 2000;
+
+  private final HostAndPort address;
+  private final JedisClientConfig config;
+
+  /** Bumped by the process on kill, stop and restart: the connection is stale. */
+  private final AtomicInteger generation = new AtomicInteger();
+
+  // Guarded by this.
+  private Connection connection;
+  private int connectionGeneration;
+  private boolean closed;
+
+  RedisAdmin(String host, int port) {
+    this.address = new HostAndPort(host, port);
+    this.config =
+        DefaultJedisClientConfig.builder()
+            .timeoutMillis(TIMEOUT_MILLIS)
+            .clientName("redlock-testkit-admin")
+            .resp2()
+            .build();
+  }
+
+  /**
+   * Whether {@code key} exists.
+   *
+   * @param key the key
+   * @return true if the key exists
+   * @throws RuntimeException if the server does not answer in time or replies with an error
+   */
+  public boolean exists(String key) {
+    return (Long) command("EXISTS", requireNonNull(key, "key")) == 1L;
+  }
+
+  /**
+   * The string value of {@code key}.
+   *
+   * @param key the key
+   * @return the value, or {@code null} when the key is absent
+   * @throws RuntimeException if the server does not answer in time, or the key holds a non-string
+   */
+  public String get(String key) {
+    return (String) command("GET", requireNonNull(key, "key"));
+  }
+
+  /**
+   * The remaining time to live of {@code key}, as {@code PTTL} reports it.
+   *
+   * @param key the key
+   * @return milliseconds left; {@code -1} if the key has no expiry; {@code -2} if it is absent
+   * @throws RuntimeException if the server does not answer in time
+   */
+  public long pttl(String key) {
+    return (Long) command("PTTL", requireNonNull(key, "key"));
+  }
+
+  /**
+   * Sets {@code key} to {@code value} with no expiry ({@code SET key value}).
+   *
+   * @param key the key
+   * @param value the value
+   * @throws RuntimeException if the server does not answer in time or replies with an error
+   */
+  public void set(String key, String value) {
+    command("SET", requireNonNull(key, "key"), requireNonNull(value, "value"));
+  }
+
+  /**
+   * The number of keys in the current database ({@code DBSIZE}).
+   *
+   * @return the key count
+   * @throws RuntimeException if the server does not answer in time
+   */
+  public long dbSize() {
+    return (Long) command("DBSIZE");
+  }
+
+  /**
+   * Deletes every key in every database ({@code FLUSHALL}).
+   *
+   * @throws RuntimeException if the server does not answer in time
+   */
+  public void flushAll() {
+    command("FLUSHALL");
+  }
+
+  /**
+   * Empties the Lua script cache ({@code SCRIPT FLUSH}), so the next {@code EVALSHA} of any script
+   * gets {@code NOSCRIPT}.
+   *
+   * @throws RuntimeException if the server does not answer in time
+   */
+  public void scriptFlush() {
+    command("SCRIPT", "FLUSH");
+  }
+
+  /**
+   * Sends any command and returns its reply.
+   *
+   * <p>Replies are decoded: bulk and status strings as UTF-8 {@link String}s, integers as {@link
+   * Long}, arrays as {@link List}s of decoded elements, a null reply as {@code null}.
+   *
+   * @param args the command name and its arguments, e.g. {@code "CONFIG", "GET", "save"}
+   * @return the decoded reply, possibly {@code null}
+   * @throws IllegalArgumentException if {@code args} is empty
+   * @throws IllegalStateException if this client was closed
+   * @throws RuntimeException if the server does not answer in time or replies with an error
+   */
+  public Object command(String... args) {
+    requireNonNull(args, "args");
+    if (args.length == 0) {
+      throw new IllegalArgumentException("args must hold at least the command name");
+    }
+    byte[] name = SafeEncoder.encode(requireNonNull(args[0], "args[0]"));
+    CommandArguments command = new CommandArguments(() -> name);
+    for (int i = 1; i < args.length; i++) {
+      command.add(requireNonNull(args[i], "args[" + i + "]"));
+    }
+    return decode(execute(command));
+  }
+
+  /** Closes the connection. Idempotent. */
+  @Override
+  public synchronized void close() {
+    closed = true;
+    disconnect();
+  }
+
+  /** Marks the connection stale; the next call opens a new one. Does not block. */
+  void dropIdleConnections() {
+    generation.incrementAndGet();
+  }
+
+  private synchronized Object execute(CommandArguments command) {
+    if (closed) {
+      throw new IllegalStateException("RedisAdmin for " + address + " is closed");
+    }
+    int current = generation.get();
+    if (connection == null || connection.isBroken() || connectionGeneration != current) {
+      disconnect();
+      connection = new Connection(address, config);
+      connectionGeneration = current;
+    }
+    return connection.executeCommand(command);
+  }
+
+  private void disconnect() {
+    if (connection != null) {
+      Connection c = connection;
+      connection = null;
+      try {
+        c.close();
+      } catch (RuntimeException e) {
+        // Closing a socket to a dead server may fail; the socket is gone either way.
+      }
+    }
+  }
+
+  private static Object decode(Object reply) {
+    if (reply instanceof byte[] bytes) {
+      return new String(bytes, StandardCharsets.UTF_8);
+    }
+    if (reply instanceof List<?> list) {
+      List<Object> decoded = new ArrayList<>(list.size());
+      for (Object element : list) {
+        decoded.add(decode(element));
+      }
+      return decoded;
+    }
+    return reply;
+  }
+}
