@@ -174,8 +174,7 @@ class RedLockIT {
   @Test
   void aPausedMinorityDoesNotSlowTheQuorumAndIsCleanedUpOnResume(RedisCluster cluster) {
     Duration timeout = Duration.ofSeconds(2);
-    try (RedLock redlock =
-        RedLock.builder().nodes(cluster.uris()).nodeTimeout(timeout).build()) {
+    try (RedLock redlock = RedLock.builder().nodes(cluster.uris()).nodeTimeout(timeout).build()) {
       cluster.node(0).pause();
       cluster.node(1).pause();
       long start = System.nanoTime();
