@@ -235,13 +235,16 @@ class RedLockIT {
       throws Exception {
     try (java.net.ServerSocket silent =
             new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
-        RedisProcess locked = RedisProcess.start()) {
+        RedisProcess locked = RedisProcess.start();
+        RedisProcess full = RedisProcess.start()) {
       int refusedPort;
       try (java.net.ServerSocket closed =
           new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
         refusedPort = closed.getLocalPort();
       }
       locked.admin().command("CONFIG", "SET", "requirepass", "right");
+      full.admin().command("CONFIG", "SET", "maxmemory-policy", "noeviction");
+      full.admin().command("CONFIG", "SET", "maxmemory", "1"); // every write answers -OOM
       List<String> uris =
           List.of(
               cluster.uris().get(0),
@@ -250,23 +253,27 @@ class RedLockIT {
               "redis://127.0.0.1:" + refusedPort, // refuses connections
               "redis://127.0.0.1:" + silent.getLocalPort(), // accepts, never answers
               "redis://:wrong@127.0.0.1:" + locked.port(), // rejects AUTH
-              cluster.uris().get(3));
+              full.uri(), // answers an error
+              cluster.uris().get(3),
+              cluster.uris().get(4));
       try (RedLock redlock = redlock(uris)) {
         long start = System.nanoTime();
         Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
         long tookMillis = (System.nanoTime() - start) / 1_000_000;
         assertTrue(tookMillis < NODE_TIMEOUT.toMillis() + 900, "bounded: " + tookMillis);
         lease.close();
-        for (int i : new int[] {0, 1, 2, 3}) {
+        for (int i : new int[] {0, 1, 2, 3, 4}) {
           assertFalse(cluster.node(i).admin().exists("job"));
         }
-        cluster.node(3).kill(); // now 4 of 7 cannot grant
+        cluster.node(3).kill(); // now 5 of 9 cannot grant
         QuorumUnavailableException e =
             assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("job", TTL));
         String message = e.getMessage();
         assertFalse(message.contains("wrong"), "never shows a password: " + message);
         assertEquals(Status.FAILED, e.outcomes().get(3).status());
         assertEquals(Status.FAILED, e.outcomes().get(5).status());
+        assertEquals(Status.FAILED, e.outcomes().get(6).status());
+        assertTrue(e.outcomes().get(6).detail().startsWith("OOM"), e.outcomes().get(6).detail());
       }
     }
   }
