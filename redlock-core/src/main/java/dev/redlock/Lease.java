@@ -1,6 +1,8 @@
 package dev.redlock;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -28,6 +30,7 @@ public final class Lease implements AutoCloseable {
   private final byte[] token;
   private final AtomicLong deadlineNanos;
   private final AtomicInteger state = new AtomicInteger(ACTIVE);
+  private final CompletableFuture<Lease> lost = new CompletableFuture<>();
 
   Lease(RedLock owner, String resource, byte[] key, byte[] token, long deadlineNanos) {
     this.owner = owner;
@@ -68,6 +71,33 @@ public final class Lease implements AutoCloseable {
    */
   public boolean isValid() {
     return validAt(owner.ticker().read());
+  }
+
+  /**
+   * Throws if this lease can no longer be trusted; call it before each step of work that must not
+   * overlap with another holder's.
+   *
+   * @throws LeaseLostException if the lease expired, was lost by a failed extend or renewal, or was
+   *     released
+   */
+  public void ensureValid() {
+    if (!isValid()) {
+      throw new LeaseLostException(
+          "lease on " + shownResource() + " is no longer valid (" + status() + ")");
+    }
+  }
+
+  /**
+   * Returns a stage that completes with this lease when it is lost: when an extend (manual, or the
+   * automatic renewal of {@link RedLock#withLock}) fails, or the renewer finds it expired. It does
+   * not complete when the lease is released, nor when an unrenewed lease simply runs out (check
+   * {@link #isValid()} for that). Dependent actions run on the thread that found the loss unless an
+   * async variant is used; they must not block.
+   *
+   * @return a stage completed at most once, never exceptionally
+   */
+  public CompletionStage<Lease> onLost() {
+    return lost.minimalCompletionStage();
   }
 
   /**
@@ -112,14 +142,28 @@ public final class Lease implements AutoCloseable {
 
   @Override
   public String toString() {
-    String shown = resource.length() <= 64 ? resource : resource.substring(0, 64) + "...";
-    String status =
-        switch (state.get()) {
-          case RELEASED -> "released";
-          case LOST -> "lost";
-          default -> isValid() ? "valid for " + remainingValidity().toMillis() + " ms" : "expired";
-        };
-    return "Lease{resource=" + shown + ", " + status + "}";
+    return "Lease{resource=" + shownResource() + ", " + status() + "}";
+  }
+
+  private String shownResource() {
+    return resource.length() <= 64 ? resource : resource.substring(0, 64) + "...";
+  }
+
+  private String status() {
+    return switch (state.get()) {
+      case RELEASED -> "released";
+      case LOST -> "lost";
+      default -> isValid() ? "valid for " + remainingValidity().toMillis() + " ms" : "expired";
+    };
+  }
+
+  boolean isReleased() {
+    return state.get() == RELEASED;
+  }
+
+  /** Called by the renewer when it finds the lease expired: loses it, without a round. */
+  void expired() {
+    owner.lostWithoutRound(this);
   }
 
   byte[] key() {
@@ -140,8 +184,16 @@ public final class Lease implements AutoCloseable {
         candidate, (current, next) -> next - current > 0 ? next : current);
   }
 
-  /** Marks the lease lost after a failed extend; a released lease stays released. */
-  void markLost() {
-    state.compareAndSet(ACTIVE, LOST);
+  /**
+   * Marks the lease lost; a released lease stays released. Returns whether this call lost it; the
+   * caller then tells the listener and calls {@link #signalLost()}.
+   */
+  boolean markLost() {
+    return state.compareAndSet(ACTIVE, LOST);
+  }
+
+  /** Completes {@link #onLost()}, after the listener has heard of the loss. */
+  void signalLost() {
+    lost.complete(this);
   }
 }

@@ -18,6 +18,8 @@ import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -92,6 +94,7 @@ public final class RedLock implements AutoCloseable {
   public static final int MAX_RESOURCE_BYTES = 16 * 1024;
 
   private static final Logger log = LoggerFactory.getLogger(RedLock.class);
+  private static final RedLockListener NO_LISTENER = new RedLockListener() {};
 
   private final List<NodeClient> nodes;
   private final List<String> names;
@@ -101,8 +104,11 @@ public final class RedLock implements AutoCloseable {
   private final long minValidityNanos;
   private final long retryDelayNanos;
   private final Ticker ticker;
+  private final RedLockListener listener;
   private final Tokens tokens = new Tokens();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final Object renewerLock = new Object();
+  private Renewer renewer; // guarded by renewerLock; created by the first withLock
 
   private RedLock(Builder builder, List<NodeClient> nodes) {
     this.nodes = List.copyOf(nodes);
@@ -117,6 +123,7 @@ public final class RedLock implements AutoCloseable {
     this.minValidityNanos = builder.minValidity.toNanos();
     this.retryDelayNanos = builder.retryDelay.toNanos();
     this.ticker = builder.ticker;
+    this.listener = builder.listener;
   }
 
   /**
@@ -204,6 +211,85 @@ public final class RedLock implements AutoCloseable {
     }
   }
 
+  /**
+   * Runs {@code body} while holding {@code resource}: acquires as {@link #acquire} does, renews the
+   * lease by quorum whenever a third of {@code ttl} is left, and releases it when the body returns
+   * or throws. If a renewal fails, the lease is lost at once: {@link Lease#isValid()} turns false,
+   * {@link Lease#onLost()} completes, and {@link Lease#ensureValid()} throws, so the body should
+   * check before each step that must not overlap with another holder's. An expired lease is never
+   * renewed.
+   *
+   * @param resource the name of the lock, as for {@link #tryAcquire}
+   * @param ttl the TTL of the lease and of each renewal, as for {@link #tryAcquire}
+   * @param maxWait how long to wait for the lock, as for {@link #acquire}
+   * @param body the work; runs on the calling thread
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if an argument is out of range
+   * @throws LockTakenException if the wait ran out while the lock was held by others
+   * @throws QuorumUnavailableException if the wait ran out while too many masters were failing
+   * @throws InterruptedException if interrupted while waiting for the lock
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public void withLock(String resource, Duration ttl, Duration maxWait, Consumer<Lease> body)
+      throws InterruptedException {
+    requireNonNull(body, "body");
+    callWithLock(
+        resource,
+        ttl,
+        maxWait,
+        lease -> {
+          body.accept(lease);
+          return null;
+        });
+  }
+
+  /**
+   * Like {@link #withLock}, for a body that returns a value.
+   *
+   * @param <T> the type of the body's result
+   * @param resource the name of the lock, as for {@link #tryAcquire}
+   * @param ttl the TTL of the lease and of each renewal, as for {@link #tryAcquire}
+   * @param maxWait how long to wait for the lock, as for {@link #acquire}
+   * @param body the work; runs on the calling thread
+   * @return what the body returned
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if an argument is out of range
+   * @throws LockTakenException if the wait ran out while the lock was held by others
+   * @throws QuorumUnavailableException if the wait ran out while too many masters were failing
+   * @throws InterruptedException if interrupted while waiting for the lock
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public <T> T callWithLock(
+      String resource, Duration ttl, Duration maxWait, Function<Lease, ? extends T> body)
+      throws InterruptedException {
+    requireNonNull(body, "body");
+    long ttlMillis = checkTtl(ttl);
+    Lease lease = acquire(resource, ttl, maxWait);
+    Renewer.Renewal renewal;
+    try {
+      renewal = renewer().start(lease, ttlMillis);
+    } catch (RuntimeException | Error e) {
+      lease.release();
+      throw e;
+    }
+    try {
+      return body.apply(lease);
+    } finally {
+      renewal.cancel();
+      lease.release();
+    }
+  }
+
+  private Renewer renewer() {
+    synchronized (renewerLock) {
+      checkOpen();
+      if (renewer == null) {
+        renewer = new Renewer();
+      }
+      return renewer;
+    }
+  }
+
   /** One round of acquisition; on failure, releases on every master without waiting. */
   private Attempt attempt(String resource, byte[] key, long ttlMillis) {
     byte[] token = tokens.next();
@@ -215,11 +301,14 @@ public final class RedLock implements AutoCloseable {
     long validity = Validity.remainingNanos(ttlNanos, tally.elapsedNanos(), driftFactor);
     if (tally.granted() >= quorum && validity > minValidityNanos) {
       long deadline = round.startNanos() + tally.elapsedNanos() + validity;
-      return new Attempt(new Lease(this, resource, key, token, deadline), tally, false);
+      Lease lease = new Lease(this, resource, key, token, deadline);
+      emit(l -> l.acquired(resource, tally.outcomes(), Duration.ofNanos(tally.elapsedNanos())));
+      return new Attempt(lease, tally, false);
     }
     for (NodeClient node : nodes) {
       node.release(key, token);
     }
+    emit(l -> l.denied(resource, tally.outcomes(), Duration.ofNanos(tally.elapsedNanos())));
     if (log.isDebugEnabled()) {
       log.debug("{} not acquired: {}", quote(resource), tally.outcomes());
     }
@@ -238,13 +327,26 @@ public final class RedLock implements AutoCloseable {
     long decidedAt = round.startNanos() + tally.elapsedNanos();
     long validity = Validity.remainingNanos(ttlNanos, tally.elapsedNanos(), driftFactor);
     // The old lease must still have been valid when the quorum confirmed, so there is no gap.
+    Duration elapsed = Duration.ofNanos(tally.elapsedNanos());
     if (tally.granted() >= quorum && validity > minValidityNanos && lease.validAt(decidedAt)) {
       lease.moveDeadline(decidedAt + validity);
+      emit(l -> l.extended(lease.resource(), tally.outcomes(), elapsed));
       return true;
     }
-    lease.markLost();
-    log.warn("lease on {} lost: extend failed: {}", quote(lease.resource()), tally.outcomes());
+    if (lease.markLost()) {
+      log.warn("lease on {} lost: extend failed: {}", quote(lease.resource()), tally.outcomes());
+      emit(l -> l.lost(lease.resource(), tally.outcomes(), elapsed));
+      lease.signalLost();
+    }
     return false;
+  }
+
+  void lostWithoutRound(Lease lease) {
+    if (lease.markLost()) {
+      log.warn("lease on {} lost: it expired before it could be renewed", quote(lease.resource()));
+      emit(l -> l.lost(lease.resource(), List.of(), Duration.ZERO));
+      lease.signalLost();
+    }
   }
 
   void release(Lease lease) {
@@ -255,6 +357,21 @@ public final class RedLock implements AutoCloseable {
     Tally tally = round.await(round.startNanos() + nodeTimeoutNanos);
     if (tally.unreachable() > 0 && log.isDebugEnabled()) {
       log.debug("release of {} incomplete: {}", quote(lease.resource()), tally.outcomes());
+    }
+    emit(
+        l ->
+            l.released(lease.resource(), tally.outcomes(), Duration.ofNanos(tally.elapsedNanos())));
+  }
+
+  /** Tells the listener; a listener that throws is logged and otherwise ignored. */
+  private void emit(Consumer<RedLockListener> event) {
+    if (listener == NO_LISTENER) {
+      return;
+    }
+    try {
+      event.accept(listener);
+    } catch (RuntimeException | LinkageError | AssertionError e) {
+      log.warn("RedLockListener {} threw; ignored", listener, e);
     }
   }
 
@@ -271,6 +388,13 @@ public final class RedLock implements AutoCloseable {
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
+    }
+    Renewer stopping;
+    synchronized (renewerLock) {
+      stopping = renewer;
+    }
+    if (stopping != null) {
+      stopping.close(nodeTimeoutNanos + TimeUnit.SECONDS.toNanos(1));
     }
     for (NodeClient node : nodes) {
       node.close();
@@ -406,6 +530,7 @@ public final class RedLock implements AutoCloseable {
     private double driftFactor = DEFAULT_DRIFT_FACTOR;
     private Duration minValidity = Duration.ZERO;
     private Duration retryDelay = DEFAULT_RETRY_DELAY;
+    private RedLockListener listener = NO_LISTENER;
     private Ticker ticker = Ticker.system();
     private NodeClientFactory nodeClients = JedisNodeClient::new;
 
@@ -520,6 +645,19 @@ public final class RedLock implements AutoCloseable {
     public Builder retryDelay(Duration retryDelay) {
       checkPositive(retryDelay, "retryDelay");
       this.retryDelay = retryDelay;
+      return this;
+    }
+
+    /**
+     * Sets the listener told of every acquire, denial, extend, loss and release, with each master's
+     * answer. Default: none.
+     *
+     * @param listener a thread-safe listener; its exceptions are logged and ignored
+     * @return this builder
+     * @throws NullPointerException if {@code listener} is null
+     */
+    public Builder listener(RedLockListener listener) {
+      this.listener = requireNonNull(listener, "listener");
       return this;
     }
 

@@ -1,0 +1,63 @@
+package dev.redlock;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Hears what a {@link RedLock} does, for metrics and logs. Every method has a no-op default;
+ * override what you need. Each call carries what every master answered in the round ({@code
+ * outcomes}, in configuration order) and how long the round took.
+ *
+ * <p>Methods are called synchronously on the thread that ran the round (a caller's thread, or the
+ * renewal thread), so they must be quick and must not block. A listener that throws is logged at
+ * WARN and otherwise ignored: it can never fail or change a lock operation. Implementations must be
+ * thread-safe.
+ */
+public interface RedLockListener {
+
+  /**
+   * A lease was granted.
+   *
+   * @param resource the resource
+   * @param outcomes what each master answered
+   * @param elapsed how long the round took
+   */
+  default void acquired(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
+
+  /**
+   * A round did not grant a lease: the lock was taken, too few masters answered, or too little
+   * validity was left. An {@code acquire} with a wait reports each round.
+   *
+   * @param resource the resource
+   * @param outcomes what each master answered
+   * @param elapsed how long the round took
+   */
+  default void denied(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
+
+  /**
+   * A lease was extended by a quorum.
+   *
+   * @param resource the resource
+   * @param outcomes what each master answered
+   * @param elapsed how long the round took
+   */
+  default void extended(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
+
+  /**
+   * A lease was lost: an extend (manual or automatic) failed, or the renewer found it expired.
+   *
+   * @param resource the resource
+   * @param outcomes what each master answered in the failed round; empty if no round was run
+   * @param elapsed how long the round took; zero if no round was run
+   */
+  default void lost(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
+
+  /**
+   * A lease was released.
+   *
+   * @param resource the resource
+   * @param outcomes what each master answered
+   * @param elapsed how long the round took
+   */
+  default void released(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
+}

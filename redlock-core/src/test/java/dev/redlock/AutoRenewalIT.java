@@ -1,0 +1,146 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.testkit.RedisCluster;
+import dev.redlock.testkit.RedisClusterExtension;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** withLock keeps a lease alive by quorum renewals and signals at once when it is lost. */
+class AutoRenewalIT {
+
+  @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(5);
+
+  private static final Duration TTL = Duration.ofMillis(600);
+
+  private final AtomicInteger extended = new AtomicInteger();
+  private final AtomicInteger lost = new AtomicInteger();
+  private final RedLockListener counting =
+      new RedLockListener() {
+        @Override
+        public void extended(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+          extended.incrementAndGet();
+        }
+
+        @Override
+        public void lost(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+          lost.incrementAndGet();
+        }
+      };
+
+  private RedLock redlock(RedisCluster cluster) {
+    return RedLock.builder()
+        .nodes(cluster.uris())
+        .nodeTimeout(Duration.ofMillis(100))
+        .listener(counting)
+        .build();
+  }
+
+  @Test
+  void bodyOutlivingTheTtlKeepsAValidLeaseThroughRenewals(RedisCluster cluster) throws Exception {
+    try (RedLock redlock = redlock(cluster)) {
+      String result =
+          redlock.callWithLock(
+              "job",
+              TTL,
+              Duration.ofSeconds(1),
+              lease -> {
+                long end = System.nanoTime() + TTL.multipliedBy(4).toNanos();
+                while (System.nanoTime() - end < 0) {
+                  lease.ensureValid(); // throws if a renewal was missed
+                  assertTrue(redlock.tryAcquire("job", TTL).isEmpty(), "nobody else gets it");
+                  LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+                }
+                return "done";
+              });
+      assertEquals("done", result);
+      assertTrue(extended.get() >= 4, "renewed at a third of the TTL left: " + extended.get());
+      assertEquals(0, lost.get());
+      assertTrue(RedLockIT.keysGone(cluster, "job", 0, 1, 2, 3, 4), "released after the body");
+      assertEquals(0, renewerThreadsBusy(), "renewals stopped");
+    }
+  }
+
+  @Test
+  void failedRenewalLosesTheLeaseAtOnceAndTheBodyCanTell(RedisCluster cluster) throws Exception {
+    try (RedLock redlock = redlock(cluster)) {
+      CountDownLatch lostSignal = new CountDownLatch(1);
+      LeaseLostException seen =
+          assertThrows(
+              LeaseLostException.class,
+              () ->
+                  redlock.withLock(
+                      "job",
+                      TTL,
+                      Duration.ofSeconds(1),
+                      lease -> {
+                        lease.onLost().thenRun(lostSignal::countDown);
+                        for (int i = 0; i < 3; i++) {
+                          cluster.node(i).kill(); // a majority gone: the next renewal fails
+                        }
+                        try {
+                          assertTrue(lostSignal.await(5, TimeUnit.SECONDS), "onLost fired");
+                        } catch (InterruptedException e) {
+                          throw new AssertionError(e);
+                        }
+                        assertFalse(lease.isValid());
+                        assertTrue(lease.remainingValidity().isZero());
+                        lease.ensureValid();
+                      }));
+      assertTrue(seen.getMessage().contains("job"), seen.getMessage());
+      assertEquals(1, lost.get());
+      assertTrue(RedLockIT.keysGone(cluster, "job", 3, 4), "released on the live masters");
+    }
+  }
+
+  @Test
+  void aThrowingBodyStillReleasesTheLock(RedisCluster cluster) {
+    try (RedLock redlock = redlock(cluster)) {
+      IllegalStateException e =
+          assertThrows(
+              IllegalStateException.class,
+              () ->
+                  redlock.withLock(
+                      "job",
+                      TTL,
+                      Duration.ofSeconds(1),
+                      lease -> {
+                        throw new IllegalStateException("boom");
+                      }));
+      assertEquals("boom", e.getMessage());
+      assertTrue(RedLockIT.keysGone(cluster, "job", 0, 1, 2, 3, 4));
+    }
+  }
+
+  @Test
+  void closeStopsTheRenewerThread(RedisCluster cluster) throws Exception {
+    RedLock redlock = redlock(cluster);
+    redlock.withLock("job", TTL, Duration.ofSeconds(1), lease -> lease.ensureValid());
+    assertTrue(renewerThreads() == 1);
+    redlock.close();
+    RedLockIT.eventually("renewer thread gone", () -> renewerThreads() == 0);
+  }
+
+  private static long renewerThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().equals("redlock-renewer") && t.isAlive())
+        .count();
+  }
+
+  private static long renewerThreadsBusy() {
+    return Thread.getAllStackTraces().entrySet().stream()
+        .filter(e -> e.getKey().getName().equals("redlock-renewer"))
+        .filter(e -> e.getKey().getState() == Thread.State.RUNNABLE)
+        .count();
+  }
+}
