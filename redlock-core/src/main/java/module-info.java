@@ -6,6 +6,8 @@
 module dev.redlock {
   requires redis.clients.jedis;
   requires org.slf4j;
+  requires io.github.resilience4j.circuitbreaker;
+  requires io.github.resilience4j.core;
 
   exports dev.redlock;
 }

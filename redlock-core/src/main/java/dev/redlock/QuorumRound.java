@@ -33,6 +33,7 @@ final class QuorumRound {
   private final long startNanos;
   private final Thread waiter;
 
+  private final CompletableFuture<?>[] replies;
   private final Status[] statuses;
   private final long[] answeredAt;
   private final String[] details;
@@ -47,6 +48,7 @@ final class QuorumRound {
     this.mode = mode;
     this.ticker = ticker;
     this.waiter = Thread.currentThread();
+    this.replies = new CompletableFuture<?>[names.size()];
     this.statuses = new Status[names.size()];
     this.answeredAt = new long[names.size()];
     this.details = new String[names.size()];
@@ -73,6 +75,7 @@ final class QuorumRound {
       } catch (RuntimeException e) {
         reply = CompletableFuture.failedFuture(e);
       }
+      round.replies[i] = reply;
       reply.whenComplete((status, error) -> round.record(node, status, error));
     }
     return round;
@@ -160,6 +163,15 @@ final class QuorumRound {
         outcomes.add(new NodeOutcome(names.get(i), status, Duration.ofNanos(at), detail));
       }
       tally = new Tally(granted, failed + timedOut, now - startNanos, List.copyOf(outcomes));
+    }
+    if (tally.unreachable() > 0) {
+      // Let whoever watches a master's replies (its circuit breaker) see the timeout now; the
+      // command itself stays queued, and its late reply is still read.
+      for (int i = 0; i < replies.length; i++) {
+        if (tally.outcomes().get(i).status() == Status.TIMED_OUT) {
+          replies[i].completeExceptionally(new NodeUnavailableException("timed out"));
+        }
+      }
     }
     if (interrupted) {
       Thread.currentThread().interrupt();

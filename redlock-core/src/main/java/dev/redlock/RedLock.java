@@ -87,6 +87,9 @@ public final class RedLock implements AutoCloseable {
   /** The base retry delay unless {@link Builder#retryDelay} says otherwise: 50 ms. */
   public static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(50);
 
+  /** How long an open circuit breaker skips its master unless set otherwise: 1 s. */
+  public static final Duration DEFAULT_CIRCUIT_BREAKER_WAIT = Duration.ofSeconds(1);
+
   /** The longest TTL accepted: one day. */
   public static final Duration MAX_TTL = Duration.ofDays(1);
 
@@ -363,8 +366,12 @@ public final class RedLock implements AutoCloseable {
             l.released(lease.resource(), tally.outcomes(), Duration.ofNanos(tally.elapsedNanos())));
   }
 
-  /** Tells the listener; a listener that throws is logged and otherwise ignored. */
   private void emit(Consumer<RedLockListener> event) {
+    emit(listener, event);
+  }
+
+  /** Tells the listener; a listener that throws is logged and otherwise ignored. */
+  private static void emit(RedLockListener listener, Consumer<RedLockListener> event) {
     if (listener == NO_LISTENER) {
       return;
     }
@@ -531,6 +538,8 @@ public final class RedLock implements AutoCloseable {
     private Duration minValidity = Duration.ZERO;
     private Duration retryDelay = DEFAULT_RETRY_DELAY;
     private RedLockListener listener = NO_LISTENER;
+    private boolean circuitBreakers = true;
+    private Duration circuitBreakerWait = DEFAULT_CIRCUIT_BREAKER_WAIT;
     private Ticker ticker = Ticker.system();
     private NodeClientFactory nodeClients = JedisNodeClient::new;
 
@@ -661,6 +670,35 @@ public final class RedLock implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Turns the per-master circuit breakers on or off. On (the default), a master whose recent
+     * calls mostly failed or timed out is skipped at once, as a failed vote, instead of costing its
+     * node timeout; after {@link #circuitBreakerWait} it is probed again and, if it answers, used
+     * again. Releases are still sent to it.
+     *
+     * @param enabled whether to use circuit breakers
+     * @return this builder
+     */
+    public Builder circuitBreakers(boolean enabled) {
+      this.circuitBreakers = enabled;
+      return this;
+    }
+
+    /**
+     * Sets how long an open circuit breaker skips its master before probing it again. Default
+     * {@link #DEFAULT_CIRCUIT_BREAKER_WAIT}.
+     *
+     * @param wait positive
+     * @return this builder
+     * @throws NullPointerException if {@code wait} is null
+     * @throws IllegalArgumentException if it is not positive
+     */
+    public Builder circuitBreakerWait(Duration wait) {
+      checkPositive(wait, "circuitBreakerWait");
+      this.circuitBreakerWait = wait;
+      return this;
+    }
+
     Builder ticker(Ticker ticker) {
       this.ticker = requireNonNull(ticker, "ticker");
       return this;
@@ -686,8 +724,23 @@ public final class RedLock implements AutoCloseable {
       long timeoutNanos = nodeTimeout.toNanos();
       List<NodeClient> clients = new ArrayList<>(addresses.size());
       try {
+        RedLockListener heard = listener;
         for (int i = 0; i < addresses.size(); i++) {
-          clients.add(nodeClients.create(addresses.get(i), i, timeoutNanos, ticker));
+          NodeClient client = nodeClients.create(addresses.get(i), i, timeoutNanos, ticker);
+          if (circuitBreakers) {
+            client =
+                new BreakerNodeClient(
+                    client,
+                    addresses.get(i).toString(),
+                    timeoutNanos,
+                    circuitBreakerWait,
+                    ticker,
+                    (node, state) -> {
+                      log.info("circuit breaker of {} is now {}", node, state);
+                      emit(heard, l -> l.circuitChanged(node, state));
+                    });
+          }
+          clients.add(client);
         }
       } catch (RuntimeException | Error e) {
         clients.forEach(NodeClient::close);

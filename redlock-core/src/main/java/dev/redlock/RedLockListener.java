@@ -60,4 +60,24 @@ public interface RedLockListener {
    * @param elapsed how long the round took
    */
   default void released(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
+
+  /**
+   * A master's circuit breaker changed state: {@link CircuitState#OPEN} means the master is skipped
+   * at once (a failed vote) after repeated failures or timeouts; {@link CircuitState#HALF_OPEN}
+   * means it is being probed again; {@link CircuitState#CLOSED} means it is back.
+   *
+   * @param node the master's {@code host:port}
+   * @param state the new state
+   */
+  default void circuitChanged(String node, CircuitState state) {}
+
+  /** The states of a master's circuit breaker. */
+  enum CircuitState {
+    /** Calls go through. */
+    CLOSED,
+    /** Calls fail at once without reaching the master. */
+    OPEN,
+    /** A few probe calls go through to test the master. */
+    HALF_OPEN
+  }
 }

@@ -1,0 +1,134 @@
+package dev.redlock;
+
+import dev.redlock.NodeOutcome.Status;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowType;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
+
+/**
+ * The only class that talks to Resilience4j: a circuit breaker in front of one master's client.
+ *
+ * <p>Errors and replies slower than the node timeout count as failures; a master's TAKEN and GONE
+ * answers are successes (it is healthy, the lock is just not ours). When at least half of the last
+ * {@value #WINDOW} calls (and at least {@value #MINIMUM_CALLS}) failed, the breaker opens: acquires
+ * and extends skip the master at once, as a failed vote, without waiting for its timeout. After the
+ * open wait, {@value #PROBES} calls probe it; if they succeed it closes.
+ *
+ * <p>Releases are still sent to a master whose breaker is open (nothing else will clean up its key
+ * if it is alive), but are not waited for.
+ */
+final class BreakerNodeClient implements NodeClient {
+
+  static final int WINDOW = 20;
+  static final int MINIMUM_CALLS = 10;
+  static final int PROBES = 3;
+
+  private final NodeClient delegate;
+  private final CircuitBreaker breaker;
+  private final Ticker ticker;
+  private final long nodeTimeoutNanos;
+
+  BreakerNodeClient(
+      NodeClient delegate,
+      String name,
+      long nodeTimeoutNanos,
+      Duration openWait,
+      Ticker ticker,
+      BiConsumer<String, RedLockListener.CircuitState> changes) {
+    this.delegate = delegate;
+    this.ticker = ticker;
+    this.nodeTimeoutNanos = nodeTimeoutNanos;
+    CircuitBreakerConfig config =
+        CircuitBreakerConfig.custom()
+            .slidingWindow(WINDOW, MINIMUM_CALLS, SlidingWindowType.COUNT_BASED)
+            .failureRateThreshold(50)
+            .slowCallRateThreshold(100)
+            .slowCallDurationThreshold(Duration.ofNanos(nodeTimeoutNanos).plusDays(1))
+            .waitDurationInOpenState(openWait)
+            .permittedNumberOfCallsInHalfOpenState(PROBES)
+            // A probe that never completes would otherwise hold the breaker half-open forever.
+            .maxWaitDurationInHalfOpenState(openWait)
+            .automaticTransitionFromOpenToHalfOpenEnabled(false) // no scheduler thread
+            .build();
+    this.breaker = CircuitBreaker.of(name, config);
+    breaker
+        .getEventPublisher()
+        .onStateTransition(
+            event -> changes.accept(name, state(event.getStateTransition().getToState())));
+  }
+
+  private static RedLockListener.CircuitState state(CircuitBreaker.State state) {
+    return switch (state) {
+      case CLOSED -> RedLockListener.CircuitState.CLOSED;
+      case HALF_OPEN -> RedLockListener.CircuitState.HALF_OPEN;
+      default -> RedLockListener.CircuitState.OPEN;
+    };
+  }
+
+  @Override
+  public CompletableFuture<Status> setIfAbsent(byte[] key, byte[] token, long ttlMillis) {
+    return guarded(() -> delegate.setIfAbsent(key, token, ttlMillis));
+  }
+
+  @Override
+  public CompletableFuture<Status> extend(byte[] key, byte[] token, long ttlMillis) {
+    return guarded(() -> delegate.extend(key, token, ttlMillis));
+  }
+
+  @Override
+  public CompletableFuture<Status> release(byte[] key, byte[] token) {
+    if (breaker.tryAcquirePermission()) {
+      return recorded(delegate.release(key, token));
+    }
+    delegate.release(key, token);
+    return CompletableFuture.failedFuture(new NodeUnavailableException("circuit breaker open"));
+  }
+
+  private CompletableFuture<Status> guarded(Supplier<CompletableFuture<Status>> call) {
+    if (!breaker.tryAcquirePermission()) {
+      return CompletableFuture.failedFuture(new NodeUnavailableException("circuit breaker open"));
+    }
+    return recorded(call.get());
+  }
+
+  private CompletableFuture<Status> recorded(CompletableFuture<Status> reply) {
+    long start = ticker.read();
+    reply.whenComplete(
+        (status, error) -> {
+          long took = ticker.read() - start;
+          if (error != null) {
+            breaker.onError(took, TimeUnit.NANOSECONDS, error);
+          } else if (took > nodeTimeoutNanos) {
+            breaker.onError(took, TimeUnit.NANOSECONDS, new NodeUnavailableException("slow reply"));
+          } else {
+            breaker.onSuccess(took, TimeUnit.NANOSECONDS);
+          }
+        });
+    return reply;
+  }
+
+  @Override
+  public void awaitFirstConnect(long deadlineNanos) {
+    delegate.awaitFirstConnect(deadlineNanos);
+  }
+
+  @Override
+  public boolean awaitTermination(long deadlineNanos) {
+    return delegate.awaitTermination(deadlineNanos);
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+
+  @Override
+  public String toString() {
+    return "BreakerNodeClient{" + delegate + ", " + breaker.getState() + "}";
+  }
+}

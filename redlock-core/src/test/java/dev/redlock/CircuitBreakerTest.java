@@ -1,0 +1,146 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.FakeNode.Answer;
+import dev.redlock.NodeOutcome.Status;
+import dev.redlock.RedLockListener.CircuitState;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Per-master circuit breakers: a failing master is skipped at once, probed later, and readmitted.
+ */
+class CircuitBreakerTest {
+
+  private static final Duration TTL = Duration.ofSeconds(1);
+  private static final Duration OPEN_WAIT = Duration.ofMillis(50);
+
+  private final FakeTicker ticker = new FakeTicker();
+  private final List<FakeNode> nodes = new ArrayList<>();
+  private final List<String> changes = Collections.synchronizedList(new ArrayList<>());
+  private RedLock redlock;
+
+  private void build(boolean breakers) {
+    RedLock.Builder builder =
+        RedLock.builder()
+            .nodeTimeout(Duration.ofMillis(20))
+            .circuitBreakers(breakers)
+            .circuitBreakerWait(OPEN_WAIT)
+            .listener(
+                new RedLockListener() {
+                  @Override
+                  public void circuitChanged(String node, CircuitState state) {
+                    changes.add(node + " " + state);
+                  }
+                })
+            .ticker(ticker)
+            .nodeClients(
+                (address, index, timeout, t) -> {
+                  FakeNode node = new FakeNode(ticker);
+                  nodes.add(node);
+                  return node;
+                });
+    for (int i = 0; i < 3; i++) {
+      builder.node("redis://127.0.0.1:" + (7000 + i));
+    }
+    redlock = builder.build();
+  }
+
+  @AfterEach
+  void close() {
+    redlock.close();
+  }
+
+  private long setsReceivedBy(int node) {
+    return nodes.get(node).received().stream().filter(s -> s.startsWith("SET")).count();
+  }
+
+  @Test
+  void failingMasterIsSkippedOnceItsBreakerOpens() {
+    build(true);
+    nodes.get(2).onSet = Answer.FAIL;
+    nodes.get(2).onRelease = Answer.FAIL;
+    for (int i = 0; i < 20; i++) {
+      redlock.tryAcquire("r" + i, TTL).orElseThrow().close();
+    }
+    assertEquals(List.of("127.0.0.1:7002 OPEN"), changes);
+    long before = setsReceivedBy(2);
+    Lease lease = redlock.tryAcquire("skipped", TTL).orElseThrow();
+    assertEquals(before, setsReceivedBy(2), "no SET sent to the open master");
+    lease.close();
+    assertTrue(nodes.get(2).received().contains("RELEASE skipped"), "releases still reach it");
+  }
+
+  @Test
+  void timeoutsOpenTheBreakerSoAHungMasterNoLongerCostsItsTimeout() {
+    build(true);
+    nodes.get(2).onSet = Answer.HANG;
+    nodes.get(2).onRelease = Answer.HANG;
+    ticker.autoAdvance(Duration.ofMillis(5));
+    for (int i = 0; i < 12; i++) {
+      Lease lease = redlock.tryAcquire("r" + i, TTL).orElseThrow();
+      lease.close(); // waits for every master: the hung one times out
+    }
+    assertEquals(List.of("127.0.0.1:7002 OPEN"), changes);
+    ticker.autoAdvance(Duration.ZERO);
+    long before = ticker.read();
+    Lease lease = redlock.tryAcquire("fast", TTL).orElseThrow();
+    lease.close();
+    assertEquals(before, ticker.read(), "neither acquire nor release waited for the hung master");
+  }
+
+  @Test
+  void openBreakerProbesAfterItsWaitAndClosesWhenTheMasterAnswers() throws Exception {
+    build(true);
+    nodes.get(0).onSet = Answer.FAIL;
+    nodes.get(0).onRelease = Answer.FAIL;
+    for (int i = 0; i < 20; i++) {
+      redlock.tryAcquire("r" + i, TTL).ifPresent(Lease::close);
+    }
+    assertEquals(List.of("127.0.0.1:7000 OPEN"), changes);
+    nodes.get(0).onSet = Answer.GRANT;
+    nodes.get(0).onRelease = Answer.GRANT;
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (!changes.contains("127.0.0.1:7000 CLOSED")) {
+      assertTrue(System.nanoTime() - deadline < 0, "closed within 5 s: " + changes);
+      redlock.tryAcquire("probe", TTL).ifPresent(Lease::close);
+      Thread.sleep(10); // poll interval while the open wait (real time) runs out
+    }
+    assertEquals(
+        List.of("127.0.0.1:7000 OPEN", "127.0.0.1:7000 HALF_OPEN", "127.0.0.1:7000 CLOSED"),
+        changes);
+    Lease lease = redlock.tryAcquire("back", TTL).orElseThrow();
+    assertEquals(Status.GRANTED, statusOf(lease, 0));
+  }
+
+  @Test
+  void takenAndGoneAnswersAreHealthyAndNeverOpenTheBreaker() {
+    build(true);
+    nodes.get(2).onSet = Answer.TAKEN;
+    nodes.get(2).onRelease = Answer.GONE;
+    for (int i = 0; i < 30; i++) {
+      redlock.tryAcquire("r" + i, TTL).orElseThrow().close();
+    }
+    assertEquals(List.of(), changes);
+  }
+
+  @Test
+  void withoutBreakersAFailingMasterIsAskedEveryTime() {
+    build(false);
+    nodes.get(2).onSet = Answer.FAIL;
+    for (int i = 0; i < 30; i++) {
+      redlock.tryAcquire("r" + i, TTL).orElseThrow().close();
+    }
+    assertEquals(30, setsReceivedBy(2));
+  }
+
+  private Status statusOf(Lease lease, int node) {
+    return nodes.get(node).received().contains("SET back PX 1000") ? Status.GRANTED : Status.FAILED;
+  }
+}
