@@ -1,6 +1,5 @@
 package dev.redlock;
 
-import dev.redlock.NodeOutcome.Status;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowType;
@@ -71,17 +70,28 @@ final class BreakerNodeClient implements NodeClient {
   }
 
   @Override
-  public CompletableFuture<Status> setIfAbsent(byte[] key, byte[] token, long ttlMillis) {
-    return guarded(() -> delegate.setIfAbsent(key, token, ttlMillis));
+  public CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
+    return guarded(() -> delegate.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis));
   }
 
   @Override
-  public CompletableFuture<Status> extend(byte[] key, byte[] token, long ttlMillis) {
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
+    return guarded(() -> delegate.fence(key, fenceKey, token, fence));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
     return guarded(() -> delegate.extend(key, token, ttlMillis));
   }
 
   @Override
-  public CompletableFuture<Status> release(byte[] key, byte[] token) {
+  public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
+    return delegate.admit(minDatasetAgeMillis); // an operator's call: never skipped
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
     if (breaker.tryAcquirePermission()) {
       return recorded(delegate.release(key, token));
     }
@@ -89,17 +99,17 @@ final class BreakerNodeClient implements NodeClient {
     return CompletableFuture.failedFuture(new NodeUnavailableException("circuit breaker open"));
   }
 
-  private CompletableFuture<Status> guarded(Supplier<CompletableFuture<Status>> call) {
+  private CompletableFuture<NodeReply> guarded(Supplier<CompletableFuture<NodeReply>> call) {
     if (!breaker.tryAcquirePermission()) {
       return CompletableFuture.failedFuture(new NodeUnavailableException("circuit breaker open"));
     }
     return recorded(call.get());
   }
 
-  private CompletableFuture<Status> recorded(CompletableFuture<Status> reply) {
+  private CompletableFuture<NodeReply> recorded(CompletableFuture<NodeReply> reply) {
     long start = ticker.read();
     reply.whenComplete(
-        (status, error) -> {
+        (answer, error) -> {
           long took = ticker.read() - start;
           if (error != null) {
             breaker.onError(took, TimeUnit.NANOSECONDS, error);

@@ -57,9 +57,6 @@ final class JedisNodeClient implements NodeClient {
   private static final int REQUESTED_SEND_BUFFER = 1 << 20;
   private static final long QUEUE_LIMIT_BYTES = 64 * 1024;
 
-  private static final byte[] NX = Protocol.Keyword.NX.getRaw();
-  private static final byte[] PX = Protocol.Keyword.PX.getRaw();
-
   private enum State {
     IDLE,
     CONNECTING,
@@ -68,9 +65,10 @@ final class JedisNodeClient implements NodeClient {
   }
 
   private enum Kind {
-    SET,
-    RELEASE,
-    EXTEND
+    /** The acquire script: answers {code, fence, time}. */
+    ACQUIRE,
+    /** Any other script: answers 1, 0 or -1. */
+    SCRIPT
   }
 
   private final String name;
@@ -118,21 +116,56 @@ final class JedisNodeClient implements NodeClient {
   }
 
   @Override
-  public CompletableFuture<Status> setIfAbsent(byte[] key, byte[] token, long ttlMillis) {
-    return submit(new Command(Kind.SET, key, token, ttlMillis, null));
+  public CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
+    return submit(
+        new Command(
+            Kind.ACQUIRE,
+            LuaScript.ACQUIRE,
+            new byte[][] {key, fenceKey, LuaScript.DATASET_MARKER},
+            token,
+            Protocol.toByteArray(ttlMillis),
+            Protocol.toByteArray(minDatasetAgeMillis)));
   }
 
   @Override
-  public CompletableFuture<Status> release(byte[] key, byte[] token) {
-    return submit(new Command(Kind.RELEASE, key, token, 0, LuaScript.RELEASE));
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
+    return submit(
+        new Command(
+            Kind.SCRIPT,
+            LuaScript.FENCE,
+            new byte[][] {key, fenceKey},
+            token,
+            Protocol.toByteArray(fence)));
   }
 
   @Override
-  public CompletableFuture<Status> extend(byte[] key, byte[] token, long ttlMillis) {
-    return submit(new Command(Kind.EXTEND, key, token, ttlMillis, LuaScript.EXTEND));
+  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    return submit(new Command(Kind.SCRIPT, LuaScript.RELEASE, new byte[][] {key}, token));
   }
 
-  private CompletableFuture<Status> submit(Command command) {
+  @Override
+  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+    return submit(
+        new Command(
+            Kind.SCRIPT,
+            LuaScript.EXTEND,
+            new byte[][] {key},
+            token,
+            Protocol.toByteArray(ttlMillis)));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
+    return submit(
+        new Command(
+            Kind.SCRIPT,
+            LuaScript.ADMIT,
+            new byte[][] {LuaScript.DATASET_MARKER},
+            Protocol.toByteArray(minDatasetAgeMillis)));
+  }
+
+  private CompletableFuture<NodeReply> submit(Command command) {
     List<Command> dropped = List.of();
     Link stalled = null;
     String rejection = null;
@@ -313,10 +346,7 @@ final class JedisNodeClient implements NodeClient {
           return; // dropped by a caller (stall) or by close(); its commands have been failed
         }
         command = inFlight.poll();
-        if (command != null
-            && reply instanceof JedisNoScriptException
-            && command.script != null
-            && !command.evalFallback) {
+        if (command != null && reply instanceof JedisNoScriptException && !command.evalFallback) {
           // The master lost its script cache (restart, SCRIPT FLUSH): send the body once by EVAL.
           command.evalFallback = true;
           resent = writeLocked(command); // on failure it fails with the connection's other commands
@@ -435,65 +465,72 @@ final class JedisNodeClient implements NodeClient {
     return all;
   }
 
-  /** One command and the future its reply completes. */
+  /** One script call and the future its reply completes. */
   private static final class Command {
     final Kind kind;
-    final byte[] key;
-    final byte[] token;
-    final long ttlMillis;
     final LuaScript script;
+    final byte[][] keys;
+    final byte[][] args;
     final int bytes;
-    final CompletableFuture<Status> reply = new CompletableFuture<>();
+    final CompletableFuture<NodeReply> reply = new CompletableFuture<>();
     long writtenAt; // guarded by the client's lock
     boolean evalFallback; // guarded by the client's lock
     boolean counted; // guarded by the client's lock
 
-    Command(Kind kind, byte[] key, byte[] token, long ttlMillis, LuaScript script) {
+    Command(Kind kind, LuaScript script, byte[][] keys, byte[]... args) {
       this.kind = kind;
-      this.key = key;
-      this.token = token;
-      this.ttlMillis = ttlMillis;
       this.script = script;
-      this.bytes = key.length + token.length + 64 + (script == null ? 0 : script.body().length);
+      this.keys = keys;
+      this.args = args;
+      int size = 64 + script.body().length;
+      for (byte[] key : keys) {
+        size += key.length + 16;
+      }
+      for (byte[] arg : args) {
+        size += arg.length + 16;
+      }
+      this.bytes = size;
     }
 
     CommandArguments arguments() {
-      if (kind == Kind.SET) {
-        return new CommandArguments(Protocol.Command.SET)
-            .key(key)
-            .add(token)
-            .add(NX)
-            .add(PX)
-            .add(ttlMillis);
-      }
-      CommandArguments args =
+      CommandArguments arguments =
           evalFallback
               ? new CommandArguments(Protocol.Command.EVAL).add(script.body())
               : new CommandArguments(Protocol.Command.EVALSHA).add(script.sha1());
-      args.add(1).key(key).add(token);
-      if (kind == Kind.EXTEND) {
-        args.add(ttlMillis);
+      arguments.add(keys.length);
+      for (byte[] key : keys) {
+        arguments.key(key);
       }
-      return args;
+      for (byte[] arg : args) {
+        arguments.add(arg);
+      }
+      return arguments;
     }
 
     void complete(Object reply) {
       if (reply instanceof JedisDataException error) {
+        // An error reply from the server: report its first line only.
         this.reply.completeExceptionally(
             new NodeUnavailableException(firstLine(error.getMessage())));
         return;
       }
-      Status status = null;
-      if (kind == Kind.SET) {
-        status = reply == null ? Status.TAKEN : Status.GRANTED;
-      } else if (reply instanceof Long code) {
-        status = code == 1L ? Status.GRANTED : code == 0L ? Status.TAKEN : Status.GONE;
+      NodeReply answer = null;
+      if (kind == Kind.SCRIPT && reply instanceof Long code) {
+        answer = NodeReply.ofScriptCode(code);
+      } else if (kind == Kind.ACQUIRE
+          && reply instanceof List<?> values
+          && values.size() == 3
+          && values.get(0) instanceof Long code
+          && values.get(1) instanceof Long fence
+          && values.get(2) instanceof Long micros) {
+        Status status = code == 1L ? Status.GRANTED : code == 2L ? Status.RESTARTED : Status.TAKEN;
+        answer = new NodeReply(status, fence, micros);
       }
-      if (status == null) {
+      if (answer == null) {
         this.reply.completeExceptionally(
-            new NodeUnavailableException("unexpected reply to " + kind));
+            new NodeUnavailableException("unexpected reply to " + script.name()));
       } else {
-        this.reply.complete(status);
+        this.reply.complete(answer);
       }
     }
 

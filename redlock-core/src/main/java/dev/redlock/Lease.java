@@ -24,19 +24,24 @@ public final class Lease implements AutoCloseable {
   private static final int LOST = 1;
   private static final int RELEASED = 2;
 
+  /** The fencing token of a lease acquired with fencing turned off. */
+  static final long NO_FENCE = -1;
+
   private final RedLock owner;
   private final String resource;
   private final byte[] key;
   private final byte[] token;
+  private final long fence;
   private final AtomicLong deadlineNanos;
   private final AtomicInteger state = new AtomicInteger(ACTIVE);
   private final CompletableFuture<Lease> lost = new CompletableFuture<>();
 
-  Lease(RedLock owner, String resource, byte[] key, byte[] token, long deadlineNanos) {
+  Lease(RedLock owner, String resource, byte[] key, byte[] token, long deadlineNanos, long fence) {
     this.owner = owner;
     this.resource = resource;
     this.key = key;
     this.token = token;
+    this.fence = fence;
     this.deadlineNanos = new AtomicLong(deadlineNanos);
   }
 
@@ -47,6 +52,23 @@ public final class Lease implements AutoCloseable {
    */
   public String resource() {
     return resource;
+  }
+
+  /**
+   * Returns this lease's fencing token: greater than the token of every earlier lease on the same
+   * resource, as long as the Redlock assumptions hold and no majority of masters lost its data at
+   * once (see the README). Pass it with every write to the resource the lock protects, and have
+   * that resource reject a write whose token is lower than the highest it has seen: a holder that
+   * was paused past its validity is then refused.
+   *
+   * @return a positive token, fixed for the lease's lifetime (extends keep it)
+   * @throws IllegalStateException if the RedLock was built with fencing turned off
+   */
+  public long fencingToken() {
+    if (fence == NO_FENCE) {
+      throw new IllegalStateException("fencing is turned off for this RedLock");
+    }
+    return fence;
   }
 
   /**

@@ -15,8 +15,20 @@ import java.util.HexFormat;
  */
 final class LuaScript {
 
+  static final LuaScript ACQUIRE = load("acquire.lua");
+  static final LuaScript FENCE = load("fence.lua");
   static final LuaScript RELEASE = load("release.lua");
   static final LuaScript EXTEND = load("extend.lua");
+  static final LuaScript ADMIT = load("admit.lua");
+
+  /** The key of each master's dataset-birth marker, read and written by the scripts. */
+  static final byte[] DATASET_MARKER = "redlock:dataset-born".getBytes(StandardCharsets.US_ASCII);
+
+  /** What the library's own keys start with; resources may not. */
+  static final String RESERVED_PREFIX = "redlock:";
+
+  /** What a resource's fence counter key starts with. */
+  static final byte[] FENCE_PREFIX = "redlock:fence:".getBytes(StandardCharsets.US_ASCII);
 
   private final String name;
   private final byte[] body;

@@ -1,27 +1,37 @@
 package dev.redlock;
 
-import dev.redlock.NodeOutcome.Status;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * The commands the coordinator sends to one master. Every call returns at once; the future
- * completes with {@link Status#GRANTED}, {@link Status#TAKEN} or {@link Status#GONE} when the
- * master answers, or exceptionally when it cannot. Commands to one master are executed in the order
- * they were issued, so a release never overtakes that master's own acquire.
+ * completes with the master's {@link NodeReply} when it answers, or exceptionally when it cannot.
+ * Commands to one master are executed in the order they were issued, so a release never overtakes
+ * that master's own acquire.
  *
  * <p>Implementations are thread-safe. Futures may complete on an I/O thread: callbacks must be
  * short and must not block.
  */
 interface NodeClient extends AutoCloseable {
 
-  /** {@code SET key token NX PX ttl}: GRANTED if set, TAKEN if the key exists. */
-  CompletableFuture<Status> setIfAbsent(byte[] key, byte[] token, long ttlMillis);
+  /**
+   * The acquire script: GRANTED if the key was set, TAKEN if it exists, RESTARTED if the master's
+   * dataset is younger than {@code minDatasetAgeMillis} (nothing set); with the stored fence
+   * counter and the master's time.
+   */
+  CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis);
+
+  /** The fence script: GRANTED if stored while the key holds our token, TAKEN, or GONE. */
+  CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence);
 
   /** The release script: GRANTED if deleted, TAKEN if another token holds it, GONE if absent. */
-  CompletableFuture<Status> release(byte[] key, byte[] token);
+  CompletableFuture<NodeReply> release(byte[] key, byte[] token);
 
   /** The extend script: GRANTED if extended, TAKEN if another token holds it, GONE if absent. */
-  CompletableFuture<Status> extend(byte[] key, byte[] token, long ttlMillis);
+  CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis);
+
+  /** The admit script: GRANTED if the dataset was admitted now, TAKEN if it already was. */
+  CompletableFuture<NodeReply> admit(long minDatasetAgeMillis);
 
   /** Waits until the first connection attempt has finished or the deadline passes. */
   default void awaitFirstConnect(long deadlineNanos) {}

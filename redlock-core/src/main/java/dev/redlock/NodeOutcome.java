@@ -24,6 +24,12 @@ public record NodeOutcome(String node, Status status, Duration elapsed, String d
     TAKEN,
     /** The key does not exist (it expired or was never set); extend never re-creates it. */
     GONE,
+    /**
+     * The master's dataset is younger than the maximum lease time (it restarted without its data,
+     * or was flushed, recently), so its vote does not count; see {@link
+     * RedLock.Builder#restartGuard(boolean)}.
+     */
+    RESTARTED,
     /** The master answered an error, refused the connection, or could not be reached. */
     FAILED,
     /** The master did not answer within the node timeout. */

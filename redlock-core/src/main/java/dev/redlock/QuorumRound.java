@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Function;
+import java.util.function.IntFunction;
 
 /**
  * One parallel round of a command on every master, and the vote count.
@@ -33,7 +33,8 @@ final class QuorumRound {
   private final long startNanos;
   private final Thread waiter;
 
-  private final CompletableFuture<?>[] replies;
+  private final CompletableFuture<?>[] futures;
+  private final NodeReply[] replies;
   private final Status[] statuses;
   private final long[] answeredAt;
   private final String[] details;
@@ -48,7 +49,8 @@ final class QuorumRound {
     this.mode = mode;
     this.ticker = ticker;
     this.waiter = Thread.currentThread();
-    this.replies = new CompletableFuture<?>[names.size()];
+    this.futures = new CompletableFuture<?>[names.size()];
+    this.replies = new NodeReply[names.size()];
     this.statuses = new Status[names.size()];
     this.answeredAt = new long[names.size()];
     this.details = new String[names.size()];
@@ -60,23 +62,22 @@ final class QuorumRound {
    * awaited by the calling thread.
    */
   static QuorumRound start(
-      List<NodeClient> nodes,
       List<String> names,
       int quorum,
       Mode mode,
       Ticker ticker,
-      Function<NodeClient, CompletableFuture<Status>> command) {
+      IntFunction<CompletableFuture<NodeReply>> command) {
     QuorumRound round = new QuorumRound(names, quorum, mode, ticker);
-    for (int i = 0; i < nodes.size(); i++) {
+    for (int i = 0; i < names.size(); i++) {
       int node = i;
-      CompletableFuture<Status> reply;
+      CompletableFuture<NodeReply> reply;
       try {
-        reply = command.apply(nodes.get(i));
+        reply = command.apply(i);
       } catch (RuntimeException e) {
         reply = CompletableFuture.failedFuture(e);
       }
-      round.replies[i] = reply;
-      reply.whenComplete((status, error) -> round.record(node, status, error));
+      round.futures[i] = reply;
+      reply.whenComplete((answer, error) -> round.record(node, answer, error));
     }
     return round;
   }
@@ -85,7 +86,7 @@ final class QuorumRound {
     return startNanos;
   }
 
-  private void record(int node, Status status, Throwable error) {
+  private void record(int node, NodeReply answer, Throwable error) {
     long now = ticker.read();
     boolean wake;
     synchronized (this) {
@@ -97,7 +98,8 @@ final class QuorumRound {
         details[node] = describe(error);
         failed++;
       } else {
-        statuses[node] = status;
+        statuses[node] = answer.status();
+        replies[node] = answer;
         details[node] = "";
       }
       answeredAt[node] = now - startNanos;
@@ -162,14 +164,20 @@ final class QuorumRound {
         }
         outcomes.add(new NodeOutcome(names.get(i), status, Duration.ofNanos(at), detail));
       }
-      tally = new Tally(granted, failed + timedOut, now - startNanos, List.copyOf(outcomes));
+      tally =
+          new Tally(
+              granted,
+              failed + timedOut,
+              now - startNanos,
+              List.copyOf(outcomes),
+              java.util.Arrays.copyOf(replies, replies.length));
     }
     if (tally.unreachable() > 0) {
       // Let whoever watches a master's replies (its circuit breaker) see the timeout now; the
       // command itself stays queued, and its late reply is still read.
-      for (int i = 0; i < replies.length; i++) {
+      for (int i = 0; i < futures.length; i++) {
         if (tally.outcomes().get(i).status() == Status.TIMED_OUT) {
-          replies[i].completeExceptionally(new NodeUnavailableException("timed out"));
+          futures[i].completeExceptionally(new NodeUnavailableException("timed out"));
         }
       }
     }
@@ -196,6 +204,12 @@ final class QuorumRound {
    * @param unreachable how many errored or timed out
    * @param elapsedNanos from before the first request to the decision
    * @param outcomes one per master, in configuration order
+   * @param replies one per master, null where it had not answered (or failed) when decided
    */
-  record Tally(int granted, int unreachable, long elapsedNanos, List<NodeOutcome> outcomes) {}
+  record Tally(
+      int granted,
+      int unreachable,
+      long elapsedNanos,
+      List<NodeOutcome> outcomes,
+      NodeReply[] replies) {}
 }

@@ -2,6 +2,7 @@ package dev.redlock;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.redlock.NodeOutcome.Status;
 import dev.redlock.QuorumRound.Mode;
 import dev.redlock.QuorumRound.Tally;
 import java.nio.ByteBuffer;
@@ -15,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -87,6 +89,9 @@ public final class RedLock implements AutoCloseable {
   /** The base retry delay unless {@link Builder#retryDelay} says otherwise: 50 ms. */
   public static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(50);
 
+  /** The longest TTL unless {@link Builder#maxLeaseTime} says otherwise: 1 minute. */
+  public static final Duration DEFAULT_MAX_LEASE_TIME = Duration.ofMinutes(1);
+
   /** How long an open circuit breaker skips its master unless set otherwise: 1 s. */
   public static final Duration DEFAULT_CIRCUIT_BREAKER_WAIT = Duration.ofSeconds(1);
 
@@ -106,6 +111,9 @@ public final class RedLock implements AutoCloseable {
   private final double driftFactor;
   private final long minValidityNanos;
   private final long retryDelayNanos;
+  private final boolean fencing;
+  private final boolean restartGuard;
+  private final long maxLeaseMillis;
   private final Ticker ticker;
   private final RedLockListener listener;
   private final Tokens tokens = new Tokens();
@@ -125,6 +133,9 @@ public final class RedLock implements AutoCloseable {
     this.driftFactor = builder.driftFactor;
     this.minValidityNanos = builder.minValidity.toNanos();
     this.retryDelayNanos = builder.retryDelay.toNanos();
+    this.fencing = builder.fencing;
+    this.restartGuard = builder.restartGuard;
+    this.maxLeaseMillis = builder.maxLeaseTime.toMillis();
     this.ticker = builder.ticker;
     this.listener = builder.listener;
   }
@@ -293,30 +304,142 @@ public final class RedLock implements AutoCloseable {
     }
   }
 
-  /** One round of acquisition; on failure, releases on every master without waiting. */
+  /**
+   * One acquisition: the vote, then (with fencing) the fence store; on failure, releases on every
+   * master without waiting.
+   */
   private Attempt attempt(String resource, byte[] key, long ttlMillis) {
     byte[] token = tokens.next();
+    byte[] fenceKey = fenceKey(key);
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
-    QuorumRound round =
+    long minAge = restartGuard ? maxLeaseMillis : 0;
+    QuorumRound votes =
         QuorumRound.start(
-            nodes, names, quorum, Mode.QUORUM, ticker, n -> n.setIfAbsent(key, token, ttlMillis));
-    Tally tally = round.await(round.startNanos() + nodeTimeoutNanos);
-    long validity = Validity.remainingNanos(ttlNanos, tally.elapsedNanos(), driftFactor);
-    if (tally.granted() >= quorum && validity > minValidityNanos) {
-      long deadline = round.startNanos() + tally.elapsedNanos() + validity;
-      Lease lease = new Lease(this, resource, key, token, deadline);
-      emit(l -> l.acquired(resource, tally.outcomes(), Duration.ofNanos(tally.elapsedNanos())));
-      return new Attempt(lease, tally, false);
+            names,
+            quorum,
+            Mode.QUORUM,
+            ticker,
+            i -> nodes.get(i).acquire(key, fenceKey, token, ttlMillis, minAge));
+    long start = votes.startNanos();
+    Tally tally = votes.await(start + nodeTimeoutNanos);
+    long elapsed = tally.elapsedNanos();
+    int grantedVotes = tally.granted();
+    int granted = grantedVotes;
+    List<NodeOutcome> outcomes = tally.outcomes();
+    long fence = Lease.NO_FENCE;
+    if (grantedVotes >= quorum && fencing) {
+      // Phase two: t = max(stored) + 1 over the answers, stored where our token still holds. A
+      // majority that stored t intersects every later granting majority, so tokens only rise.
+      fence = nextFence(tally.replies());
+      boolean[] voted = new boolean[nodes.size()];
+      for (int i = 0; i < voted.length; i++) {
+        voted[i] = outcomes.get(i).status() == NodeOutcome.Status.GRANTED;
+      }
+      long t = fence;
+      QuorumRound store =
+          QuorumRound.start(
+              names,
+              quorum,
+              Mode.QUORUM,
+              ticker,
+              i ->
+                  voted[i]
+                      ? nodes.get(i).fence(key, fenceKey, token, t)
+                      : CompletableFuture.failedFuture(NOT_VOTED));
+      Tally stored = store.await(store.startNanos() + nodeTimeoutNanos);
+      long offset = store.startNanos() - start;
+      elapsed = offset + stored.elapsedNanos();
+      granted = stored.granted();
+      outcomes = merge(outcomes, stored.outcomes(), voted, offset);
+    }
+    long validity = Validity.remainingNanos(ttlNanos, elapsed, driftFactor);
+    Duration took = Duration.ofNanos(elapsed);
+    if (granted >= quorum && validity > minValidityNanos) {
+      Lease lease = new Lease(this, resource, key, token, start + elapsed + validity, fence);
+      List<NodeOutcome> heard = outcomes;
+      emit(l -> l.acquired(resource, heard, took));
+      return new Attempt(lease, outcomes, false);
     }
     for (NodeClient node : nodes) {
       node.release(key, token);
     }
-    emit(l -> l.denied(resource, tally.outcomes(), Duration.ofNanos(tally.elapsedNanos())));
+    List<NodeOutcome> heard = outcomes;
+    emit(l -> l.denied(resource, heard, took));
     if (log.isDebugEnabled()) {
-      log.debug("{} not acquired: {}", quote(resource), tally.outcomes());
+      log.debug("{} not acquired: {}", quote(resource), outcomes);
     }
-    boolean unavailable = tally.granted() >= quorum || tally.unreachable() > nodes.size() - quorum;
-    return new Attempt(null, tally, unavailable);
+    long unreachable =
+        outcomes.stream()
+            .filter(
+                o ->
+                    o.status() == Status.FAILED
+                        || o.status() == Status.TIMED_OUT
+                        || o.status() == Status.RESTARTED)
+            .count();
+    // A majority voted for us but the lease still failed: too slow, or the fence store failed.
+    boolean unavailable = grantedVotes >= quorum || unreachable > nodes.size() - quorum;
+    return new Attempt(null, outcomes, unavailable);
+  }
+
+  private static final NodeUnavailableException NOT_VOTED =
+      new NodeUnavailableException("did not grant the lock");
+
+  /** The next fencing token: above every stored counter and not below any master's clock. */
+  private static long nextFence(NodeReply[] replies) {
+    long next = 1;
+    for (NodeReply reply : replies) {
+      if (reply != null) {
+        next = Math.max(next, Math.max(reply.fence() + 1, reply.timeMicros()));
+      }
+    }
+    return next;
+  }
+
+  /** Phase-one outcomes, with phase two's for the masters that voted. */
+  private static List<NodeOutcome> merge(
+      List<NodeOutcome> votes, List<NodeOutcome> stores, boolean[] voted, long offsetNanos) {
+    List<NodeOutcome> merged = new ArrayList<>(votes.size());
+    for (int i = 0; i < votes.size(); i++) {
+      NodeOutcome store = stores.get(i);
+      merged.add(
+          voted[i]
+              ? new NodeOutcome(
+                  store.node(),
+                  store.status(),
+                  store.elapsed().plusNanos(offsetNanos),
+                  store.detail())
+              : votes.get(i));
+    }
+    return List.copyOf(merged);
+  }
+
+  private static byte[] fenceKey(byte[] key) {
+    byte[] prefix = LuaScript.FENCE_PREFIX;
+    byte[] fenceKey = new byte[prefix.length + key.length];
+    System.arraycopy(prefix, 0, fenceKey, 0, prefix.length);
+    System.arraycopy(key, 0, fenceKey, prefix.length, key.length);
+    return fenceKey;
+  }
+
+  /**
+   * Admits every reachable master whose dataset is younger than the maximum lease time, so that its
+   * votes count at once. Call it only when no master can have lost a lock it held within the last
+   * maximum lease time: for a brand-new cluster, or after restarts longer ago than that. Until then
+   * the restart guard does not count a young master's vote, because a brand-new master cannot be
+   * told apart from one that restarted without its data while holding a key.
+   *
+   * @return one outcome per master: {@link NodeOutcome.Status#GRANTED} if admitted by this call,
+   *     {@link NodeOutcome.Status#TAKEN} if it was already trusted, otherwise why it could not be
+   *     reached
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public List<NodeOutcome> admitFreshNodes() {
+    checkOpen();
+    QuorumRound round =
+        QuorumRound.start(names, quorum, Mode.ALL, ticker, i -> nodes.get(i).admit(maxLeaseMillis));
+    Tally tally = round.await(round.startNanos() + nodeTimeoutNanos);
+    log.info("admitted fresh masters: {}", tally.outcomes());
+    return tally.outcomes();
   }
 
   boolean extend(Lease lease, long ttlMillis) {
@@ -325,7 +448,7 @@ public final class RedLock implements AutoCloseable {
     byte[] token = lease.token();
     QuorumRound round =
         QuorumRound.start(
-            nodes, names, quorum, Mode.QUORUM, ticker, n -> n.extend(key, token, ttlMillis));
+            names, quorum, Mode.QUORUM, ticker, i -> nodes.get(i).extend(key, token, ttlMillis));
     Tally tally = round.await(round.startNanos() + nodeTimeoutNanos);
     long decidedAt = round.startNanos() + tally.elapsedNanos();
     long validity = Validity.remainingNanos(ttlNanos, tally.elapsedNanos(), driftFactor);
@@ -356,7 +479,7 @@ public final class RedLock implements AutoCloseable {
     byte[] key = lease.key();
     byte[] token = lease.token();
     QuorumRound round =
-        QuorumRound.start(nodes, names, quorum, Mode.ALL, ticker, n -> n.release(key, token));
+        QuorumRound.start(names, quorum, Mode.ALL, ticker, i -> nodes.get(i).release(key, token));
     Tally tally = round.await(round.startNanos() + nodeTimeoutNanos);
     if (tally.unreachable() > 0 && log.isDebugEnabled()) {
       log.debug("release of {} incomplete: {}", quote(lease.resource()), tally.outcomes());
@@ -443,6 +566,14 @@ public final class RedLock implements AutoCloseable {
               + Duration.ofNanos(nodeTimeoutNanos)
               + ")");
     }
+    if (restartGuard && millis > maxLeaseMillis) {
+      throw new IllegalArgumentException(
+          "ttl ("
+              + ttl
+              + ") is longer than maxLeaseTime ("
+              + Duration.ofMillis(maxLeaseMillis)
+              + "), which the restart guard relies on; raise maxLeaseTime");
+    }
     if (nanos <= minValidityNanos) {
       throw new IllegalArgumentException(
           "ttl ("
@@ -467,6 +598,12 @@ public final class RedLock implements AutoCloseable {
     requireNonNull(resource, "resource");
     if (resource.isEmpty()) {
       throw new IllegalArgumentException("resource must not be empty");
+    }
+    if (resource.startsWith(LuaScript.RESERVED_PREFIX)) {
+      throw new IllegalArgumentException(
+          "resource must not start with '"
+              + LuaScript.RESERVED_PREFIX
+              + "': the library keeps its own keys there");
     }
     if (resource.length() > MAX_RESOURCE_BYTES) {
       throw new IllegalArgumentException(
@@ -501,15 +638,15 @@ public final class RedLock implements AutoCloseable {
     return "'" + (resource.length() <= 64 ? resource : resource.substring(0, 64) + "...") + "'";
   }
 
-  /** The result of one round. */
+  /** The result of one acquisition attempt. */
   private static final class Attempt {
     final Lease lease;
-    final Tally tally;
+    final List<NodeOutcome> outcomes;
     final boolean unavailable;
 
-    Attempt(Lease lease, Tally tally, boolean unavailable) {
+    Attempt(Lease lease, List<NodeOutcome> outcomes, boolean unavailable) {
       this.lease = lease;
-      this.tally = tally;
+      this.outcomes = outcomes;
       this.unavailable = unavailable;
     }
 
@@ -519,9 +656,8 @@ public final class RedLock implements AutoCloseable {
 
     RedLockException failure(String message) {
       return unavailable
-          ? new QuorumUnavailableException(
-              message + ": too few masters answered in time", tally.outcomes())
-          : new LockTakenException(message + ": held by another client", tally.outcomes());
+          ? new QuorumUnavailableException(message + ": too few masters answered in time", outcomes)
+          : new LockTakenException(message + ": held by another client", outcomes);
     }
   }
 
@@ -539,6 +675,9 @@ public final class RedLock implements AutoCloseable {
     private Duration retryDelay = DEFAULT_RETRY_DELAY;
     private RedLockListener listener = NO_LISTENER;
     private boolean circuitBreakers = true;
+    private boolean fencing = true;
+    private boolean restartGuard = true;
+    private Duration maxLeaseTime = DEFAULT_MAX_LEASE_TIME;
     private Duration circuitBreakerWait = DEFAULT_CIRCUIT_BREAKER_WAIT;
     private Ticker ticker = Ticker.system();
     private NodeClientFactory nodeClients = JedisNodeClient::new;
@@ -667,6 +806,55 @@ public final class RedLock implements AutoCloseable {
      */
     public Builder listener(RedLockListener listener) {
       this.listener = requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Turns fencing tokens on or off. On (the default), every lease carries a {@link
+     * Lease#fencingToken() fencing token} greater than that of every earlier lease on the same
+     * resource, at the cost of a second round to a quorum during acquire. Off, acquire is one round
+     * and {@link Lease#fencingToken()} throws.
+     *
+     * @param enabled whether leases carry fencing tokens
+     * @return this builder
+     */
+    public Builder fencing(boolean enabled) {
+      this.fencing = enabled;
+      return this;
+    }
+
+    /**
+     * Turns the restart guard on or off. On (the default), a master whose dataset is younger than
+     * {@link #maxLeaseTime} (it restarted without persistence, or was flushed) does not vote until
+     * it is older, so it cannot help a second majority form while an earlier lease it had granted
+     * may still be valid. Every TTL must then be at most {@link #maxLeaseTime}. A brand-new cluster
+     * looks the same as a restarted one: admit it with {@link RedLock#admitFreshNodes()}.
+     *
+     * @param enabled whether young masters' votes are ignored
+     * @return this builder
+     */
+    public Builder restartGuard(boolean enabled) {
+      this.restartGuard = enabled;
+      return this;
+    }
+
+    /**
+     * Sets the longest TTL this client will use (acquire, extend and renewal), which is how long
+     * the restart guard keeps a restarted master from voting. Default {@link
+     * #DEFAULT_MAX_LEASE_TIME}. Every RedLock sharing the masters should use the same value.
+     *
+     * @param maxLeaseTime positive, at most {@link #MAX_TTL}
+     * @return this builder
+     * @throws NullPointerException if {@code maxLeaseTime} is null
+     * @throws IllegalArgumentException if it is not positive or is longer than {@link #MAX_TTL}
+     */
+    public Builder maxLeaseTime(Duration maxLeaseTime) {
+      checkPositive(maxLeaseTime, "maxLeaseTime");
+      if (maxLeaseTime.compareTo(MAX_TTL) > 0 || maxLeaseTime.toMillis() < 1) {
+        throw new IllegalArgumentException(
+            "maxLeaseTime must be between 1 ms and " + MAX_TTL + ": " + maxLeaseTime);
+      }
+      this.maxLeaseTime = maxLeaseTime;
       return this;
     }
 

@@ -38,11 +38,12 @@ class ContentionIT {
     List<RedLock> clients = new ArrayList<>();
     for (int i = 0; i < THREADS; i++) {
       clients.add(
-          RedLock.builder()
-              .nodes(cluster.uris().subList(0, n))
-              .nodeTimeout(Duration.ofMillis(200))
-              .retryDelay(Duration.ofMillis(5))
-              .build());
+          RedLockIT.admitted(
+              RedLock.builder()
+                  .nodes(cluster.uris().subList(0, n))
+                  .nodeTimeout(Duration.ofMillis(200))
+                  .retryDelay(Duration.ofMillis(5))
+                  .build()));
     }
     ConcurrentLinkedQueue<Window> windows = new ConcurrentLinkedQueue<>();
     AtomicInteger failures = new AtomicInteger();

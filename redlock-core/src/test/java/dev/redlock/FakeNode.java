@@ -15,6 +15,7 @@ final class FakeNode implements NodeClient {
     GRANT,
     TAKEN,
     GONE,
+    RESTARTED,
     FAIL,
     HANG
   }
@@ -29,6 +30,15 @@ final class FakeNode implements NodeClient {
 
   volatile Answer onExtend = Answer.GRANT;
   volatile Answer onRelease = Answer.GRANT;
+  volatile Answer onFence = Answer.GRANT;
+
+  /** The fence counters this master stores, by resource. */
+  final java.util.Map<String, Long> fences = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** This master's clock, in microseconds, as the acquire script reports it. */
+  volatile long timeMicros;
+
+  volatile long lastMinDatasetAge = -1;
 
   /** Added to the ticker before this node answers. */
   volatile Duration latency = Duration.ZERO;
@@ -40,31 +50,53 @@ final class FakeNode implements NodeClient {
   }
 
   @Override
-  public CompletableFuture<Status> setIfAbsent(byte[] key, byte[] token, long ttlMillis) {
+  public CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
     received.add("SET " + text(key) + " PX " + ttlMillis);
     tokens.add(token);
+    lastMinDatasetAge = minDatasetAgeMillis;
     Answer next = nextSets.poll();
-    return answer(next != null ? next : onSet);
+    ticker.advance(latency);
+    long fence = fences.getOrDefault(text(key), 0L);
+    return answer(next != null ? next : onSet)
+        .thenApply(status -> new NodeReply(status, fence, timeMicros));
   }
 
   @Override
-  public CompletableFuture<Status> release(byte[] key, byte[] token) {
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
+    received.add("FENCE " + text(key) + " " + fence);
+    CompletableFuture<Status> reply = answer(onFence);
+    if (onFence == Answer.GRANT) {
+      fences.merge(text(key), fence, Math::max);
+    }
+    return reply.thenApply(NodeReply::of);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
     received.add("RELEASE " + text(key));
-    return answer(onRelease);
+    return answer(onRelease).thenApply(NodeReply::of);
   }
 
   @Override
-  public CompletableFuture<Status> extend(byte[] key, byte[] token, long ttlMillis) {
+  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
     received.add("EXTEND " + text(key) + " PX " + ttlMillis);
-    return answer(onExtend);
+    ticker.advance(latency);
+    return answer(onExtend).thenApply(NodeReply::of);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
+    received.add("ADMIT " + minDatasetAgeMillis);
+    return answer(Answer.GRANT).thenApply(NodeReply::of);
   }
 
   private CompletableFuture<Status> answer(Answer answer) {
-    ticker.advance(latency);
     return switch (answer) {
       case GRANT -> CompletableFuture.completedFuture(Status.GRANTED);
       case TAKEN -> CompletableFuture.completedFuture(Status.TAKEN);
       case GONE -> CompletableFuture.completedFuture(Status.GONE);
+      case RESTARTED -> CompletableFuture.completedFuture(Status.RESTARTED);
       case FAIL -> CompletableFuture.failedFuture(new NodeUnavailableException("refused"));
       case HANG -> new CompletableFuture<>();
     };

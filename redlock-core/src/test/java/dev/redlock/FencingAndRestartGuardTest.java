@@ -1,0 +1,187 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.FakeNode.Answer;
+import dev.redlock.NodeOutcome.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Quorum fencing tokens and the restart guard, against scripted masters. */
+class FencingAndRestartGuardTest {
+
+  private static final Duration TTL = Duration.ofSeconds(1);
+
+  private final FakeTicker ticker = new FakeTicker();
+  private final List<FakeNode> nodes = new ArrayList<>();
+  private RedLock redlock;
+
+  private void build(int n, UnaryOperator<RedLock.Builder> options) {
+    RedLock.Builder builder =
+        RedLock.builder()
+            .nodeTimeout(Duration.ofMillis(20))
+            .ticker(ticker)
+            .nodeClients(
+                (address, index, timeout, t) -> {
+                  FakeNode node = new FakeNode(ticker);
+                  nodes.add(node);
+                  return node;
+                });
+    for (int i = 0; i < n; i++) {
+      builder.node("redis://127.0.0.1:" + (7000 + i));
+    }
+    redlock = options.apply(builder).build();
+  }
+
+  @AfterEach
+  void close() {
+    redlock.close();
+  }
+
+  private long count(int node, String prefix) {
+    return nodes.get(node).received().stream().filter(s -> s.startsWith(prefix)).count();
+  }
+
+  @Test
+  void fencingTokensRiseWithEveryLeaseOnAResource() {
+    build(3, b -> b);
+    long previous = 0;
+    for (int i = 0; i < 5; i++) {
+      Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+      assertTrue(lease.fencingToken() > previous, lease.fencingToken() + " after " + previous);
+      previous = lease.fencingToken();
+      lease.close();
+    }
+    assertEquals(5, previous, "max stored + 1 from an empty start");
+    assertEquals(1, redlock.tryAcquire("other", TTL).orElseThrow().fencingToken());
+  }
+
+  @Test
+  void theNextTokenExceedsTheCounterOfAnyMajorityThatStoredTheLastOne() {
+    build(3, b -> b);
+    // Lease one is granted and fenced by masters 0 and 1 only.
+    nodes.get(2).onSet = Answer.TAKEN;
+    Lease first = redlock.tryAcquire("r", TTL).orElseThrow();
+    first.close();
+    assertEquals(0L, nodes.get(2).fences.getOrDefault("r", 0L), "master 2 never stored it");
+    // Lease two is granted by masters 1 and 2: master 1 carries lease one's token across.
+    nodes.get(2).onSet = Answer.GRANT;
+    nodes.get(0).onSet = Answer.TAKEN;
+    Lease second = redlock.tryAcquire("r", TTL).orElseThrow();
+    assertTrue(second.fencingToken() > first.fencingToken());
+  }
+
+  @Test
+  void tokensNeverFallBelowAMastersClockSoAWipedMajorityCannotRewindThem() {
+    build(3, b -> b);
+    nodes.forEach(node -> node.timeMicros = 1_000_000);
+    Lease before = redlock.tryAcquire("r", TTL).orElseThrow();
+    before.close();
+    nodes.forEach(node -> node.fences.clear()); // every master lost its data
+    nodes.forEach(node -> node.timeMicros = 2_000_000);
+    Lease after = redlock.tryAcquire("r", TTL).orElseThrow();
+    assertTrue(after.fencingToken() > before.fencingToken());
+    assertEquals(2_000_000, after.fencingToken());
+  }
+
+  @Test
+  void leaseIsRefusedUnlessAMajorityStoredItsToken() {
+    build(3, b -> b);
+    nodes.get(0).onFence = Answer.GONE; // the key expired between the phases
+    nodes.get(1).onFence = Answer.FAIL;
+    QuorumUnavailableException e =
+        assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("r", TTL));
+    assertEquals(
+        List.of(Status.GONE, Status.FAILED, Status.PENDING), // master 2 was not needed to vote
+        e.outcomes().stream().map(NodeOutcome::status).toList());
+    for (int i = 0; i < 3; i++) {
+      assertEquals(1, count(i, "RELEASE"), "released on master " + i);
+    }
+  }
+
+  @Test
+  void bothPhasesCountAgainstTheValidity() {
+    build(3, b -> b);
+    nodes.get(0).latency = Duration.ofMillis(10); // phase one
+    Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+    // 1000 - 10 - (10 + 2); the fence phase took no time on the fake clock
+    assertEquals(Duration.ofMillis(978), lease.remainingValidity());
+    assertEquals(1, count(0, "FENCE"));
+  }
+
+  @Test
+  void fencingCanBeTurnedOffForASingleRoundAcquire() {
+    build(3, b -> b.fencing(false));
+    Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+    IllegalStateException e = assertThrows(IllegalStateException.class, lease::fencingToken);
+    assertTrue(e.getMessage().contains("fencing"));
+    assertEquals(0, count(0, "FENCE"));
+  }
+
+  @Test
+  void extendKeepsTheFencingToken() {
+    build(3, b -> b);
+    Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+    long token = lease.fencingToken();
+    assertTrue(lease.extend(TTL));
+    assertEquals(token, lease.fencingToken());
+  }
+
+  @Test
+  void restartedMastersVotesDoNotCount() {
+    build(3, b -> b);
+    nodes.get(0).onSet = Answer.RESTARTED;
+    nodes.get(1).onSet = Answer.RESTARTED;
+    QuorumUnavailableException e =
+        assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("r", TTL));
+    assertEquals(Status.RESTARTED, e.outcomes().get(0).status());
+    nodes.get(1).onSet = Answer.GRANT;
+    assertTrue(redlock.tryAcquire("r", TTL).isPresent(), "one young master of three is fine");
+  }
+
+  @Test
+  void theGuardAsksForADatasetOlderThanTheMaximumLeaseTime() {
+    build(3, b -> b.maxLeaseTime(Duration.ofSeconds(30)));
+    redlock.tryAcquire("r", TTL).orElseThrow();
+    assertEquals(30_000, nodes.get(0).lastMinDatasetAge);
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class, () -> redlock.tryAcquire("r", Duration.ofSeconds(31)));
+    assertTrue(e.getMessage().contains("maxLeaseTime"), e.getMessage());
+  }
+
+  @Test
+  void withoutTheGuardEveryDatasetVotesAndAnyTtlUpToADayIsAllowed() {
+    build(3, b -> b.restartGuard(false).maxLeaseTime(Duration.ofSeconds(1)));
+    redlock.tryAcquire("r", Duration.ofMinutes(5)).orElseThrow();
+    assertEquals(0, nodes.get(0).lastMinDatasetAge);
+  }
+
+  @Test
+  void admitFreshNodesIsAnExplicitCallOnEveryMaster() {
+    build(3, b -> b);
+    List<NodeOutcome> outcomes = redlock.admitFreshNodes();
+    assertEquals(3, outcomes.size());
+    assertTrue(outcomes.stream().allMatch(o -> o.status() == Status.GRANTED));
+    for (int i = 0; i < 3; i++) {
+      assertEquals(List.of("ADMIT 60000"), nodes.get(i).received());
+    }
+  }
+
+  @Test
+  void resourcesInTheLibrarysOwnNamespaceAreRefused() {
+    build(3, b -> b);
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class, () -> redlock.tryAcquire("redlock:fence:r", TTL));
+    assertTrue(e.getMessage().contains("redlock:"), e.getMessage());
+    assertFalse(nodes.get(0).received().stream().anyMatch(s -> s.startsWith("SET")));
+  }
+}

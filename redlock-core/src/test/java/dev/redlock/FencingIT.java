@@ -1,0 +1,103 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.NodeOutcome.Status;
+import dev.redlock.testkit.RedisCluster;
+import dev.redlock.testkit.RedisClusterExtension;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Fencing tokens and the restart guard on real masters. */
+class FencingIT {
+
+  @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(5);
+
+  private static final Duration TTL = Duration.ofSeconds(5);
+
+  @Test
+  void tokensRiseAcrossClientsAndTheCountersNeverExpire(RedisCluster cluster) {
+    try (RedLock a = RedLockIT.redlock(cluster, 5);
+        RedLock b = RedLockIT.redlock(cluster, 5)) {
+      long previous = 0;
+      for (int i = 0; i < 10; i++) {
+        RedLock client = i % 2 == 0 ? a : b;
+        try (Lease lease = client.tryAcquire("account:7", TTL).orElseThrow()) {
+          assertTrue(lease.fencingToken() > previous, lease.fencingToken() + " > " + previous);
+          previous = lease.fencingToken();
+        }
+      }
+      int stored = 0;
+      for (int i = 0; i < 5; i++) {
+        String counter = cluster.node(i).admin().get("redlock:fence:account:7");
+        if (counter != null && Long.parseLong(counter) == previous) {
+          stored++;
+          assertEquals(-1, cluster.node(i).admin().pttl("redlock:fence:account:7"), "no expiry");
+        }
+      }
+      assertTrue(stored >= 3, "the last token is stored on a majority: " + stored);
+    }
+  }
+
+  @Test
+  void aRestartedMasterDoesNotVoteUntilAdmitted(RedisCluster cluster) {
+    try (RedLock redlock = RedLockIT.redlock(cluster, 3)) {
+      redlock.tryAcquire("job", TTL).orElseThrow().close();
+      for (int i = 0; i < 2; i++) {
+        cluster.node(i).kill();
+        cluster.node(i).restart(); // no persistence: the dataset starts again
+      }
+      QuorumUnavailableException e =
+          assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("job", TTL));
+      List<Status> statuses = e.outcomes().stream().map(NodeOutcome::status).toList();
+      assertTrue(
+          statuses.subList(0, 2).stream()
+              .allMatch(s -> s == Status.RESTARTED || s == Status.FAILED),
+          e::getMessage);
+      RedLockIT.eventually(
+          "the restarted masters are seen as restarted",
+          () -> {
+            try {
+              redlock.tryAcquire("job", TTL);
+              return false;
+            } catch (QuorumUnavailableException young) {
+              return young.outcomes().get(0).status() == Status.RESTARTED
+                  && young.outcomes().get(1).status() == Status.RESTARTED;
+            }
+          });
+      assertEquals(0, cluster.node(0).admin().dbSize() - 1, "only the marker: nothing was set");
+
+      List<NodeOutcome> admitted = redlock.admitFreshNodes();
+      assertEquals(Status.GRANTED, admitted.get(0).status(), "admitted now");
+      assertEquals(Status.TAKEN, admitted.get(2).status(), "was already trusted");
+      redlock.tryAcquire("job", TTL).orElseThrow().close();
+    }
+  }
+
+  @Test
+  void withoutTheGuardARestartedMasterVotesAtOnce(RedisCluster cluster) {
+    try (RedLock redlock =
+        RedLock.builder()
+            .nodes(cluster.uris().subList(0, 3))
+            .nodeTimeout(Duration.ofMillis(100))
+            .restartGuard(false)
+            .build()) {
+      redlock.tryAcquire("job", TTL).orElseThrow().close();
+      cluster.node(0).kill();
+      cluster.node(0).restart();
+      cluster.node(1).kill();
+      cluster.node(1).restart();
+      RedLockIT.eventually(
+          "acquires with the restarted masters",
+          () -> {
+            var lease = redlock.tryAcquire("job", TTL);
+            lease.ifPresent(Lease::close);
+            return lease.isPresent();
+          });
+    }
+  }
+}
