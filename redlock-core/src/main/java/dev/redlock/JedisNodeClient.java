@@ -64,7 +64,12 @@ final class JedisNodeClient implements NodeClient {
     CLOSED
   }
 
+  private static final byte[] NX = Protocol.Keyword.NX.getRaw();
+  private static final byte[] PX = Protocol.Keyword.PX.getRaw();
+
   private enum Kind {
+    /** SET key token NX PX ttl: answers OK or nil. */
+    SET,
     /** The acquire script: answers {code, fence, time}. */
     ACQUIRE,
     /** Any other script: answers 1, 0 or -1. */
@@ -118,6 +123,12 @@ final class JedisNodeClient implements NodeClient {
   @Override
   public CompletableFuture<NodeReply> acquire(
       byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
+    if (fenceKey == null && minDatasetAgeMillis == 0) {
+      // Neither fencing nor the restart guard: the plain Redlock command, no script.
+      return submit(
+          new Command(
+              Kind.SET, null, new byte[][] {key}, token, NX, PX, Protocol.toByteArray(ttlMillis)));
+    }
     return submit(
         new Command(
             Kind.ACQUIRE,
@@ -482,7 +493,7 @@ final class JedisNodeClient implements NodeClient {
       this.script = script;
       this.keys = keys;
       this.args = args;
-      int size = 64 + script.body().length;
+      int size = 64 + (script == null ? 0 : script.body().length);
       for (byte[] key : keys) {
         size += key.length + 16;
       }
@@ -493,6 +504,13 @@ final class JedisNodeClient implements NodeClient {
     }
 
     CommandArguments arguments() {
+      if (kind == Kind.SET) {
+        CommandArguments set = new CommandArguments(Protocol.Command.SET).key(keys[0]);
+        for (byte[] arg : args) {
+          set.add(arg);
+        }
+        return set;
+      }
       CommandArguments arguments =
           evalFallback
               ? new CommandArguments(Protocol.Command.EVAL).add(script.body())
@@ -515,7 +533,9 @@ final class JedisNodeClient implements NodeClient {
         return;
       }
       NodeReply answer = null;
-      if (kind == Kind.SCRIPT && reply instanceof Long code) {
+      if (kind == Kind.SET) {
+        answer = NodeReply.of(reply == null ? Status.TAKEN : Status.GRANTED);
+      } else if (kind == Kind.SCRIPT && reply instanceof Long code) {
         answer = NodeReply.ofScriptCode(code);
       } else if (kind == Kind.ACQUIRE
           && reply instanceof List<?> values
@@ -528,7 +548,7 @@ final class JedisNodeClient implements NodeClient {
       }
       if (answer == null) {
         this.reply.completeExceptionally(
-            new NodeUnavailableException("unexpected reply to " + script.name()));
+            new NodeUnavailableException("unexpected reply to " + kind));
       } else {
         this.reply.complete(answer);
       }

@@ -16,7 +16,8 @@ interface NodeClient extends AutoCloseable {
   /**
    * The acquire script: GRANTED if the key was set, TAKEN if it exists, RESTARTED if the master's
    * dataset is younger than {@code minDatasetAgeMillis} (nothing set); with the stored fence
-   * counter and the master's time.
+   * counter and the master's time. With no {@code fenceKey} (null) and no minimum age (0), a plain
+   * {@code SET key token NX PX ttl} that reports neither.
    */
   CompletableFuture<NodeReply> acquire(
       byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis);

@@ -310,7 +310,7 @@ public final class RedLock implements AutoCloseable {
    */
   private Attempt attempt(String resource, byte[] key, long ttlMillis) {
     byte[] token = tokens.next();
-    byte[] fenceKey = fenceKey(key);
+    byte[] fenceKey = fencing ? fenceKey(key) : null;
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     long minAge = restartGuard ? maxLeaseMillis : 0;
     QuorumRound votes =

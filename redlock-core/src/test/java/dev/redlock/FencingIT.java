@@ -100,4 +100,25 @@ class FencingIT {
           });
     }
   }
+
+  @Test
+  void withoutFencingAndGuardAcquireIsAPlainSetNxPx(RedisCluster cluster) {
+    try (RedLock redlock =
+        RedLock.builder()
+            .nodes(cluster.uris())
+            .nodeTimeout(Duration.ofMillis(100))
+            .fencing(false)
+            .restartGuard(false)
+            .build()) {
+      Lease lease = redlock.tryAcquire("plain", TTL).orElseThrow();
+      assertThrows(IllegalStateException.class, lease::fencingToken);
+      assertTrue(redlock.tryAcquire("plain", TTL).isEmpty());
+      lease.close();
+      assertTrue(RedLockIT.keysGone(cluster, "plain", 0, 1, 2, 3, 4));
+      for (int i = 0; i < 5; i++) {
+        assertEquals(List.of(), RedLockIT.userKeys(cluster, i));
+        assertEquals(0, cluster.node(i).admin().dbSize(), "no marker, no fence counter");
+      }
+    }
+  }
 }
