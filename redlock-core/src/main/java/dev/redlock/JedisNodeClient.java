@@ -580,6 +580,7 @@ final class JedisNodeClient implements NodeClient {
                   new HostAndPort(address.host(), address.port()), config));
       PipelinedConnection connection = new PipelinedConnection(sockets, config);
       try {
+        connection.loadScripts(); // still under the handshake's timeout
         connection.setTimeoutInfinite(); // replies are awaited by callers, each with a deadline
       } catch (RuntimeException e) {
         connection.closeNow();
@@ -624,6 +625,28 @@ final class JedisNodeClient implements NodeClient {
     void send(CommandArguments arguments) {
       sendCommand(arguments);
       flush();
+    }
+
+    /**
+     * Loads every script in one pipelined round, so that a fresh or restarted master does not cost
+     * a NOSCRIPT round trip (and maybe a lease) on first use. A master that refuses (an ACL without
+     * SCRIPT, say) is still usable: EVALSHA falls back to EVAL.
+     */
+    void loadScripts() {
+      for (LuaScript script : LuaScript.ALL) {
+        sendCommand(
+            new CommandArguments(Protocol.Command.SCRIPT)
+                .add(Protocol.Keyword.LOAD)
+                .add(script.body()));
+      }
+      flush();
+      for (int i = 0; i < LuaScript.ALL.size(); i++) {
+        try {
+          getUnflushedObject();
+        } catch (JedisDataException e) {
+          log.debug("SCRIPT LOAD refused: {}", e.getMessage());
+        }
+      }
     }
 
     void closeNow() {

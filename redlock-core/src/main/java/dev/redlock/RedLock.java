@@ -459,6 +459,11 @@ public final class RedLock implements AutoCloseable {
       emit(l -> l.extended(lease.resource(), tally.outcomes(), elapsed));
       return true;
     }
+    // The masters that did extend keep the key for the new TTL: free them now (compare-and-delete
+    // of our own token, so harmless), rather than blocking others until it expires.
+    for (NodeClient node : nodes) {
+      node.release(key, token);
+    }
     if (lease.markLost()) {
       log.warn("lease on {} lost: extend failed: {}", quote(lease.resource()), tally.outcomes());
       emit(l -> l.lost(lease.resource(), tally.outcomes(), elapsed));
