@@ -310,7 +310,8 @@ public final class RedLock implements AutoCloseable {
    */
   private Attempt attempt(String resource, byte[] key, long ttlMillis) {
     byte[] token = tokens.next();
-    byte[] fenceKey = fencing ? fenceKey(key) : null;
+    // The script reads the fence counter whenever it runs; only the plain SET needs no key.
+    byte[] fenceKey = fencing || restartGuard ? fenceKey(key) : null;
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     long minAge = restartGuard ? maxLeaseMillis : 0;
     QuorumRound votes =

@@ -121,4 +121,22 @@ class FencingIT {
       }
     }
   }
+
+  @Test
+  void withFencingOffAndTheGuardOnAcquireStillRunsTheGuardedScript(RedisCluster cluster) {
+    try (RedLock redlock =
+        RedLockIT.admitted(
+            RedLock.builder()
+                .nodes(cluster.uris())
+                .nodeTimeout(Duration.ofMillis(100))
+                .fencing(false)
+                .build())) {
+      Lease lease = redlock.tryAcquire("guarded", TTL).orElseThrow();
+      assertThrows(IllegalStateException.class, lease::fencingToken);
+      assertTrue(redlock.tryAcquire("guarded", TTL).isEmpty());
+      lease.close();
+      assertTrue(RedLockIT.keysGone(cluster, "guarded", 0, 1, 2, 3, 4));
+      assertEquals(null, cluster.node(0).admin().get("redlock:fence:guarded"), "no counter kept");
+    }
+  }
 }
