@@ -46,6 +46,17 @@ public final class RedisAdmin implements AutoCloseable {
   private int connectionGeneration;
   private boolean closed;
 
+  /**
+   * Opens an admin client for any Redis server, such as one in a container.
+   *
+   * @param host the server's host
+   * @param port the server's port
+   * @return a client that connects on first use and reconnects after a broken connection
+   */
+  public static RedisAdmin connect(String host, int port) {
+    return new RedisAdmin(host, port);
+  }
+
   RedisAdmin(String host, int port) {
     this.address = new HostAndPort(host, port);
     this.config =
