@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -25,26 +24,14 @@ class ArgumentsTest {
 
   private static final Duration TTL = Duration.ofSeconds(1);
 
-  private final FakeTicker ticker = new FakeTicker();
-  private final List<FakeNode> nodes = new ArrayList<>();
+  private final FakeCluster cluster = new FakeCluster();
+  private final FakeTicker ticker = cluster.ticker;
+  private final List<FakeNode> nodes = cluster.nodes;
   private RedLock redlock;
 
   @BeforeEach
   void build() {
-    redlock =
-        RedLock.builder()
-            .nodes(
-                List.of(
-                    "redis://127.0.0.1:7001", "redis://127.0.0.1:7002", "redis://127.0.0.1:7003"))
-            .nodeTimeout(Duration.ofMillis(50))
-            .ticker(ticker)
-            .nodeClients(
-                (address, index, timeout, t) -> {
-                  FakeNode node = new FakeNode(ticker);
-                  nodes.add(node);
-                  return node;
-                })
-            .build();
+    redlock = cluster.builder(3).nodeTimeout(Duration.ofMillis(50)).build();
   }
 
   @AfterEach

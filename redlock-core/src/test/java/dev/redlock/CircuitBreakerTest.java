@@ -21,14 +21,16 @@ class CircuitBreakerTest {
   private static final Duration TTL = Duration.ofSeconds(1);
   private static final Duration OPEN_WAIT = Duration.ofMillis(50);
 
-  private final FakeTicker ticker = new FakeTicker();
-  private final List<FakeNode> nodes = new ArrayList<>();
+  private final FakeCluster cluster = new FakeCluster();
+  private final FakeTicker ticker = cluster.ticker;
+  private final List<FakeNode> nodes = cluster.nodes;
   private final List<String> changes = Collections.synchronizedList(new ArrayList<>());
   private RedLock redlock;
 
   private void build(boolean breakers) {
     RedLock.Builder builder =
-        RedLock.builder()
+        cluster
+            .builder(3)
             .nodeTimeout(Duration.ofMillis(20))
             .circuitBreakers(breakers)
             .circuitBreakerWait(OPEN_WAIT)
@@ -38,17 +40,7 @@ class CircuitBreakerTest {
                   public void circuitChanged(String node, CircuitState state) {
                     changes.add(node + " " + state);
                   }
-                })
-            .ticker(ticker)
-            .nodeClients(
-                (address, index, timeout, t) -> {
-                  FakeNode node = new FakeNode(ticker);
-                  nodes.add(node);
-                  return node;
                 });
-    for (int i = 0; i < 3; i++) {
-      builder.node("redis://127.0.0.1:" + (7000 + i));
-    }
     redlock = builder.build();
   }
 

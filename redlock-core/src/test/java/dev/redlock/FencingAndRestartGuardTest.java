@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.FakeNode.Answer;
 import dev.redlock.NodeOutcome.Status;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
@@ -19,24 +18,13 @@ class FencingAndRestartGuardTest {
 
   private static final Duration TTL = Duration.ofSeconds(1);
 
-  private final FakeTicker ticker = new FakeTicker();
-  private final List<FakeNode> nodes = new ArrayList<>();
+  private final FakeCluster cluster = new FakeCluster();
+  private final FakeTicker ticker = cluster.ticker;
+  private final List<FakeNode> nodes = cluster.nodes;
   private RedLock redlock;
 
   private void build(int n, UnaryOperator<RedLock.Builder> options) {
-    RedLock.Builder builder =
-        RedLock.builder()
-            .nodeTimeout(Duration.ofMillis(20))
-            .ticker(ticker)
-            .nodeClients(
-                (address, index, timeout, t) -> {
-                  FakeNode node = new FakeNode(ticker);
-                  nodes.add(node);
-                  return node;
-                });
-    for (int i = 0; i < n; i++) {
-      builder.node("redis://127.0.0.1:" + (7000 + i));
-    }
+    RedLock.Builder builder = cluster.builder(n).nodeTimeout(Duration.ofMillis(20));
     redlock = options.apply(builder).build();
   }
 

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.FakeNode.Answer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -17,26 +16,15 @@ class LeaseTest {
 
   private static final Duration TTL = Duration.ofMillis(1000);
 
-  private final FakeTicker ticker = new FakeTicker();
-  private final List<FakeNode> nodes = new ArrayList<>();
+  private final FakeCluster cluster = new FakeCluster();
+  private final FakeTicker ticker = cluster.ticker;
+  private final List<FakeNode> nodes = cluster.nodes;
   private RedLock redlock;
   private Lease lease;
 
   @BeforeEach
   void acquire() {
-    RedLock.Builder builder =
-        RedLock.builder()
-            .nodeTimeout(Duration.ofMillis(20))
-            .ticker(ticker)
-            .nodeClients(
-                (address, index, timeout, t) -> {
-                  FakeNode node = new FakeNode(ticker);
-                  nodes.add(node);
-                  return node;
-                });
-    for (int i = 0; i < 5; i++) {
-      builder.node("redis://127.0.0.1:" + (7000 + i));
-    }
+    RedLock.Builder builder = cluster.builder(5).nodeTimeout(Duration.ofMillis(20));
     redlock = builder.build();
     lease = redlock.tryAcquire("job", TTL).orElseThrow(); // validity 988 ms at t0
     nodes.forEach(FakeNode::forget);

@@ -19,8 +19,9 @@ class ListenerTest {
 
   private static final Duration TTL = Duration.ofSeconds(1);
 
-  private final FakeTicker ticker = new FakeTicker();
-  private final List<FakeNode> nodes = new ArrayList<>();
+  private final FakeCluster cluster = new FakeCluster();
+  private final FakeTicker ticker = cluster.ticker;
+  private final List<FakeNode> nodes = cluster.nodes;
   private final List<String> heard = Collections.synchronizedList(new ArrayList<>());
   private RedLock redlock;
 
@@ -63,19 +64,7 @@ class ListenerTest {
 
   private RedLock build(RedLockListener listener) {
     RedLock.Builder builder =
-        RedLock.builder()
-            .nodeTimeout(Duration.ofMillis(20))
-            .listener(listener)
-            .ticker(ticker)
-            .nodeClients(
-                (address, index, timeout, t) -> {
-                  FakeNode node = new FakeNode(ticker);
-                  nodes.add(node);
-                  return node;
-                });
-    for (int i = 0; i < 3; i++) {
-      builder.node("redis://127.0.0.1:" + (7000 + i));
-    }
+        cluster.builder(3).nodeTimeout(Duration.ofMillis(20)).listener(listener);
     redlock = builder.build();
     return redlock;
   }

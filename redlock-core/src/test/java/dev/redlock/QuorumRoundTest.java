@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.FakeNode.Answer;
 import dev.redlock.NodeOutcome.Status;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
@@ -24,8 +23,9 @@ class QuorumRoundTest {
   private static final Duration TTL = Duration.ofMillis(1000);
   private static final Duration NODE_TIMEOUT = Duration.ofMillis(20);
 
-  private final FakeTicker ticker = new FakeTicker();
-  private final List<FakeNode> nodes = new ArrayList<>();
+  private final FakeCluster cluster = new FakeCluster();
+  private final FakeTicker ticker = cluster.ticker;
+  private final List<FakeNode> nodes = cluster.nodes;
   private RedLock redlock;
 
   @AfterEach
@@ -41,20 +41,11 @@ class QuorumRoundTest {
 
   private RedLock cluster(int n, Duration minValidity) {
     RedLock.Builder builder =
-        RedLock.builder()
+        cluster
+            .builder(n)
             .nodeTimeout(NODE_TIMEOUT)
             .minValidity(minValidity)
-            .retryDelay(Duration.ofMillis(1))
-            .ticker(ticker)
-            .nodeClients(
-                (address, index, timeout, t) -> {
-                  FakeNode node = new FakeNode(ticker);
-                  nodes.add(node);
-                  return node;
-                });
-    for (int i = 0; i < n; i++) {
-      builder.node("redis://node" + i + ":" + (7000 + i));
-    }
+            .retryDelay(Duration.ofMillis(1));
     redlock = builder.build();
     return redlock;
   }
@@ -146,7 +137,7 @@ class QuorumRoundTest {
         List.of(
             Status.GRANTED, Status.GRANTED, Status.TIMED_OUT, Status.TIMED_OUT, Status.TIMED_OUT),
         statuses);
-    assertEquals("node2:7002", e.outcomes().get(2).node());
+    assertEquals("127.0.0.1:7002", e.outcomes().get(2).node());
     nodes.forEach(node -> assertTrue(node.received().contains("RELEASE r"), node::toString));
   }
 

@@ -1,0 +1,33 @@
+package dev.redlock;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Scripted masters on a fake clock, and a RedLock builder wired to them. */
+final class FakeCluster {
+
+  final FakeTicker ticker = new FakeTicker();
+  final List<FakeNode> nodes = new ArrayList<>();
+
+  /**
+   * A builder for {@code n} fake masters named {@code 127.0.0.1:7000} and up, with a 20 ms node
+   * timeout, on the fake clock. The masters exist once the RedLock is built.
+   */
+  RedLock.Builder builder(int n) {
+    RedLock.Builder builder =
+        RedLock.builder()
+            .nodeTimeout(Duration.ofMillis(20))
+            .ticker(ticker)
+            .nodeClients(
+                (address, index, timeout, t) -> {
+                  FakeNode node = new FakeNode(ticker);
+                  nodes.add(node);
+                  return node;
+                });
+    for (int i = 0; i < n; i++) {
+      builder.node("redis://127.0.0.1:" + (7000 + i));
+    }
+    return builder;
+  }
+}
