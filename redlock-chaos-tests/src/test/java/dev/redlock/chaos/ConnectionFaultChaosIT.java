@@ -15,7 +15,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
-import dev.redlock.LockTakenException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
@@ -23,8 +22,6 @@ import eu.rekawek.toxiproxy.model.ToxicDirection;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -157,11 +154,6 @@ class ConnectionFaultChaosIT {
     for (int c = 0; c < clients; c++) {
       redlocks.add(NetworkChaos.redlock(cluster, NODE_TIMEOUT));
     }
-    List<Window> windows = Collections.synchronizedList(new ArrayList<>());
-    AtomicInteger counter = new AtomicInteger(); // read, then written: updates overlap-lossy
-    AtomicInteger increments = new AtomicInteger();
-    AtomicInteger refusals = new AtomicInteger();
-    AtomicInteger unavailable = new AtomicInteger();
     AtomicInteger toggles = new AtomicInteger();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     long stopAt = System.nanoTime() + runFor.toNanos();
@@ -191,96 +183,26 @@ class ConnectionFaultChaosIT {
               }
             },
             "chaos-flapper");
-    List<Thread> workers = new ArrayList<>();
-    for (int c = 0; c < clients; c++) {
-      RedLock redlock = redlocks.get(c);
-      int id = c;
-      workers.add(
-          daemon(
-              () -> {
-                try {
-                  while (System.nanoTime() - stopAt < 0) {
-                    Lease lease;
-                    try {
-                      lease = redlock.acquire(resource, ttl, Duration.ofMillis(300));
-                    } catch (LockTakenException e) {
-                      refusals.incrementAndGet();
-                      continue;
-                    } catch (QuorumUnavailableException e) {
-                      unavailable.incrementAndGet();
-                      continue;
-                    }
-                    long acquiredAt = System.nanoTime();
-                    long validUntil = System.nanoTime() + lease.remainingValidity().toNanos();
-                    if (lease.isValid()) {
-                      int seen = counter.get();
-                      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // widen the race
-                      if (lease.isValid()) {
-                        counter.set(seen + 1);
-                        increments.incrementAndGet();
-                      }
-                    }
-                    long releasedAt = System.nanoTime();
-                    lease.release();
-                    windows.add(new Window(id, acquiredAt, Math.min(releasedAt, validUntil)));
-                  }
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                } catch (RuntimeException | Error e) {
-                  failure.compareAndSet(null, e);
-                }
-              },
-              "chaos-client-" + c));
-    }
+    Contention contention;
     try {
       flapper.start();
-      workers.forEach(Thread::start);
-      for (Thread t : workers) {
-        t.join(runFor.plusSeconds(10).toMillis());
-      }
+      contention = Contention.start(redlocks, resource, ttl, stopAt);
+      contention.join(runFor.plusSeconds(10));
       flapper.join(runFor.plusSeconds(10).toMillis());
-      assertTrue(workers.stream().noneMatch(Thread::isAlive), "clients stopped");
       assertTrue(!flapper.isAlive(), "flapper stopped");
     } finally {
       redlocks.forEach(RedLock::close);
     }
-
     if (failure.get() != null) {
-      throw new AssertionError("a client or the flapper failed", failure.get());
+      throw new AssertionError("the flapper failed", failure.get());
     }
-    List<Window> sorted = new ArrayList<>(windows);
-    sorted.sort(Comparator.comparingLong(Window::start));
-    List<String> overlaps = new ArrayList<>();
-    Window latest = null;
-    for (Window w : sorted) {
-      if (latest != null && w.start() < latest.end()) {
-        overlaps.add(
-            "client "
-                + w.client()
-                + " acquired "
-                + (latest.end() - w.start()) / 1000
-                + " µs before client "
-                + latest.client()
-                + "'s lease ended");
-      }
-      if (latest == null || w.end() > latest.end()) {
-        latest = w;
-      }
-    }
-    String summary =
-        windows.size()
-            + " leases, "
-            + refusals.get()
-            + " taken, "
-            + unavailable.get()
-            + " unavailable, "
-            + toggles.get()
-            + " toggles";
+    String summary = contention.summary() + ", " + toggles.get() + " toggles";
     log.info("flapping masters: {}", summary);
-    assertEquals(List.of(), overlaps, summary);
-    assertEquals(increments.get(), counter.get(), "updates lost under the lock: " + summary);
+    assertEquals(
+        List.of(), MutualExclusionChecker.overlaps(contention.leases()), "overlaps: " + summary);
+    assertEquals(contention.increments(), contention.counter(), "lost updates: " + summary);
     assertTrue(toggles.get() >= 10, "the masters flapped: " + summary);
-    assertTrue(windows.size() >= 20, "the clients got the lock often enough: " + summary);
+    assertTrue(contention.leases().size() >= 20, "the lock was granted often enough: " + summary);
   }
 
   private static Thread daemon(Runnable body, String name) {
@@ -288,9 +210,6 @@ class ConnectionFaultChaosIT {
     thread.setDaemon(true);
     return thread;
   }
-
-  /** One holder's time with the lock, on {@link System#nanoTime()}. */
-  private record Window(int client, long start, long end) {}
 
   /** Connections that reset {@value #RESET_AFTER_MILLIS} ms after a command arrives. */
   private static void resetMidCommand(ChaosCluster cluster, int... nodes) throws IOException {
