@@ -92,7 +92,9 @@ final class BreakerNodeClient implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-    if (breaker.tryAcquirePermission()) {
+    // Probing is left to acquires: a release waited for only while the breaker is closed, so a
+    // caller's close() never pays a dead master's timeout for a half-open probe.
+    if (breaker.getState() == CircuitBreaker.State.CLOSED && breaker.tryAcquirePermission()) {
       return recorded(delegate.release(key, token));
     }
     delegate.release(key, token);
