@@ -3,22 +3,31 @@ package dev.redlock.drill;
 import static java.util.Objects.requireNonNull;
 
 import dev.redlock.Lease;
+import dev.redlock.NodeOutcome;
+import dev.redlock.NodeOutcome.Status;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
+import dev.redlock.RedLockListener;
 import dev.redlock.drill.Flags.UsageException;
 import dev.redlock.drill.Percentiles.Summary;
 import dev.redlock.testkit.RedisCluster;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The contention drill, the README's first command: several workers, each with its own {@link
@@ -38,7 +47,18 @@ import java.util.concurrent.TimeUnit;
  * lease, it reads the inventory counter, yields the processor (to widen the window in which an
  * overlapping holder would interleave), checks {@link Lease#isValid()}, writes the counter minus
  * one, and releases. It records the lease's validity window: from the moment {@code tryAcquire}
- * returned to the earlier of the start of the release and the lease's deadline.
+ * returned to the earlier of the start of the release and the lease's deadline; and the lease's
+ * fencing token with the moment it was acquired.
+ *
+ * <h2>The library's defaults it runs with</h2>
+ *
+ * Each worker's RedLock has the library's defaults: fencing tokens, the restart guard and circuit
+ * breakers. The restart guard does not count the vote of a master whose dataset is younger than the
+ * maximum lease time (one minute), and a brand-new master looks just like one that restarted
+ * without its data. So with the local masters it starts itself the drill admits them explicitly
+ * ({@link RedLock#admitFreshNodes()}, on each worker's RedLock); masters given by {@code --nodes}
+ * are admitted only with {@code --admit-fresh-nodes}, an operator's decision the drill cannot make.
+ * If masters answer {@code RESTARTED}, the report says so and points to that flag.
  *
  * <h2>What passes</h2>
  *
@@ -50,6 +70,9 @@ import java.util.concurrent.TimeUnit;
  *   <li><b>No overlap.</b> Sorted by start, no window may begin before an earlier one has ended.
  *       All windows are read on one monotonic clock, {@link System#nanoTime()}, the clock the
  *       library measures validity with.
+ *   <li><b>Rising fencing tokens.</b> Per resource, with the leases sorted by the moment {@code
+ *       tryAcquire} returned them (across all workers), each token must be greater than the one
+ *       before it.
  *   <li>At least one lease was granted and every worker stopped cleanly.
  * </ul>
  *
@@ -86,16 +109,29 @@ public final class Drill {
   private static final Set<String> FLAGS =
       Set.of("nodes", "workers", "duration", "inventory", "ttl", "node-timeout");
 
+  /** The one switch: admit the masters given by {@code --nodes} although they look fresh. */
+  static final String ADMIT_FRESH_NODES = "admit-fresh-nodes";
+
+  private static final Set<String> SWITCHES = Set.of(ADMIT_FRESH_NODES);
+
+  /** How often the admission is retried for masters that did not answer it, 100 ms apart. */
+  private static final int ADMIT_RETRIES = 5;
+
   private static final String USAGE_FORMAT =
       """
       Usage: Drill [options]
 
       Workers, each with its own RedLock, fight over one lock and decrement a shared counter
-      under it. Passes if no update was lost and no two leases overlapped.
+      under it. Passes if no update was lost, no two leases overlapped and the fencing tokens rose
+      in acquisition order.
 
       Options:
         --nodes URI,URI,...   Redis masters to use, e.g. redis://10.0.0.1:6379,redis://10.0.0.2:6379
-                              (default: start %d local redis-server processes for the run)
+                              (default: start %d local redis-server processes for the run, which
+                              are admitted as a brand-new cluster)
+        --admit-fresh-nodes   call admitFreshNodes() on the --nodes masters first: only for a
+                              brand-new cluster, or when no master lost a lock it held within the
+                              last %d s (the restart guard otherwise keeps young masters from voting)
         --workers K           workers, each with its own RedLock (default %d)
         --duration SECONDS    how long to run; fractions allowed (default %d)
         --inventory N         initial value of the counter; the run ends early if it sells out
@@ -112,6 +148,7 @@ public final class Drill {
           Locale.ROOT,
           USAGE_FORMAT,
           LOCAL_MASTERS,
+          RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds(),
           DEFAULT_WORKERS,
           DEFAULT_DURATION.toSeconds(),
           DEFAULT_INVENTORY,
@@ -136,7 +173,7 @@ public final class Drill {
   static int run(String[] args, PrintStream out) {
     Config config;
     try {
-      Flags flags = Flags.parse(args, FLAGS);
+      Flags flags = Flags.parse(args, FLAGS, SWITCHES);
       if (flags.help()) {
         out.print(USAGE);
         return 0;
@@ -157,8 +194,9 @@ public final class Drill {
   }
 
   /**
-   * Runs the drill: starts local masters unless {@code config} names some, runs the workers, prints
-   * the report to {@code out} (ending with the verdict) and shuts everything down.
+   * Runs the drill: starts local masters unless {@code config} names some, admits the masters when
+   * they are the local ones or {@code config} says so, runs the workers, prints the report to
+   * {@code out} (ending with the verdict) and shuts everything down.
    *
    * @throws IllegalStateException if local masters cannot be started
    */
@@ -166,25 +204,33 @@ public final class Drill {
     requireNonNull(config, "config");
     requireNonNull(out, "out");
     if (!config.nodes().isEmpty()) {
-      return drill(config, config.nodes(), "given by --nodes", out);
+      return drill(config, config.nodes(), "given by --nodes", config.admitFreshNodes(), out);
     }
     out.printf("Starting %d local redis-server masters...%n", LOCAL_MASTERS);
     long began = System.nanoTime();
     try (RedisCluster cluster = RedisCluster.start(LOCAL_MASTERS)) {
       long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
       String origin = "local redis-server processes, started in " + millis + " ms";
-      return drill(config, cluster.uris(), origin, out);
+      return drill(config, cluster.uris(), origin, true, out);
     }
   }
 
-  private static Result drill(Config config, List<String> uris, String origin, PrintStream out) {
-    printHeader(config, uris, origin, out);
+  private static Result drill(
+      Config config, List<String> uris, String origin, boolean admit, PrintStream out) {
+    Watch watch = new Watch();
     List<RedLock> clients = new ArrayList<>();
     try {
       for (int i = 0; i < config.workers(); i++) {
-        clients.add(RedLock.builder().nodes(uris).nodeTimeout(config.nodeTimeout()).build());
+        clients.add(
+            RedLock.builder()
+                .nodes(uris)
+                .nodeTimeout(config.nodeTimeout())
+                .listener(watch)
+                .build());
       }
-      Result result = runWorkers(config, clients, out);
+      Admission admission = admit ? admit(clients) : null;
+      printHeader(config, uris, origin, admission, out);
+      Result result = runWorkers(config, clients, watch, out);
       printResult(result, out);
       return result;
     } finally {
@@ -194,7 +240,45 @@ public final class Drill {
     }
   }
 
-  private static Result runWorkers(Config config, List<RedLock> clients, PrintStream out) {
+  /**
+   * Calls {@link RedLock#admitFreshNodes()} on every worker's RedLock, then retries a few times on
+   * the first while some master has answered none of the calls (a connection still being opened).
+   */
+  private static Admission admit(List<RedLock> clients) {
+    Map<String, Status> best = new LinkedHashMap<>();
+    Map<String, String> details = new LinkedHashMap<>();
+    for (RedLock client : clients) {
+      keepBest(client.admitFreshNodes(), best, details);
+    }
+    for (int retry = 0; retry < ADMIT_RETRIES && !Admission.allAnswered(best); retry++) {
+      try {
+        TimeUnit.MILLISECONDS.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+      keepBest(clients.get(0).admitFreshNodes(), best, details);
+    }
+    return new Admission(clients.size(), best, details);
+  }
+
+  /** Keeps, per master, the best answer so far: GRANTED (admitted now), TAKEN, or a failure. */
+  private static void keepBest(
+      List<NodeOutcome> outcomes, Map<String, Status> best, Map<String, String> details) {
+    for (NodeOutcome outcome : outcomes) {
+      Status previous = best.get(outcome.node());
+      Status status = outcome.status();
+      if (previous == null
+          || status == Status.GRANTED
+          || (status == Status.TAKEN && previous != Status.GRANTED)) {
+        best.put(outcome.node(), status);
+        details.put(outcome.node(), outcome.detail());
+      }
+    }
+  }
+
+  private static Result runWorkers(
+      Config config, List<RedLock> clients, Watch watch, PrintStream out) {
     long start = System.nanoTime();
     long deadline = start + config.duration().toNanos();
     Counter counter = new Counter(config.inventory());
@@ -254,7 +338,7 @@ public final class Drill {
       }
     }
     long elapsed = System.nanoTime() - start;
-    return Result.of(config, workers, threads, counter.value, elapsed, failures);
+    return Result.of(config, workers, threads, counter.value, elapsed, watch, failures);
   }
 
   private static boolean join(Thread thread, Duration timeout) {
@@ -296,10 +380,43 @@ public final class Drill {
     return new Handovers(overlaps, sorted.size() < 2 ? 0 : closest);
   }
 
+  /**
+   * Checks that fencing tokens rise in acquisition order: per resource, with the grants sorted by
+   * the moment they were acquired, each token must be greater than the one before it.
+   */
+  static FencingOrder fencingOrder(List<Grant> grants) {
+    Map<String, List<Grant>> byResource = new TreeMap<>();
+    for (Grant grant : grants) {
+      byResource.computeIfAbsent(grant.resource(), r -> new ArrayList<>()).add(grant);
+    }
+    long notIncreasing = 0;
+    Grant firstBefore = null;
+    Grant firstAfter = null;
+    for (List<Grant> leases : byResource.values()) {
+      leases.sort(Comparator.comparingLong(Grant::acquiredAt));
+      for (int i = 1; i < leases.size(); i++) {
+        Grant before = leases.get(i - 1);
+        Grant after = leases.get(i);
+        if (after.token() <= before.token()) {
+          notIncreasing++;
+          if (firstAfter == null || after.acquiredAt() < firstAfter.acquiredAt()) {
+            firstBefore = before;
+            firstAfter = after;
+          }
+        }
+      }
+    }
+    return new FencingOrder(
+        grants.size(),
+        notIncreasing,
+        Optional.ofNullable(firstBefore),
+        Optional.ofNullable(firstAfter));
+  }
+
   // ---- report ----
 
   private static void printHeader(
-      Config config, List<String> uris, String origin, PrintStream out) {
+      Config config, List<String> uris, String origin, Admission admission, PrintStream out) {
     int quorum = uris.size() / 2 + 1;
     out.println();
     out.println("RedLock drill");
@@ -324,6 +441,33 @@ public final class Drill {
     row(out, "", "release");
     row(out, "counter", String.format(Locale.ROOT, "%,d to start with", config.inventory()));
     row(out, "", "a volatile field in this JVM: only the lock orders its read-then-write");
+    row(out, "RedLock config", "the library's defaults:");
+    row(
+        out,
+        "",
+        "fencing tokens, restart guard (maxLeaseTime "
+            + RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds()
+            + " s), circuit breakers (open wait "
+            + RedLock.DEFAULT_CIRCUIT_BREAKER_WAIT.toMillis()
+            + " ms)");
+    row(out, "fencing", "every lease's token is checked to rise in acquisition order");
+    if (admission == null) {
+      row(
+          out,
+          "restart guard",
+          "masters not admitted (--" + ADMIT_FRESH_NODES + " not given): a master whose data");
+      row(
+          out,
+          "",
+          "is younger than "
+              + RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds()
+              + " s answers RESTARTED and does not vote");
+    } else {
+      row(out, "restart guard", "a brand-new cluster: masters admitted explicitly (restart guard)");
+      for (String line : admission.describe()) {
+        row(out, "", line);
+      }
+    }
   }
 
   private static void printResult(Result r, PrintStream out) {
@@ -352,7 +496,24 @@ public final class Drill {
         out,
         "unavailable rounds",
         String.format(
-            Locale.ROOT, "%,d (too few masters answered in time)", r.unavailableRounds()));
+            Locale.ROOT,
+            "%,d (too few masters could vote: failed, timed out or RESTARTED)",
+            r.unavailableRounds()));
+    if (r.restartedRounds() > 0) {
+      row(
+          out,
+          "RESTARTED",
+          String.format(
+              Locale.ROOT,
+              "%,d rounds in which a master answered RESTARTED (did not vote)",
+              r.restartedRounds()));
+    }
+    row(
+        out,
+        "circuit breakers",
+        r.breakersOpened().isEmpty()
+            ? "none opened"
+            : "opened for " + String.join(", ", r.breakersOpened()));
     row(
         out,
         "waits over " + MAX_WAIT.toSeconds() + " s",
@@ -397,8 +558,55 @@ public final class Drill {
         out,
         "wait for the lock",
         latency(r.waitLatency()) + "  (first try to lease, with backoff)");
+    if (r.restartedRounds() > 0) {
+      out.println();
+      out.println(restartedHint(r.restartedRounds()));
+    }
     out.println();
+    out.println(fencingLine(r.fencing()));
     out.println(r.passed() ? "DRILL PASSED" : "DRILL FAILED: " + String.join("; ", r.failures()));
+  }
+
+  /** What to do about masters that answered RESTARTED. */
+  static String restartedHint(long rounds) {
+    long maxLease = RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds();
+    return String.format(
+        Locale.ROOT,
+        """
+        Hint: in %,d rounds some masters answered RESTARTED: their dataset is younger than
+          maxLeaseTime (%d s), so the restart guard did not count their votes. A brand-new (or
+          flushed) master looks exactly like one that restarted without its data. If these masters
+          are new, or none of them lost a lock it held within the last %d s, admit them: run again
+          with --%s. Otherwise they vote again once their data is %d s old.""",
+        rounds,
+        maxLease,
+        maxLease,
+        ADMIT_FRESH_NODES,
+        maxLease);
+  }
+
+  private static String fencingLine(FencingOrder f) {
+    String line =
+        String.format(
+            Locale.ROOT,
+            "fencing tokens: %,d leases, strictly increasing: %s",
+            f.leases(),
+            f.increasing() ? "yes" : "no");
+    if (!f.increasing()) {
+      Grant before = f.firstBefore().orElseThrow();
+      Grant after = f.firstAfter().orElseThrow();
+      line +=
+          String.format(
+              Locale.ROOT,
+              " (%,d not above the previous lease's; first: token %d at %.6f s after token %d at"
+                  + " %.6f s)",
+              f.notIncreasing(),
+              after.token(),
+              after.acquiredAt() / 1e9,
+              before.token(),
+              before.acquiredAt() / 1e9);
+    }
+    return line;
   }
 
   private static String latency(Summary s) {
@@ -463,6 +671,7 @@ public final class Drill {
     final Samples acquireLatency = new Samples();
     final Samples waitLatency = new Samples();
     final List<Window> windows = new ArrayList<>();
+    final List<Grant> grants = new ArrayList<>();
     Throwable failure;
 
     Worker(
@@ -516,6 +725,7 @@ public final class Drill {
           acquisitions++;
           acquireLatency.add(after - before);
           waitLatency.add(after - waitStart);
+          grants.add(new Grant(RESOURCE, after - start, lease.get().fencingToken()));
           return lease;
         }
         if (lease != null) {
@@ -570,6 +780,8 @@ public final class Drill {
    * @param inventory the counter's initial value
    * @param ttl each lease's time to live
    * @param nodeTimeout each RedLock's per-master timeout
+   * @param admitFreshNodes whether to admit the {@code nodes} as a brand-new cluster (local masters
+   *     are always admitted)
    */
   record Config(
       List<String> nodes,
@@ -577,7 +789,8 @@ public final class Drill {
       Duration duration,
       long inventory,
       Duration ttl,
-      Duration nodeTimeout) {
+      Duration nodeTimeout,
+      boolean admitFreshNodes) {
 
     Config {
       nodes = List.copyOf(nodes);
@@ -600,22 +813,28 @@ public final class Drill {
           DEFAULT_DURATION,
           DEFAULT_INVENTORY,
           DEFAULT_TTL,
-          DEFAULT_NODE_TIMEOUT);
+          DEFAULT_NODE_TIMEOUT,
+          false);
     }
 
     /** Returns a copy with another number of workers. */
     Config withWorkers(int workers) {
-      return new Config(nodes, workers, duration, inventory, ttl, nodeTimeout);
+      return new Config(nodes, workers, duration, inventory, ttl, nodeTimeout, admitFreshNodes);
     }
 
     /** Returns a copy with another duration. */
     Config withDuration(Duration duration) {
-      return new Config(nodes, workers, duration, inventory, ttl, nodeTimeout);
+      return new Config(nodes, workers, duration, inventory, ttl, nodeTimeout, admitFreshNodes);
     }
 
     /** Returns a copy with another initial inventory. */
     Config withInventory(long inventory) {
-      return new Config(nodes, workers, duration, inventory, ttl, nodeTimeout);
+      return new Config(nodes, workers, duration, inventory, ttl, nodeTimeout, admitFreshNodes);
+    }
+
+    /** Returns a copy that does or does not admit the {@code nodes} as a brand-new cluster. */
+    Config withAdmitFreshNodes(boolean admit) {
+      return new Config(nodes, workers, duration, inventory, ttl, nodeTimeout, admit);
     }
 
     static Config from(Flags flags) throws UsageException {
@@ -642,7 +861,8 @@ public final class Drill {
                 + nodeTimeout.toMillis()
                 + " ms)");
       }
-      return new Config(nodes, workers, duration, inventory, ttl, nodeTimeout);
+      return new Config(
+          nodes, workers, duration, inventory, ttl, nodeTimeout, flags.isSet(ADMIT_FRESH_NODES));
     }
   }
 
@@ -664,6 +884,138 @@ public final class Drill {
   record Handovers(long overlaps, long closestNanos) {}
 
   /**
+   * One granted lease's fencing token.
+   *
+   * @param resource the resource locked
+   * @param acquiredAt when tryAcquire returned the lease, in nanoseconds since the drill started
+   * @param token the lease's fencing token
+   */
+  record Grant(String resource, long acquiredAt, long token) {
+    Grant {
+      requireNonNull(resource, "resource");
+    }
+  }
+
+  /**
+   * Whether the fencing tokens rose in acquisition order.
+   *
+   * @param leases how many leases were checked
+   * @param notIncreasing how many tokens were not greater than the previous lease's on the same
+   *     resource; must be zero
+   * @param firstBefore the earlier lease of the earliest such pair, if any
+   * @param firstAfter the later lease of the earliest such pair, if any
+   */
+  record FencingOrder(
+      long leases, long notIncreasing, Optional<Grant> firstBefore, Optional<Grant> firstAfter) {
+
+    FencingOrder {
+      requireNonNull(firstBefore, "firstBefore");
+      requireNonNull(firstAfter, "firstAfter");
+    }
+
+    /** Whether every token was greater than the one before it. */
+    boolean increasing() {
+      return notIncreasing == 0;
+    }
+  }
+
+  /**
+   * The masters' answers to the admission: per master, the best answer of every call.
+   *
+   * @param calls on how many RedLocks {@link RedLock#admitFreshNodes()} was called
+   * @param statuses per master: GRANTED (admitted by a call), TAKEN (already trusted) or why no
+   *     call reached it
+   * @param details per master, the error of a failure; otherwise empty
+   */
+  record Admission(int calls, Map<String, Status> statuses, Map<String, String> details) {
+
+    Admission {
+      statuses = Collections.unmodifiableMap(new LinkedHashMap<>(statuses));
+      details = Map.copyOf(details);
+    }
+
+    static boolean allAnswered(Map<String, Status> statuses) {
+      return statuses.values().stream().allMatch(Admission::answered);
+    }
+
+    private static boolean answered(Status status) {
+      return status == Status.GRANTED || status == Status.TAKEN;
+    }
+
+    /** Lines for the report. */
+    List<String> describe() {
+      long admittedNow = statuses.values().stream().filter(s -> s == Status.GRANTED).count();
+      long trusted = statuses.values().stream().filter(Admission::answered).count();
+      List<String> lines = new ArrayList<>();
+      lines.add(
+          String.format(
+              Locale.ROOT,
+              "admitFreshNodes() on each of the %d RedLocks: %d of %d masters trusted",
+              calls,
+              trusted,
+              statuses.size()));
+      lines.add(
+          String.format(
+              Locale.ROOT,
+              "(%d admitted by these calls, %d were already)",
+              admittedNow,
+              trusted - admittedNow));
+      statuses.forEach(
+          (node, status) -> {
+            if (!answered(status)) {
+              String detail = details.getOrDefault(node, "");
+              lines.add(
+                  "NOT admitted: " + node + " " + status + (detail.isEmpty() ? "" : ": " + detail));
+            }
+          });
+      return lines;
+    }
+  }
+
+  /**
+   * What the workers' RedLocks told their listener: rounds in which a master answered RESTARTED,
+   * and masters whose circuit breaker opened. Thread-safe, and quick, as a listener must be.
+   */
+  static final class Watch implements RedLockListener {
+    private final LongAdder restartedRounds = new LongAdder();
+    private final Set<String> breakersOpened = new ConcurrentSkipListSet<>();
+
+    @Override
+    public void acquired(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+      countRestarted(outcomes);
+    }
+
+    @Override
+    public void denied(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+      countRestarted(outcomes);
+    }
+
+    @Override
+    public void circuitChanged(String node, CircuitState state) {
+      if (state == CircuitState.OPEN) {
+        breakersOpened.add(node);
+      }
+    }
+
+    private void countRestarted(List<NodeOutcome> outcomes) {
+      for (NodeOutcome outcome : outcomes) {
+        if (outcome.status() == Status.RESTARTED) {
+          restartedRounds.increment();
+          return;
+        }
+      }
+    }
+
+    long restartedRounds() {
+      return restartedRounds.sum();
+    }
+
+    List<String> breakersOpened() {
+      return List.copyOf(breakersOpened);
+    }
+  }
+
+  /**
    * The outcome of a drill.
    *
    * @param acquisitions leases granted
@@ -682,6 +1034,9 @@ public final class Drill {
    * @param acquireLatency durations of the successful tryAcquire calls, in nanoseconds
    * @param waitLatency from the first try to the lease, backoff included, in nanoseconds
    * @param elapsedNanos how long the workers ran
+   * @param fencing whether the fencing tokens rose in acquisition order
+   * @param restartedRounds rounds in which some master answered RESTARTED
+   * @param breakersOpened the masters whose circuit breaker opened, in any worker's RedLock
    * @param failures why the drill failed; empty if it passed
    */
   record Result(
@@ -701,6 +1056,9 @@ public final class Drill {
       Summary acquireLatency,
       Summary waitLatency,
       long elapsedNanos,
+      FencingOrder fencing,
+      long restartedRounds,
+      List<String> breakersOpened,
       List<String> failures) {
 
     /** Whether the drill passed: no failures. */
@@ -728,6 +1086,7 @@ public final class Drill {
         List<Thread> threads,
         long finalInventory,
         long elapsedNanos,
+        Watch watch,
         List<String> stopFailures) {
       long acquisitions = 0;
       long decrements = 0;
@@ -738,6 +1097,7 @@ public final class Drill {
       boolean soldOut = false;
       List<Long> perWorker = new ArrayList<>();
       List<Window> windows = new ArrayList<>();
+      List<Grant> grants = new ArrayList<>();
       Samples acquire = new Samples();
       Samples wait = new Samples();
       List<String> failures = new ArrayList<>(stopFailures);
@@ -755,6 +1115,7 @@ public final class Drill {
         soldOut |= w.counter.soldOut;
         perWorker.add(w.acquisitions);
         windows.addAll(w.windows);
+        grants.addAll(w.grants);
         acquire.addAll(w.acquireLatency);
         wait.addAll(w.waitLatency);
         if (w.failure != null) {
@@ -762,13 +1123,16 @@ public final class Drill {
         }
       }
       Handovers handovers = handovers(windows);
+      FencingOrder fencing = fencingOrder(grants);
+      long restarted = watch.restartedRounds();
       long expected = config.inventory() - decrements;
       if (acquisitions == 0) {
         failures.add(
             "no lease was granted"
                 + (unavailable > 0
-                    ? " (" + unavailable + " rounds: too few masters answered)"
-                    : ""));
+                    ? " (" + unavailable + " rounds: too few masters could vote)"
+                    : "")
+                + (restarted > 0 ? "; masters answered RESTARTED: see the hint above" : ""));
       }
       if (finalInventory != expected) {
         failures.add(
@@ -782,6 +1146,11 @@ public final class Drill {
       }
       if (handovers.overlaps() > 0) {
         failures.add(handovers.overlaps() + " leases overlapped another");
+      }
+      if (!fencing.increasing()) {
+        failures.add(
+            fencing.notIncreasing()
+                + " fencing tokens were not above the previous lease's (acquisition order)");
       }
       return new Result(
           acquisitions,
@@ -800,6 +1169,9 @@ public final class Drill {
           acquire.summary(),
           wait.summary(),
           elapsedNanos,
+          fencing,
+          restarted,
+          watch.breakersOpened(),
           List.copyOf(failures));
     }
   }

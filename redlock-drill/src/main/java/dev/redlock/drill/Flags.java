@@ -6,35 +6,53 @@ import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * A small command-line parser: {@code --name value}, {@code --name=value} and the switches {@code
- * --help} / {@code -h}. Every flag takes a value; each may be given once. Errors are {@link
- * UsageException}s whose message a program prints above a pointer to {@code --help}.
+ * A small command-line parser: {@code --name value}, {@code --name=value}, switches such as {@code
+ * --admit-fresh-nodes} that take no value, and {@code --help} / {@code -h}. Each flag may be given
+ * once. Errors are {@link UsageException}s whose message a program prints above a pointer to {@code
+ * --help}.
  */
 final class Flags {
 
   private final Map<String, String> values;
+  private final Set<String> switches;
   private final boolean help;
 
-  private Flags(Map<String, String> values, boolean help) {
+  private Flags(Map<String, String> values, Set<String> switches, boolean help) {
     this.values = values;
+    this.switches = switches;
     this.help = help;
   }
 
   /**
-   * Parses {@code args} against the flags a program knows (names without the leading dashes).
+   * Parses {@code args} against the flags a program knows (names without the leading dashes), every
+   * one of which takes a value.
    *
    * @throws UsageException for an unknown flag, a flag without a value, a repeated flag or a stray
    *     argument
    */
   static Flags parse(String[] args, Set<String> known) throws UsageException {
+    return parse(args, known, Set.of());
+  }
+
+  /**
+   * Parses {@code args} against the flags a program knows: {@code known} take a value, {@code
+   * switches} take none (names without the leading dashes).
+   *
+   * @throws UsageException for an unknown flag, a flag without a value, a switch with one, a
+   *     repeated flag or a stray argument
+   */
+  static Flags parse(String[] args, Set<String> known, Set<String> switches) throws UsageException {
     requireNonNull(args, "args");
     requireNonNull(known, "known");
+    requireNonNull(switches, "switches");
     Map<String, String> values = new HashMap<>();
+    Set<String> given = new HashSet<>();
     boolean help = false;
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
@@ -46,8 +64,17 @@ final class Flags {
         throw new UsageException("unexpected argument '" + arg + "'");
       }
       String name = arg.substring(2);
-      String value;
       int equals = name.indexOf('=');
+      if (switches.contains(equals >= 0 ? name.substring(0, equals) : name)) {
+        if (equals >= 0) {
+          throw new UsageException("--" + name.substring(0, equals) + " takes no value");
+        }
+        if (!given.add(name)) {
+          throw new UsageException("--" + name + " is given twice");
+        }
+        continue;
+      }
+      String value;
       if (equals >= 0) {
         value = name.substring(equals + 1);
         name = name.substring(0, equals);
@@ -66,12 +93,17 @@ final class Flags {
         throw new UsageException("--" + name + " is given twice");
       }
     }
-    return new Flags(values, help);
+    return new Flags(values, Set.copyOf(given), help);
   }
 
   /** Whether {@code --help} or {@code -h} was given. */
   boolean help() {
     return help;
+  }
+
+  /** Whether the switch {@code --name} was given. */
+  boolean isSet(String name) {
+    return switches.contains(name);
   }
 
   /** Returns {@code --name} as an int in [min, max], or {@code fallback} if absent. */

@@ -1,6 +1,7 @@
 package dev.redlock.drill;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.testkit.RedisCluster;
@@ -13,40 +14,96 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** A very short benchmark against three real redis-server masters, to keep it from rotting. */
+/**
+ * A very short benchmark against three real redis-server masters (the black hole replaces the
+ * third), to keep it from rotting. The extension flushes the masters before each test, so they are
+ * brand new and must be admitted.
+ */
 class BenchmarkIT {
 
   @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(3);
 
   @Test
-  void aShortRunPrintsEveryFigureWithNoFailedOperation(RedisCluster cluster) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
+  void aShortRunPrintsEveryFigureWithNoFailedOperationAndLogsNothingAtWarn(RedisCluster cluster) {
     String[] args = {
-      "--nodes", String.join(",", cluster.uris()),
-      "--iterations", "200",
-      "--warmup", "50",
-      "--rounds", "2",
-      "--throughput-seconds", "0.6"
+      "--nodes",
+      String.join(",", cluster.uris()),
+      "--admit-fresh-nodes",
+      "--iterations",
+      "200",
+      "--warmup",
+      "50",
+      "--rounds",
+      "2",
+      "--throughput-seconds",
+      "0.6",
+      "--blackhole-iterations",
+      "200"
     };
-    int code = Benchmark.run(args, new PrintStream(out, true, StandardCharsets.UTF_8));
-    String text = out.toString(StandardCharsets.UTF_8);
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    PrintStream originalErr = System.err;
+    System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8));
+    Output output;
+    try {
+      output = run(args);
+    } finally {
+      System.setErr(originalErr);
+    }
+    String text = output.text;
 
-    assertEquals(0, code, text);
+    assertEquals(0, output.code, text);
     for (String label :
         new String[] {
-          "RedLock tryAcquire ",
+          "plain RedLock tryAcquire ",
           "baseline SET NX PX round",
-          "RedLock tryAcquire + close",
-          "baseline SET round + EVALSHA round"
+          "default RedLock tryAcquire ",
+          "plain RedLock tryAcquire + close",
+          "baseline SET round + EVALSHA round",
+          "default RedLock tryAcquire + close"
         }) {
       Matcher row =
           Pattern.compile(Pattern.quote(label) + "\\s+[\\d,]+\\s+[\\d,]+\\s+200\\s+0\\n")
               .matcher(text);
       assertTrue(row.find(), label + " row missing or with failures:\n" + text);
     }
-    assertTrue(text.contains("ratio RedLock / baseline"), text);
-    assertTrue(Pattern.compile("8 threads, new key per op .* 0\\n").matcher(text).find(), text);
-    assertTrue(Pattern.compile("32 threads, new key per op .* 0\\n").matcher(text).find(), text);
+    assertTrue(text.contains("ratio plain / baseline"), text);
+    assertTrue(text.contains("goal p50 <= 1.15"), text);
+    assertTrue(text.contains("fencing cost: default / plain"), text);
+    assertTrue(text.contains("masters admitted explicitly (admitFreshNodes): 3 now"), text);
+    for (String client : new String[] {"default RedLock", "plain RedLock"}) {
+      for (String threads : new String[] {" 8 threads", "32 threads"}) {
+        assertTrue(
+            Pattern.compile(client + ", " + threads + ", own keys .* 0\\n").matcher(text).find(),
+            client + threads + "\n" + text);
+      }
+    }
+    for (String label :
+        new String[] {
+          "3 healthy masters",
+          "2 healthy + black hole, breakers on",
+          "2 healthy + black hole, breakers off"
+        }) {
+      Matcher row =
+          Pattern.compile(Pattern.quote(label) + "(\\s+[\\d,]+){4}\\s+200\\s+0\\n").matcher(text);
+      assertTrue(row.find(), label + " row missing or with failures:\n" + text);
+    }
+    assertTrue(text.contains("reported OPEN after"), text);
+    assertTrue(text.contains("p99 ratio black hole with breakers / healthy"), text);
+    assertTrue(text.contains("p99 ratio black hole without breakers / healthy"), text);
+    assertTrue(text.contains("not one byte answered"), text);
+    assertTrue(text.contains("breakers of the healthy masters: no transitions"), text);
+    String logged = log.toString(StandardCharsets.UTF_8);
+    assertFalse(logged.contains("WARN") || logged.contains("ERROR"), logged);
+  }
+
+  @Test
+  void freshMastersNotAdmittedStopTheRunWithTheHint(RedisCluster cluster) {
+    Output output = run(new String[] {"--nodes", String.join(",", cluster.uris())});
+
+    assertEquals(1, output.code, output.text);
+    assertTrue(output.text.contains("--admit-fresh-nodes"), output.text);
+    assertTrue(
+        output.text.contains("benchmark failed: the default RedLock cannot acquire"), output.text);
   }
 
   @Test
@@ -57,4 +114,12 @@ class BenchmarkIT {
     }
     assertEquals(library, BaselineClient.RELEASE_SCRIPT);
   }
+
+  private static Output run(String[] args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int code = Benchmark.run(args, new PrintStream(out, true, StandardCharsets.UTF_8));
+    return new Output(code, out.toString(StandardCharsets.UTF_8));
+  }
+
+  private record Output(int code, String text) {}
 }

@@ -1,14 +1,20 @@
 package dev.redlock.drill;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.drill.Drill.Config;
+import dev.redlock.drill.Drill.FencingOrder;
+import dev.redlock.drill.Drill.Grant;
 import dev.redlock.drill.Drill.Handovers;
 import dev.redlock.drill.Drill.Window;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The drill's checker and command line, without Redis. */
@@ -43,6 +49,75 @@ class DrillChecksTest {
   }
 
   @Test
+  void tokensRisingInAcquisitionOrderPassWhateverOrderTheWorkersReportedThem() {
+    // Two workers' lists, concatenated: not in acquisition order until sorted.
+    List<Grant> grants =
+        List.of(
+            new Grant("r", 10, 100),
+            new Grant("r", 30, 300),
+            new Grant("r", 20, 200),
+            new Grant("r", 40, 401));
+    FencingOrder order = Drill.fencingOrder(grants);
+    assertTrue(order.increasing());
+    assertEquals(new FencingOrder(4, 0, Optional.empty(), Optional.empty()), order);
+  }
+
+  @Test
+  void aTokenNotAboveThePreviousLeasesFailsAndTheEarliestSuchPairIsNamed() {
+    List<Grant> grants =
+        List.of(
+            new Grant("r", 10, 100),
+            new Grant("r", 20, 100), // equal: not strictly increasing
+            new Grant("r", 30, 300),
+            new Grant("r", 40, 250)); // lower
+    FencingOrder order = Drill.fencingOrder(grants);
+    assertEquals(2, order.notIncreasing());
+    assertEquals(new Grant("r", 10, 100), order.firstBefore().orElseThrow());
+    assertEquals(new Grant("r", 20, 100), order.firstAfter().orElseThrow());
+  }
+
+  @Test
+  void tokensAreComparedPerResourceOnly() {
+    // Interleaved in time, each resource's own tokens rise; across resources they need not.
+    List<Grant> grants =
+        List.of(
+            new Grant("a", 10, 500),
+            new Grant("b", 20, 7),
+            new Grant("a", 30, 501),
+            new Grant("b", 40, 8));
+    assertTrue(Drill.fencingOrder(grants).increasing());
+    assertEquals(
+        new FencingOrder(0, 0, Optional.empty(), Optional.empty()), Drill.fencingOrder(List.of()));
+  }
+
+  @Test
+  void theRestartedHintNamesTheFlagAndTheMaxLeaseTime() {
+    String hint = Drill.restartedHint(12);
+    assertTrue(hint.contains("12 rounds"), hint);
+    assertTrue(hint.contains("RESTARTED"), hint);
+    assertTrue(hint.contains("--admit-fresh-nodes"), hint);
+    assertTrue(hint.contains("60 s"), hint);
+  }
+
+  @Test
+  void mastersGivenByNodesAreAdmittedOnlyWithTheSwitch() throws Exception {
+    Set<String> known = Set.of("nodes", "duration");
+    Config plain =
+        Config.from(
+            Flags.parse(
+                new String[] {"--nodes", "redis://a:1"}, known, Set.of(Drill.ADMIT_FRESH_NODES)));
+    assertFalse(plain.admitFreshNodes());
+    Config admitted =
+        Config.from(
+            Flags.parse(
+                new String[] {"--nodes", "redis://a:1", "--admit-fresh-nodes"},
+                known,
+                Set.of(Drill.ADMIT_FRESH_NODES)));
+    assertTrue(admitted.admitFreshNodes());
+    assertFalse(Config.defaults(List.of()).admitFreshNodes());
+  }
+
+  @Test
   void passwordsInNodeUrisAreNeverPrinted() {
     assertEquals("redis://***@db1:6379/0", Drill.redact("redis://user:s3cret@db1:6379/0"));
     assertEquals("redis://127.0.0.1:6379", Drill.redact("redis://127.0.0.1:6379"));
@@ -53,6 +128,7 @@ class DrillChecksTest {
     Output output = new Output();
     assertEquals(0, Drill.run(new String[] {"--help"}, output.stream));
     assertTrue(output.text().contains("--workers K"), output.text());
+    assertTrue(output.text().contains("--admit-fresh-nodes"), output.text());
   }
 
   @Test

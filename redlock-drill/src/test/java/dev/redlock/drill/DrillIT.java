@@ -12,10 +12,15 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Locale;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The drill against three real redis-server masters. */
+/**
+ * The drill against three real redis-server masters. The extension flushes them before each test,
+ * so they are brand new each time: the tests that want leases admit them, as the drill does with
+ * the local masters it starts.
+ */
 class DrillIT {
 
   @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(3);
@@ -23,7 +28,10 @@ class DrillIT {
   @Test
   void aShortDrillPassesWithNoOverlapAndNoLostUpdateAndLogsNothingAtWarn(RedisCluster cluster) {
     Config config =
-        Config.defaults(cluster.uris()).withWorkers(3).withDuration(Duration.ofSeconds(2));
+        Config.defaults(cluster.uris())
+            .withWorkers(3)
+            .withDuration(Duration.ofSeconds(2))
+            .withAdmitFreshNodes(true);
     ByteArrayOutputStream report = new ByteArrayOutputStream();
     ByteArrayOutputStream log = new ByteArrayOutputStream();
     Result result;
@@ -43,6 +51,19 @@ class DrillIT {
     assertEquals(result.acquisitions(), result.decrements(), text);
     assertEquals(3, result.perWorker().size(), text);
     assertTrue(text.contains("overlap violations   0 among"), text);
+    assertTrue(result.fencing().increasing(), text);
+    assertEquals(result.acquisitions(), result.fencing().leases(), text);
+    assertTrue(
+        text.contains(
+            String.format(
+                Locale.ROOT,
+                "fencing tokens: %,d leases, strictly increasing: yes%n",
+                result.acquisitions())),
+        text);
+    assertTrue(text.contains("masters admitted explicitly (restart guard)"), text);
+    assertTrue(text.contains("3 of 3 masters trusted"), text);
+    assertEquals(0, result.restartedRounds(), text);
+    assertFalse(text.contains("Hint:"), text);
     assertTrue(text.strip().endsWith("DRILL PASSED"), text);
     String logged = log.toString(StandardCharsets.UTF_8);
     assertFalse(logged.contains("WARN") || logged.contains("ERROR"), logged);
@@ -54,7 +75,8 @@ class DrillIT {
         Config.defaults(cluster.uris())
             .withWorkers(4)
             .withDuration(Duration.ofSeconds(30))
-            .withInventory(200);
+            .withInventory(200)
+            .withAdmitFreshNodes(true);
     long began = System.nanoTime();
     Result result = Drill.run(config, new PrintStream(new ByteArrayOutputStream()));
     long tookMillis = (System.nanoTime() - began) / 1_000_000;
@@ -63,7 +85,52 @@ class DrillIT {
     assertTrue(result.soldOut());
     assertEquals(200, result.decrements());
     assertEquals(0, result.finalInventory());
+    assertTrue(result.fencing().increasing(), result.fencing().toString());
     assertTrue(tookMillis < 20_000, "sold out, yet ran for " + tookMillis + " ms");
+  }
+
+  @Test
+  void freshMastersNotAdmittedGrantNothingAndTheReportPointsToTheFlag(RedisCluster cluster) {
+    ByteArrayOutputStream report = new ByteArrayOutputStream();
+    int code =
+        Drill.run(
+            new String[] {
+              "--nodes", String.join(",", cluster.uris()), "--workers", "2", "--duration", "0.5"
+            },
+            new PrintStream(report, true, StandardCharsets.UTF_8));
+    String text = report.toString(StandardCharsets.UTF_8);
+
+    assertEquals(1, code, text);
+    assertTrue(text.contains("masters not admitted (--admit-fresh-nodes not given)"), text);
+    assertTrue(text.contains("answered RESTARTED"), text);
+    assertTrue(text.contains("Hint: in "), text);
+    assertTrue(text.contains("with --admit-fresh-nodes."), text);
+    assertTrue(text.contains("fencing tokens: 0 leases, strictly increasing: yes"), text);
+    assertTrue(text.contains("DRILL FAILED: no lease was granted"), text);
+    assertTrue(text.contains("masters answered RESTARTED"), text);
+  }
+
+  @Test
+  void theSwitchAdmitsFreshMastersGivenByNodes(RedisCluster cluster) {
+    ByteArrayOutputStream report = new ByteArrayOutputStream();
+    int code =
+        Drill.run(
+            new String[] {
+              "--nodes",
+              String.join(",", cluster.uris()),
+              "--admit-fresh-nodes",
+              "--workers",
+              "2",
+              "--duration",
+              "0.5"
+            },
+            new PrintStream(report, true, StandardCharsets.UTF_8));
+    String text = report.toString(StandardCharsets.UTF_8);
+
+    assertEquals(0, code, text);
+    assertTrue(text.contains("3 of 3 masters trusted"), text);
+    assertTrue(text.contains("(3 admitted by these calls, 0 were already)"), text);
+    assertTrue(text.strip().endsWith("DRILL PASSED"), text);
   }
 
   @Test

@@ -42,6 +42,34 @@ class FlagsTest {
   }
 
   @Test
+  void aSwitchTakesNoValueAndIsOffUnlessGiven() throws Exception {
+    Set<String> switches = Set.of("admit-fresh-nodes");
+    Flags on = Flags.parse(new String[] {"--admit-fresh-nodes", "--workers", "3"}, KNOWN, switches);
+    assertTrue(on.isSet("admit-fresh-nodes"));
+    assertEquals(3, on.intValue("workers", 8, 1, 100));
+    assertFalse(
+        Flags.parse(new String[] {"--workers", "3"}, KNOWN, switches).isSet("admit-fresh-nodes"));
+  }
+
+  @Test
+  void aSwitchWithAValueOrGivenTwiceIsAUsageError() {
+    Set<String> switches = Set.of("admit-fresh-nodes");
+    assertThrows(
+        UsageException.class,
+        () -> Flags.parse(new String[] {"--admit-fresh-nodes=yes"}, KNOWN, switches));
+    assertThrows(
+        UsageException.class,
+        () ->
+            Flags.parse(
+                new String[] {"--admit-fresh-nodes", "--admit-fresh-nodes"}, KNOWN, switches));
+    assertThrows(
+        UsageException.class,
+        () -> Flags.parse(new String[] {"--admit-fresh-nodes", "yes"}, KNOWN, switches));
+    assertThrows(
+        UsageException.class, () -> Flags.parse(new String[] {"--admit-fresh-nodes"}, KNOWN));
+  }
+
+  @Test
   void mistakesAreUsageErrors() {
     assertThrows(UsageException.class, () -> Flags.parse(new String[] {"--wrkers", "3"}, KNOWN));
     assertThrows(UsageException.class, () -> Flags.parse(new String[] {"--workers"}, KNOWN));
