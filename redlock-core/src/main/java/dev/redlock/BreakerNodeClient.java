@@ -16,16 +16,17 @@ import java.util.function.Supplier;
  * answers are successes (it is healthy, the lock is just not ours). When at least half of the last
  * {@value #WINDOW} calls (and at least {@value #MINIMUM_CALLS}) failed, the breaker opens: acquires
  * and extends skip the master at once, as a failed vote, without waiting for its timeout. After the
- * open wait, {@value #PROBES} calls probe it; if they succeed it closes.
+ * open wait the next call probes it: an answer in time closes the breaker, a failure opens it
+ * again. (Requiring several probes would let a client that locks rarely linger half-open.)
  *
- * <p>Releases are still sent to a master whose breaker is open (nothing else will clean up its key
- * if it is alive), but are not waited for.
+ * <p>Releases are still sent to a master whose breaker is not closed (nothing else will clean up
+ * its key if it is alive), but are not waited for; probing is left to acquires and extends.
  */
 final class BreakerNodeClient implements NodeClient {
 
   static final int WINDOW = 20;
   static final int MINIMUM_CALLS = 10;
-  static final int PROBES = 3;
+  static final int PROBES = 1;
 
   private final NodeClient delegate;
   private final CircuitBreaker breaker;
@@ -50,9 +51,10 @@ final class BreakerNodeClient implements NodeClient {
             .slowCallDurationThreshold(Duration.ofNanos(nodeTimeoutNanos).plusDays(1))
             .waitDurationInOpenState(openWait)
             .permittedNumberOfCallsInHalfOpenState(PROBES)
-            // A probe that never completes would otherwise hold the breaker half-open forever.
-            .maxWaitDurationInHalfOpenState(openWait)
-            .automaticTransitionFromOpenToHalfOpenEnabled(false) // no scheduler thread
+            // No half-open time limit and no automatic transition: either would start a scheduler
+            // thread this library does not own. A probe always completes: its round times it out,
+            // or the connection's stall limit fails it.
+            .automaticTransitionFromOpenToHalfOpenEnabled(false)
             .build();
     this.breaker = CircuitBreaker.of(name, config);
     breaker

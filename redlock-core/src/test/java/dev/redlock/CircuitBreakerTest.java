@@ -109,6 +109,10 @@ class CircuitBreakerTest {
         changes);
     Lease lease = redlock.tryAcquire("back", TTL).orElseThrow();
     assertEquals(Status.GRANTED, statusOf(lease, 0));
+    assertTrue(
+        Thread.getAllStackTraces().keySet().stream()
+            .noneMatch(t -> t.getName().startsWith("CircuitBreaker")),
+        "the breakers started no thread of their own");
   }
 
   @Test
