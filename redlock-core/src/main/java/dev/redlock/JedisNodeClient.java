@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.ClientSetInfoConfig;
@@ -94,30 +96,39 @@ final class JedisNodeClient implements NodeClient {
   private String lastError = "not connected"; // guarded by lock
   private boolean attempted; // guarded by lock
 
-  JedisNodeClient(NodeAddress address, int index, long nodeTimeoutNanos, Ticker ticker) {
+  JedisNodeClient(
+      NodeAddress address, int index, long nodeTimeoutNanos, Ticker ticker, SSLContext tls) {
     this.address = address;
     this.name = address.toString();
     this.ticker = ticker;
     this.stallNanos = Math.max(MIN_STALL_NANOS, 20 * nodeTimeoutNanos);
-    this.config = clientConfig(address, nodeTimeoutNanos);
+    this.config = clientConfig(address, nodeTimeoutNanos, tls);
     this.thread = new Thread(this::run, "redlock-io-" + index + "-" + name);
     thread.setDaemon(true);
     thread.start();
   }
 
-  @SuppressWarnings("deprecation") // ssl(true): the JVM's default trust store and hostname checks
-  private static JedisClientConfig clientConfig(NodeAddress address, long timeoutNanos) {
+  // ssl/sslSocketFactory/sslParameters: deprecated in Jedis 7.4 for SslOptions, which takes trust
+  // stores rather than an SSLContext; they are what lets callers bring their own context.
+  @SuppressWarnings("deprecation")
+  private static JedisClientConfig clientConfig(
+      NodeAddress address, long timeoutNanos, SSLContext tls) {
     int timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000));
-    return DefaultJedisClientConfig.builder()
-        .connectionTimeoutMillis(timeoutMillis)
-        .socketTimeoutMillis(timeoutMillis)
-        .protocol(RedisProtocol.RESP2)
-        .user(address.user())
-        .password(address.password())
-        .database(address.database())
-        .ssl(address.tls())
-        .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
-        .build();
+    DefaultJedisClientConfig.Builder config =
+        DefaultJedisClientConfig.builder()
+            .connectionTimeoutMillis(timeoutMillis)
+            .socketTimeoutMillis(timeoutMillis)
+            .protocol(RedisProtocol.RESP2)
+            .user(address.user())
+            .password(address.password())
+            .database(address.database())
+            .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
+    if (address.tls()) {
+      SSLParameters parameters = new SSLParameters();
+      parameters.setEndpointIdentificationAlgorithm("HTTPS"); // the certificate must name the host
+      config.ssl(true).sslSocketFactory(tls.getSocketFactory()).sslParameters(parameters);
+    }
+    return config.build();
   }
 
   @Override

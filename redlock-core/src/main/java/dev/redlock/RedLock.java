@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -686,7 +687,8 @@ public final class RedLock implements AutoCloseable {
     private Duration maxLeaseTime = DEFAULT_MAX_LEASE_TIME;
     private Duration circuitBreakerWait = DEFAULT_CIRCUIT_BREAKER_WAIT;
     private Ticker ticker = Ticker.system();
-    private NodeClientFactory nodeClients = JedisNodeClient::new;
+    private NodeClientFactory nodeClients; // null: Jedis clients
+    private SSLContext sslContext;
 
     private Builder() {}
 
@@ -893,6 +895,20 @@ public final class RedLock implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Sets the TLS context for {@code rediss://} masters, for a private CA or client certificates.
+     * Default: the JVM's default context (its default trust store). Either way the master's
+     * certificate must name the host in its URI.
+     *
+     * @param sslContext an initialized context
+     * @return this builder
+     * @throws NullPointerException if {@code sslContext} is null
+     */
+    public Builder sslContext(SSLContext sslContext) {
+      this.sslContext = requireNonNull(sslContext, "sslContext");
+      return this;
+    }
+
     Builder ticker(Ticker ticker) {
       this.ticker = requireNonNull(ticker, "ticker");
       return this;
@@ -916,11 +932,17 @@ public final class RedLock implements AutoCloseable {
         throw new IllegalArgumentException("at least one node is required");
       }
       long timeoutNanos = nodeTimeout.toNanos();
+      NodeClientFactory factory = nodeClients;
+      if (factory == null) {
+        SSLContext tls = sslContext != null ? sslContext : defaultSslContext(addresses);
+        factory =
+            (address, index, timeout, t) -> new JedisNodeClient(address, index, timeout, t, tls);
+      }
       List<NodeClient> clients = new ArrayList<>(addresses.size());
       try {
         RedLockListener heard = listener;
         for (int i = 0; i < addresses.size(); i++) {
-          NodeClient client = nodeClients.create(addresses.get(i), i, timeoutNanos, ticker);
+          NodeClient client = factory.create(addresses.get(i), i, timeoutNanos, ticker);
           if (circuitBreakers) {
             client =
                 new BreakerNodeClient(
@@ -945,6 +967,18 @@ public final class RedLock implements AutoCloseable {
         client.awaitFirstConnect(deadline);
       }
       return new RedLock(this, clients);
+    }
+  }
+
+  /** The JVM's default TLS context, looked up only when some master uses {@code rediss://}. */
+  private static SSLContext defaultSslContext(List<NodeAddress> addresses) {
+    if (addresses.stream().noneMatch(NodeAddress::tls)) {
+      return null;
+    }
+    try {
+      return SSLContext.getDefault();
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("no default TLS context for rediss:// masters", e);
     }
   }
 

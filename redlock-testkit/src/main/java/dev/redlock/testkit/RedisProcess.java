@@ -483,6 +483,7 @@ public final class RedisProcess implements AutoCloseable {
     } else {
       command.addAll(List.of("--appendonly", "no"));
     }
+    command.addAll(options.extraArguments);
     return command;
   }
 
@@ -716,7 +717,12 @@ public final class RedisProcess implements AutoCloseable {
 
   /** Start options, copied from the builder so a builder can be reused while servers start. */
   private record Options(
-      int port, String clockRate, boolean appendOnly, Path binary, Duration startTimeout) {}
+      int port,
+      String clockRate,
+      boolean appendOnly,
+      Path binary,
+      Duration startTimeout,
+      List<String> extraArguments) {}
 
   /**
    * Options for a {@link RedisProcess}. Not thread-safe while being configured; {@link #start()}
@@ -729,8 +735,25 @@ public final class RedisProcess implements AutoCloseable {
     private boolean appendOnly;
     private Path binary;
     private Duration startTimeout = DEFAULT_START_TIMEOUT;
+    private final List<String> extraArguments = new ArrayList<>();
 
     private Builder() {}
+
+    /**
+     * Appends server options to the command line, such as {@code "--tls-port", "7443"}. The server
+     * still listens on its plain port, which the readiness check and {@link RedisProcess#admin()}
+     * use.
+     *
+     * @param arguments options and their values, in command-line order
+     * @return this builder
+     * @throws NullPointerException if an argument is null
+     */
+    public Builder arguments(String... arguments) {
+      for (String argument : arguments) {
+        extraArguments.add(requireNonNull(argument, "argument"));
+      }
+      return this;
+    }
 
     /**
      * Listens on {@code port} instead of a free ephemeral port. A start then fails instead of
@@ -828,7 +851,9 @@ public final class RedisProcess implements AutoCloseable {
      *     faketime} is missing
      */
     public RedisProcess start() {
-      return RedisProcess.start(new Options(port, clockRate, appendOnly, binary, startTimeout));
+      return RedisProcess.start(
+          new Options(
+              port, clockRate, appendOnly, binary, startTimeout, List.copyOf(extraArguments)));
     }
   }
 }
