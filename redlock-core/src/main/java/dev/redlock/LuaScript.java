@@ -34,12 +34,10 @@ final class LuaScript {
   /** What a resource's fence counter key starts with. */
   static final byte[] FENCE_PREFIX = "redlock:fence:".getBytes(StandardCharsets.US_ASCII);
 
-  private final String name;
   private final byte[] body;
   private final byte[] sha1;
 
-  private LuaScript(String name, byte[] body) {
-    this.name = name;
+  private LuaScript(byte[] body) {
     this.body = body;
     this.sha1 = sha1Hex(body);
   }
@@ -49,14 +47,10 @@ final class LuaScript {
       if (in == null) {
         throw new IllegalStateException("missing script resource " + resource);
       }
-      return new LuaScript(resource, in.readAllBytes());
+      return new LuaScript(in.readAllBytes());
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read script resource " + resource, e);
     }
-  }
-
-  String name() {
-    return name;
   }
 
   /** The script text, for EVAL. Shared: callers must not modify it. */

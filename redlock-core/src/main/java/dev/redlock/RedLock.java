@@ -174,7 +174,7 @@ public final class RedLock implements AutoCloseable {
     if (attempt.lease != null) {
       return Optional.of(attempt.lease);
     }
-    if (attempt.unavailable()) {
+    if (attempt.unavailable) {
       throw attempt.failure("could not acquire " + quote(resource));
     }
     return Optional.empty();
@@ -358,15 +358,19 @@ public final class RedLock implements AutoCloseable {
     Duration took = Duration.ofNanos(elapsed);
     if (granted >= quorum && validity > minValidityNanos) {
       Lease lease = new Lease(this, resource, key, token, start + elapsed + validity, fence);
-      List<NodeOutcome> heard = outcomes;
-      emit(l -> l.acquired(resource, heard, took));
+      if (listener != NO_LISTENER) { // no allocation on the hot path without a listener
+        List<NodeOutcome> heard = outcomes;
+        emit(l -> l.acquired(resource, heard, took));
+      }
       return new Attempt(lease, outcomes, false);
     }
     for (NodeClient node : nodes) {
       node.release(key, token);
     }
-    List<NodeOutcome> heard = outcomes;
-    emit(l -> l.denied(resource, heard, took));
+    if (listener != NO_LISTENER) {
+      List<NodeOutcome> heard = outcomes;
+      emit(l -> l.denied(resource, heard, took));
+    }
     if (log.isDebugEnabled()) {
       log.debug("{} not acquired: {}", quote(resource), outcomes);
     }
@@ -491,9 +495,12 @@ public final class RedLock implements AutoCloseable {
     if (tally.unreachable() > 0 && log.isDebugEnabled()) {
       log.debug("release of {} incomplete: {}", quote(lease.resource()), tally.outcomes());
     }
-    emit(
-        l ->
-            l.released(lease.resource(), tally.outcomes(), Duration.ofNanos(tally.elapsedNanos())));
+    if (listener != NO_LISTENER) {
+      emit(
+          l ->
+              l.released(
+                  lease.resource(), tally.outcomes(), Duration.ofNanos(tally.elapsedNanos())));
+    }
   }
 
   private void emit(Consumer<RedLockListener> event) {
@@ -655,10 +662,6 @@ public final class RedLock implements AutoCloseable {
       this.lease = lease;
       this.outcomes = outcomes;
       this.unavailable = unavailable;
-    }
-
-    boolean unavailable() {
-      return unavailable;
     }
 
     RedLockException failure(String message) {

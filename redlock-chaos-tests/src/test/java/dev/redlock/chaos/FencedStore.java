@@ -1,7 +1,6 @@
 package dev.redlock.chaos;
 
 import dev.redlock.testkit.RedisAdmin;
-import java.util.List;
 
 /**
  * The guarded resource of the fencing tests, and an example of how any store should check fencing
@@ -50,9 +49,5 @@ final class FencedStore {
   long highestToken(String resource) {
     String value = store.get("fenced:" + resource + ":highest-token");
     return value == null ? 0 : Long.parseLong(value);
-  }
-
-  static List<String> keys(String resource) {
-    return List.of("fenced:" + resource, "fenced:" + resource + ":highest-token");
   }
 }
