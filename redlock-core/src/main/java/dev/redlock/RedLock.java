@@ -690,7 +690,7 @@ public final class RedLock implements AutoCloseable {
     private Duration maxLeaseTime = DEFAULT_MAX_LEASE_TIME;
     private Duration circuitBreakerWait = DEFAULT_CIRCUIT_BREAKER_WAIT;
     private Ticker ticker = Ticker.system();
-    private NodeClientFactory nodeClients; // null: Jedis clients
+    private NodeClientFactory nodeClients; // null: pipelined Jedis clients
     private SSLContext sslContext;
 
     private Builder() {}
@@ -939,7 +939,8 @@ public final class RedLock implements AutoCloseable {
       if (factory == null) {
         SSLContext tls = sslContext != null ? sslContext : defaultSslContext(addresses);
         factory =
-            (address, index, timeout, t) -> new JedisNodeClient(address, index, timeout, t, tls);
+            (address, index, timeout, t) ->
+                new PipelinedNodeClient(address, index, timeout, t, tls);
       }
       List<NodeClient> clients = new ArrayList<>(addresses.size());
       try {

@@ -1,0 +1,367 @@
+package dev.redlock;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The commands of one master's connection, in order: those waiting for the connection to open and
+ * those written and awaiting replies. Callers write here (the write side); the master's I/O thread
+ * opens links and hands each reply back to match it with the oldest command in flight (the read
+ * side). Both meet under one lock, a {@link ReentrantLock} so that a virtual thread waiting here
+ * never pins its carrier.
+ *
+ * <p>Nothing blocks without bound:
+ *
+ * <ul>
+ *   <li>a caller's write cannot block: the bytes awaiting replies are capped at half the socket's
+ *       send buffer, and beyond that commands fail at once;
+ *   <li>after a failed connection attempt, commands fail at once until the retry time, so a dead
+ *       master costs nothing rather than a timeout per round;
+ *   <li>a link whose oldest command has waited longer than the stall limit is dropped (its commands
+ *       fail) and the next command opens a new one. A SET still sitting unread in a paused server's
+ *       buffer may then be applied after our release; it holds only our token and expires with its
+ *       TTL.
+ * </ul>
+ */
+final class CommandPipeline {
+
+  /** The least cap on bytes awaiting replies, whatever the send buffer. */
+  static final long QUEUE_LIMIT_BYTES = 64 * 1024;
+
+  private enum State {
+    /** No link; the next command starts a connection attempt (after the retry time). */
+    IDLE,
+    /** The I/O thread is opening a link; commands wait. */
+    CONNECTING,
+    /** A link is open; commands are written at once. */
+    CONNECTED,
+    CLOSED
+  }
+
+  /** What the I/O thread should do next. */
+  sealed interface Work {}
+
+  /** Open a link. */
+  record Connect() implements Work {}
+
+  /** Read replies from this link until it breaks or is dropped. */
+  record Read(JedisLink link) implements Work {}
+
+  /** The pipeline is closed: stop. */
+  record Stop() implements Work {}
+
+  private static final Work CONNECT = new Connect();
+  private static final Work STOP = new Stop();
+
+  private final Ticker ticker;
+  private final long stallNanos;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  private final ArrayDeque<NodeCommand> waiting = new ArrayDeque<>(); // guarded by lock
+  private final ArrayDeque<NodeCommand> inFlight = new ArrayDeque<>(); // guarded by lock
+  private State state = State.CONNECTING; // guarded by lock
+  private JedisLink link; // guarded by lock
+  private long queuedBytes; // guarded by lock: waiting + in flight
+  private long limitBytes = QUEUE_LIMIT_BYTES; // guarded by lock
+  private long retryAtNanos; // guarded by lock
+  private String lastError = "not connected"; // guarded by lock
+  private boolean attempted; // guarded by lock: a first connection attempt has finished
+
+  CommandPipeline(Ticker ticker, long stallNanos) {
+    this.ticker = ticker;
+    this.stallNanos = stallNanos;
+  }
+
+  // ---- write side: any thread
+
+  /** Writes {@code command}, queues it for the connection, or fails it at once. */
+  void submit(NodeCommand command) {
+    List<NodeCommand> dropped = List.of();
+    JedisLink broken = null;
+    String rejection = null;
+    lock.lock();
+    try {
+      long now = ticker.read();
+      if (state == State.CONNECTED
+          && !inFlight.isEmpty()
+          && now - inFlight.peek().writtenAt > stallNanos) {
+        broken = link;
+        dropped = detach("no reply for " + TimeUnit.NANOSECONDS.toMillis(stallNanos) + " ms");
+        retryAtNanos = now;
+      }
+      switch (state) {
+        case CONNECTED -> {
+          if (queuedBytes + command.bytes > limitBytes) {
+            rejection = "too many commands awaiting replies";
+          } else {
+            queuedBytes += command.bytes;
+            if (!write(command)) {
+              broken = link;
+              dropped = concat(dropped, detach(lastError));
+            }
+          }
+        }
+        case CONNECTING -> {
+          if (queuedBytes + command.bytes > limitBytes) {
+            rejection = "too many commands waiting for the connection";
+          } else {
+            waiting.add(command);
+            queuedBytes += command.bytes;
+          }
+        }
+        case IDLE -> {
+          if (now - retryAtNanos < 0) {
+            rejection = lastError;
+          } else {
+            state = State.CONNECTING;
+            waiting.add(command);
+            queuedBytes += command.bytes;
+            changed.signalAll();
+          }
+        }
+        case CLOSED -> rejection = "client is closed";
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (broken != null) {
+      broken.close();
+    }
+    failAll(dropped, "connection dropped: ");
+    if (rejection != null) {
+      command.fail(new NodeUnavailableException(rejection));
+    }
+  }
+
+  /**
+   * Writes one command on the link and puts it in flight; on an I/O error records the error and
+   * returns false (the command then fails with the link's others).
+   */
+  private boolean write(NodeCommand command) {
+    command.writtenAt = ticker.read();
+    inFlight.add(command);
+    try {
+      link.write(command);
+      return true;
+    } catch (RuntimeException e) {
+      lastError = describe(e);
+      return false;
+    }
+  }
+
+  // ---- read side: the I/O thread
+
+  /** Waits until there is something for the I/O thread to do. */
+  Work awaitWork() throws InterruptedException {
+    lock.lock();
+    try {
+      while (state == State.IDLE) {
+        changed.await();
+      }
+      if (state == State.CLOSED) {
+        return STOP;
+      }
+      return link == null ? CONNECT : new Read(link);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Records the end of a connection attempt: {@code opened} is the new link, or null if the attempt
+   * failed with {@code error}; then commands fail at once until {@code retryAtNanos}.
+   */
+  void connected(JedisLink opened, String error, long retryAtNanos) {
+    List<NodeCommand> dropped = List.of();
+    JedisLink broken = null;
+    lock.lock();
+    try {
+      attempted = true;
+      changed.signalAll();
+      if (state == State.CLOSED) {
+        broken = opened;
+        dropped = detach("client is closed");
+      } else if (opened == null) {
+        dropped = detach(error);
+        this.retryAtNanos = retryAtNanos;
+      } else {
+        link = opened;
+        state = State.CONNECTED;
+        limitBytes = Math.max(QUEUE_LIMIT_BYTES, opened.sendBufferBytes() / 2);
+        while (!waiting.isEmpty()) {
+          if (!write(waiting.poll())) {
+            broken = opened;
+            dropped = detach(lastError);
+            break;
+          }
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (broken != null) {
+      broken.close();
+    }
+    failAll(dropped, "");
+  }
+
+  /**
+   * Matches a reply read from {@code from} with the oldest command in flight and completes it.
+   * Returns false if the link is no longer this pipeline's (dropped or closed): the reader stops.
+   */
+  boolean replied(JedisLink from, Object reply) {
+    NodeCommand command;
+    boolean resent = false;
+    lock.lock();
+    try {
+      if (link != from) {
+        return false; // its commands have been failed already
+      }
+      command = inFlight.poll();
+      if (command != null
+          && reply instanceof NodeCommand.ServerError error
+          && error.noScript()
+          && !command.evalFallback) {
+        // The master lost its script cache (restart, SCRIPT FLUSH): send the body once by EVAL.
+        command.evalFallback = true;
+        resent = write(command);
+        if (!resent) {
+          command = null;
+        }
+      } else if (command != null) {
+        queuedBytes -= command.bytes;
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (resent) {
+      return true;
+    }
+    if (command == null) {
+      lost(from, "reply without a command, or a failed EVAL fallback");
+      return false;
+    }
+    command.complete(reply);
+    return true;
+  }
+
+  /** The link broke: fails its commands; the next command reconnects. */
+  void lost(JedisLink from, String reason) {
+    List<NodeCommand> dropped = List.of();
+    lock.lock();
+    try {
+      if (link == from) {
+        dropped = detach(reason);
+        retryAtNanos = ticker.read();
+      }
+    } finally {
+      lock.unlock();
+    }
+    from.close();
+    failAll(dropped, "connection lost: ");
+  }
+
+  /** Waits until the first connection attempt has finished or the deadline passes. */
+  void awaitFirstAttempt(long deadlineNanos) {
+    lock.lock();
+    try {
+      while (!attempted && state != State.CLOSED) {
+        long left = deadlineNanos - ticker.read();
+        if (left <= 0) {
+          return;
+        }
+        changed.awaitNanos(left);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Fails every command and closes the link; the I/O thread then stops. Idempotent. */
+  void close() {
+    List<NodeCommand> dropped;
+    JedisLink current;
+    lock.lock();
+    try {
+      if (state == State.CLOSED) {
+        return;
+      }
+      current = link;
+      dropped = detach("client is closed");
+      state = State.CLOSED;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    if (current != null) {
+      current.close();
+    }
+    failAll(dropped, "");
+  }
+
+  /** Fails every command and stops for good, after the I/O thread itself failed. */
+  void failed(String reason) {
+    List<NodeCommand> dropped;
+    lock.lock();
+    try {
+      dropped = detach("I/O thread failed: " + reason);
+      state = State.CLOSED;
+    } finally {
+      lock.unlock();
+    }
+    failAll(dropped, "");
+  }
+
+  /** Detaches the current link; returns the commands that were waiting on it. */
+  private List<NodeCommand> detach(String reason) {
+    List<NodeCommand> dropped = new ArrayList<>(inFlight);
+    dropped.addAll(waiting);
+    inFlight.clear();
+    waiting.clear();
+    queuedBytes = 0;
+    link = null;
+    lastError = reason;
+    if (state != State.CLOSED) {
+      state = State.IDLE;
+    }
+    return dropped;
+  }
+
+  private void failAll(List<NodeCommand> commands, String prefix) {
+    if (commands.isEmpty()) {
+      return;
+    }
+    String reason;
+    lock.lock();
+    try {
+      reason = lastError;
+    } finally {
+      lock.unlock();
+    }
+    NodeUnavailableException error = new NodeUnavailableException(prefix + reason);
+    for (NodeCommand command : commands) {
+      command.fail(error);
+    }
+  }
+
+  static String describe(Throwable e) {
+    Throwable cause = e.getCause() != null && e.getMessage() == null ? e.getCause() : e;
+    String message = cause.getMessage();
+    return message == null ? cause.getClass().getSimpleName() : message;
+  }
+
+  private static <T> List<T> concat(List<T> a, List<T> b) {
+    if (a.isEmpty()) {
+      return b;
+    }
+    List<T> all = new ArrayList<>(a);
+    all.addAll(b);
+    return all;
+  }
+}

@@ -1,0 +1,216 @@
+package dev.redlock;
+
+import java.net.Socket;
+import java.net.SocketException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.DefaultJedisSocketFactory;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisSocketFactory;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.RedisProtocol;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
+
+/**
+ * The only class that talks to Jedis: one open connection to one master, with writes and reads
+ * driven separately. Jedis does the protocol, TLS, AUTH, SELECT and HELLO; everything above this
+ * class sees only {@link NodeCommand}s and plain reply objects.
+ *
+ * <p>A link is single-use by construction. Jedis's {@code Connection.sendCommand} silently calls
+ * {@code connect()} when its socket looks closed, which would open a fresh socket without AUTH,
+ * SELECT or scripts; here the socket factory creates exactly one socket, so a closed link can only
+ * fail. Reconnecting means opening a new link, with the whole handshake.
+ */
+final class JedisLink {
+
+  private static final Logger log = LoggerFactory.getLogger(JedisLink.class);
+
+  /** The send buffer asked of the kernel; the transport caps unanswered bytes below it. */
+  private static final int REQUESTED_SEND_BUFFER = 1 << 20;
+
+  private final PipelinedConnection connection;
+  private final int sendBufferBytes;
+
+  private JedisLink(PipelinedConnection connection, int sendBufferBytes) {
+    this.connection = connection;
+    this.sendBufferBytes = sendBufferBytes;
+  }
+
+  /**
+   * Connects (TCP, TLS, AUTH, SELECT) and loads every script, all bounded by the node timeout, then
+   * leaves reads unbounded: replies are awaited by callers, each with a deadline of its own.
+   *
+   * @throws RuntimeException if the master cannot be reached or refuses the handshake
+   */
+  static JedisLink open(NodeAddress address, long timeoutNanos, SSLContext tls) {
+    JedisClientConfig config = clientConfig(address, timeoutNanos, tls);
+    OneSocket socket =
+        new OneSocket(
+            new DefaultJedisSocketFactory(new HostAndPort(address.host(), address.port()), config));
+    PipelinedConnection connection = new PipelinedConnection(socket, config);
+    try {
+      connection.loadScripts();
+      connection.setTimeoutInfinite();
+    } catch (RuntimeException e) {
+      connection.closeNow();
+      throw e;
+    }
+    return new JedisLink(connection, socket.sendBufferBytes);
+  }
+
+  // ssl/sslSocketFactory/sslParameters: deprecated in Jedis 7.4 for SslOptions, which takes trust
+  // stores rather than an SSLContext; they are what lets callers bring their own context.
+  @SuppressWarnings("deprecation")
+  private static JedisClientConfig clientConfig(
+      NodeAddress address, long timeoutNanos, SSLContext tls) {
+    int timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000));
+    DefaultJedisClientConfig.Builder config =
+        DefaultJedisClientConfig.builder()
+            .connectionTimeoutMillis(timeoutMillis)
+            .socketTimeoutMillis(timeoutMillis)
+            .protocol(RedisProtocol.RESP2)
+            .user(address.user())
+            .password(address.password())
+            .database(address.database())
+            .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
+    if (address.tls()) {
+      SSLParameters parameters = new SSLParameters();
+      parameters.setEndpointIdentificationAlgorithm("HTTPS"); // the certificate must name the host
+      config.ssl(true).sslSocketFactory(tls.getSocketFactory()).sslParameters(parameters);
+    }
+    return config.build();
+  }
+
+  /** The send buffer the kernel granted, in bytes. */
+  int sendBufferBytes() {
+    return sendBufferBytes;
+  }
+
+  /**
+   * Writes and flushes one command. Never blocks for long: the transport keeps the unanswered bytes
+   * below the send buffer.
+   *
+   * @throws RuntimeException if the connection is broken or closed
+   */
+  void write(NodeCommand command) {
+    CommandArguments arguments = new CommandArguments(verb(command.verb()));
+    for (byte[] word : command.arguments()) {
+      arguments.add(word);
+    }
+    connection.send(arguments);
+  }
+
+  /**
+   * Reads the next reply: a {@link Long}, a {@code byte[]}, a {@link java.util.List}, {@code null},
+   * or a {@link NodeCommand.ServerError} for an error reply (after which the stream is still in
+   * step). Blocks until a reply arrives or the link is closed.
+   *
+   * @throws RuntimeException if the connection is broken or closed
+   */
+  Object read() {
+    try {
+      return connection.getUnflushedObject();
+    } catch (JedisDataException e) {
+      String message = e.getMessage() == null ? "error reply" : e.getMessage();
+      if (e instanceof redis.clients.jedis.exceptions.JedisNoScriptException
+          && !message.startsWith("NOSCRIPT")) {
+        message = "NOSCRIPT " + message;
+      }
+      return new NodeCommand.ServerError(message);
+    }
+  }
+
+  /** Closes the socket without flushing; callable from any thread, idempotent. */
+  void close() {
+    connection.closeNow();
+  }
+
+  private static Protocol.Command verb(NodeCommand.Verb verb) {
+    return switch (verb) {
+      case SET -> Protocol.Command.SET;
+      case EVALSHA -> Protocol.Command.EVALSHA;
+      case EVAL -> Protocol.Command.EVAL;
+      case SCRIPT -> Protocol.Command.SCRIPT;
+    };
+  }
+
+  /**
+   * Creates one socket with a large send buffer and records the size the kernel granted; refuses to
+   * create a second, so that Jedis cannot reconnect a closed link behind our back.
+   */
+  static final class OneSocket implements JedisSocketFactory {
+    private final JedisSocketFactory delegate;
+    private final AtomicBoolean used = new AtomicBoolean();
+    int sendBufferBytes = 128 * 1024;
+
+    OneSocket(JedisSocketFactory delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public Socket createSocket() {
+      if (!used.compareAndSet(false, true)) {
+        throw new JedisConnectionException("link is closed; a new link must be opened");
+      }
+      Socket socket = delegate.createSocket();
+      try {
+        socket.setSendBufferSize(REQUESTED_SEND_BUFFER);
+        sendBufferBytes = socket.getSendBufferSize();
+      } catch (SocketException e) {
+        throw new JedisConnectionException(e);
+      }
+      return socket;
+    }
+  }
+
+  /** A Jedis connection whose writes and reads are driven separately. */
+  private static final class PipelinedConnection extends Connection {
+    PipelinedConnection(JedisSocketFactory sockets, JedisClientConfig config) {
+      super(sockets, config);
+    }
+
+    void send(CommandArguments arguments) {
+      sendCommand(arguments);
+      flush();
+    }
+
+    /**
+     * Loads every script in one pipelined round, so that a fresh or restarted master does not cost
+     * a NOSCRIPT round trip (and maybe a lease) on first use. A master that refuses (an ACL without
+     * SCRIPT, say) is still usable: EVALSHA falls back to EVAL.
+     */
+    void loadScripts() {
+      for (LuaScript script : LuaScript.ALL) {
+        sendCommand(
+            new CommandArguments(Protocol.Command.SCRIPT)
+                .add(Protocol.Keyword.LOAD)
+                .add(script.body()));
+      }
+      flush();
+      for (int i = 0; i < LuaScript.ALL.size(); i++) {
+        try {
+          getUnflushedObject();
+        } catch (JedisDataException e) {
+          log.debug("SCRIPT LOAD refused: {}", e.getMessage());
+        }
+      }
+    }
+
+    void closeNow() {
+      try {
+        forceDisconnect(); // closes the socket without flushing, from any thread
+      } catch (java.io.IOException | RuntimeException e) {
+        log.debug("closing connection: {}", e.toString());
+      }
+    }
+  }
+}

@@ -1,0 +1,166 @@
+package dev.redlock;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One master's client: one pipelined connection and one I/O thread.
+ *
+ * <p>Callers write their command on the connection themselves (through the {@link CommandPipeline},
+ * under a short lock) and return; the daemon thread {@code redlock-io-N} opens the connection
+ * ({@link JedisLink}), reads replies in order and completes each command's future. So a round costs
+ * the caller N socket writes and one wake-up, as in a hand-written multiplexed client, while Jedis
+ * still does the protocol, AUTH, SELECT and TLS.
+ *
+ * <p>Why one pipelined connection rather than a pool: Redis executes one connection's commands in
+ * order, so a release queued behind an acquire on the same master can never overtake it, and a late
+ * reply is always read and matched to its command.
+ *
+ * <p>The parts, after Lettuce's: {@link NodeCommand} encodes commands and decodes replies; {@link
+ * CommandPipeline} holds the queue, the byte cap and the commands in flight; this class builds the
+ * commands and runs the I/O thread, which connects, reconnects after a delay, and reads.
+ */
+final class PipelinedNodeClient implements NodeClient {
+
+  private static final Logger log = LoggerFactory.getLogger(PipelinedNodeClient.class);
+
+  /** After a failed connection attempt, commands fail at once for this long. */
+  static final long RECONNECT_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  /** The least time a command may wait for its reply before its connection is dropped. */
+  static final long MIN_STALL_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+  private final String name;
+  private final NodeAddress address;
+  private final long nodeTimeoutNanos;
+  private final SSLContext tls;
+  private final Ticker ticker;
+  private final CommandPipeline pipeline;
+  private final Thread thread;
+
+  PipelinedNodeClient(
+      NodeAddress address, int index, long nodeTimeoutNanos, Ticker ticker, SSLContext tls) {
+    this.address = address;
+    this.name = address.toString();
+    this.nodeTimeoutNanos = nodeTimeoutNanos;
+    this.tls = tls;
+    this.ticker = ticker;
+    this.pipeline = new CommandPipeline(ticker, Math.max(MIN_STALL_NANOS, 20 * nodeTimeoutNanos));
+    this.thread = new Thread(this::run, "redlock-io-" + index + "-" + name);
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
+    if (fenceKey == null && minDatasetAgeMillis == 0) {
+      // Neither fencing nor the restart guard: the plain Redlock command, no script.
+      return submit(NodeCommand.set(key, token, ttlMillis));
+    }
+    return submit(NodeCommand.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
+    return submit(NodeCommand.fence(key, fenceKey, token, fence));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    return submit(NodeCommand.release(key, token));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+    return submit(NodeCommand.extend(key, token, ttlMillis));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
+    return submit(NodeCommand.admit(minDatasetAgeMillis));
+  }
+
+  private CompletableFuture<NodeReply> submit(NodeCommand command) {
+    pipeline.submit(command);
+    return command.reply;
+  }
+
+  private void run() {
+    try {
+      while (true) {
+        CommandPipeline.Work work = pipeline.awaitWork();
+        if (work instanceof CommandPipeline.Read read) {
+          readReplies(read.link());
+        } else if (work instanceof CommandPipeline.Connect) {
+          connect();
+        } else {
+          return;
+        }
+      }
+    } catch (InterruptedException e) {
+      // close() interrupts only when it has already failed every command
+    } catch (RuntimeException | Error e) {
+      log.error("I/O thread for {} failed; the node will count as unavailable", name, e);
+      pipeline.failed(CommandPipeline.describe(e));
+    }
+  }
+
+  private void connect() {
+    try {
+      pipeline.connected(JedisLink.open(address, nodeTimeoutNanos, tls), null, 0);
+    } catch (RuntimeException e) {
+      String error = CommandPipeline.describe(e);
+      log.debug("cannot connect to {}: {}", name, error);
+      pipeline.connected(null, error, ticker.read() + RECONNECT_DELAY_NANOS);
+    }
+  }
+
+  private void readReplies(JedisLink link) {
+    while (true) {
+      Object reply;
+      try {
+        reply = link.read();
+      } catch (RuntimeException e) {
+        String reason = CommandPipeline.describe(e);
+        log.debug("connection to {} lost: {}", name, reason);
+        pipeline.lost(link, reason);
+        return;
+      }
+      if (!pipeline.replied(link, reply)) {
+        return;
+      }
+    }
+  }
+
+  @Override
+  public void awaitFirstConnect(long deadlineNanos) {
+    pipeline.awaitFirstAttempt(deadlineNanos);
+  }
+
+  @Override
+  public void close() {
+    pipeline.close();
+  }
+
+  @Override
+  public boolean awaitTermination(long deadlineNanos) {
+    long left = deadlineNanos - ticker.read();
+    try {
+      if (left > 0) {
+        TimeUnit.NANOSECONDS.timedJoin(thread, left);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return !thread.isAlive();
+  }
+
+  @Override
+  public String toString() {
+    return "PipelinedNodeClient{" + name + "}";
+  }
+}
