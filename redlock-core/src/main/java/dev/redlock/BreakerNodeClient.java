@@ -5,7 +5,9 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowType;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
@@ -21,6 +23,11 @@ import java.util.function.Supplier;
  *
  * <p>Releases are still sent to a master whose breaker is not closed (nothing else will clean up
  * its key if it is alive), but are not waited for; probing is left to acquires and extends.
+ *
+ * <p>A call that has not answered within the node timeout is recorded as a failure by the next call
+ * to the same master, so a hung master opens its breaker as quickly as a failing one, while nobody
+ * else touches the client's futures. (A master answers in order, so the oldest unanswered call is
+ * the first to be overdue.)
  */
 final class BreakerNodeClient implements NodeClient {
 
@@ -32,6 +39,11 @@ final class BreakerNodeClient implements NodeClient {
   private final CircuitBreaker breaker;
   private final Ticker ticker;
   private final long nodeTimeoutNanos;
+  private final ConcurrentLinkedQueue<Call> unanswered = new ConcurrentLinkedQueue<>();
+
+  private static final NodeUnavailableException TIMED_OUT =
+      new NodeUnavailableException("no reply within the node timeout");
+  private static final NodeUnavailableException SLOW = new NodeUnavailableException("slow reply");
 
   BreakerNodeClient(
       NodeClient delegate,
@@ -94,6 +106,7 @@ final class BreakerNodeClient implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    recordOverdue(ticker.read());
     // Probing is left to acquires: a release waited for only while the breaker is closed, so a
     // caller's close() never pays a dead master's timeout for a half-open probe.
     if (breaker.getState() == CircuitBreaker.State.CLOSED && breaker.tryAcquirePermission()) {
@@ -104,6 +117,7 @@ final class BreakerNodeClient implements NodeClient {
   }
 
   private CompletableFuture<NodeReply> guarded(Supplier<CompletableFuture<NodeReply>> call) {
+    recordOverdue(ticker.read());
     if (!breaker.tryAcquirePermission()) {
       return CompletableFuture.failedFuture(new NodeUnavailableException("circuit breaker open"));
     }
@@ -111,19 +125,49 @@ final class BreakerNodeClient implements NodeClient {
   }
 
   private CompletableFuture<NodeReply> recorded(CompletableFuture<NodeReply> reply) {
-    long start = ticker.read();
+    Call call = new Call(ticker.read());
+    unanswered.add(call);
     reply.whenComplete(
         (answer, error) -> {
-          long took = ticker.read() - start;
+          if (!call.compareAndSet(false, true)) {
+            return; // already recorded as overdue
+          }
+          long took = ticker.read() - call.start;
           if (error != null) {
             breaker.onError(took, TimeUnit.NANOSECONDS, error);
           } else if (took > nodeTimeoutNanos) {
-            breaker.onError(took, TimeUnit.NANOSECONDS, new NodeUnavailableException("slow reply"));
+            breaker.onError(took, TimeUnit.NANOSECONDS, SLOW);
           } else {
             breaker.onSuccess(took, TimeUnit.NANOSECONDS);
           }
         });
     return reply;
+  }
+
+  /** Records every call still unanswered after the node timeout as a failure. */
+  private void recordOverdue(long now) {
+    for (Call head = unanswered.peek(); head != null; head = unanswered.peek()) {
+      if (!head.get()) {
+        long waited = now - head.start;
+        if (waited <= nodeTimeoutNanos) {
+          return;
+        }
+        if (head.compareAndSet(false, true)) {
+          breaker.onError(waited, TimeUnit.NANOSECONDS, TIMED_OUT);
+        }
+      }
+      unanswered.remove(head);
+    }
+  }
+
+  /** One call awaiting its answer; set once it has been recorded. */
+  private static final class Call extends AtomicBoolean {
+    private static final long serialVersionUID = 1L;
+    final long start;
+
+    Call(long start) {
+      this.start = start;
+    }
   }
 
   @Override

@@ -27,7 +27,7 @@ public final class Lease implements AutoCloseable {
   /** The fencing token of a lease acquired with fencing turned off. */
   static final long NO_FENCE = -1;
 
-  private final RedLock owner;
+  private final Leases owner;
   private final String resource;
   private final byte[] key;
   private final byte[] token;
@@ -36,7 +36,7 @@ public final class Lease implements AutoCloseable {
   private final AtomicInteger state = new AtomicInteger(ACTIVE);
   private final CompletableFuture<Lease> lost = new CompletableFuture<>();
 
-  Lease(RedLock owner, String resource, byte[] key, byte[] token, long deadlineNanos, long fence) {
+  Lease(Leases owner, String resource, byte[] key, byte[] token, long deadlineNanos, long fence) {
     this.owner = owner;
     this.resource = resource;
     this.key = key;
@@ -138,11 +138,7 @@ public final class Lease implements AutoCloseable {
    *     and minimum validity, or is too long
    */
   public boolean extend(Duration ttl) {
-    long ttlMillis = owner.checkTtl(ttl);
-    if (!isValid()) {
-      return false;
-    }
-    return owner.extend(this, ttlMillis);
+    return owner.extend(this, ttl);
   }
 
   /**
@@ -151,9 +147,7 @@ public final class Lease implements AutoCloseable {
    * for at most the node timeout.
    */
   public void release() {
-    if (state.getAndSet(RELEASED) != RELEASED) {
-      owner.release(this);
-    }
+    owner.release(this);
   }
 
   /** Same as {@link #release()}. */
@@ -183,11 +177,6 @@ public final class Lease implements AutoCloseable {
     return state.get() == RELEASED;
   }
 
-  /** Called by the renewer when it finds the lease expired: loses it, without a round. */
-  void expired() {
-    owner.lostWithoutRound(this);
-  }
-
   byte[] key() {
     return key;
   }
@@ -204,6 +193,11 @@ public final class Lease implements AutoCloseable {
   void moveDeadline(long candidate) {
     deadlineNanos.accumulateAndGet(
         candidate, (current, next) -> next - current > 0 ? next : current);
+  }
+
+  /** Marks the lease released; returns whether this call released it. */
+  boolean markReleased() {
+    return state.getAndSet(RELEASED) != RELEASED;
   }
 
   /**

@@ -3,10 +3,13 @@ package dev.redlock;
 import dev.redlock.NodeOutcome.Status;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntFunction;
 
 /**
@@ -17,7 +20,8 @@ import java.util.function.IntFunction;
  * decided or its deadline passes. In {@link Mode#QUORUM} the round is decided as soon as a majority
  * granted or a majority can no longer be reached; in {@link Mode#ALL} only when every master
  * answered. Answers that arrive after the decision are ignored here; whatever they changed on a
- * master is undone by the commands queued behind them.
+ * master is undone by the commands queued behind them. The round only observes the clients'
+ * futures: a master that does not answer in time is the client's (and its breaker's) business.
  */
 final class QuorumRound {
 
@@ -33,14 +37,13 @@ final class QuorumRound {
   private final long startNanos;
   private final Thread waiter;
 
-  private final CompletableFuture<?>[] futures;
-  private final NodeReply[] replies;
-  private final Status[] statuses;
-  private final long[] answeredAt;
-  private final String[] details;
-  private int granted; // guarded by this
-  private int refused; // guarded by this: any answer other than GRANTED
-  private int failed; // guarded by this: FAILED only
+  private final ReentrantLock lock = new ReentrantLock();
+  private final NodeReply[] replies; // guarded by lock
+  private final Status[] statuses; // guarded by lock
+  private final long[] answeredAt; // guarded by lock
+  private final String[] details; // guarded by lock
+  private int granted; // guarded by lock
+  private int refused; // guarded by lock: any answer other than GRANTED
   private volatile boolean decided;
 
   private QuorumRound(List<String> names, int quorum, Mode mode, Ticker ticker) {
@@ -49,7 +52,6 @@ final class QuorumRound {
     this.mode = mode;
     this.ticker = ticker;
     this.waiter = Thread.currentThread();
-    this.futures = new CompletableFuture<?>[names.size()];
     this.replies = new NodeReply[names.size()];
     this.statuses = new Status[names.size()];
     this.answeredAt = new long[names.size()];
@@ -76,7 +78,6 @@ final class QuorumRound {
       } catch (RuntimeException e) {
         reply = CompletableFuture.failedFuture(e);
       }
-      round.futures[i] = reply;
       reply.whenComplete((answer, error) -> round.record(node, answer, error));
     }
     return round;
@@ -89,14 +90,14 @@ final class QuorumRound {
   private void record(int node, NodeReply answer, Throwable error) {
     long now = ticker.read();
     boolean wake;
-    synchronized (this) {
+    lock.lock();
+    try {
       if (decided || statuses[node] != null) {
         return;
       }
       if (error != null) {
         statuses[node] = Status.FAILED;
         details[node] = describe(error);
-        failed++;
       } else {
         statuses[node] = answer.status();
         replies[node] = answer;
@@ -112,6 +113,8 @@ final class QuorumRound {
       if (wake) {
         decided = true;
       }
+    } finally {
+      lock.unlock();
     }
     if (wake) {
       LockSupport.unpark(waiter);
@@ -143,13 +146,20 @@ final class QuorumRound {
         interrupted = true;
       }
     }
+    Tally tally = freeze(deadlineNanos);
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    return tally;
+  }
+
+  private Tally freeze(long deadlineNanos) {
     long now = ticker.read();
-    Tally tally;
-    synchronized (this) {
+    lock.lock();
+    try {
       decided = true;
       boolean late = now - deadlineNanos >= 0;
       List<NodeOutcome> outcomes = new ArrayList<>(statuses.length);
-      int timedOut = 0;
       for (int i = 0; i < statuses.length; i++) {
         Status status = statuses[i];
         long at = answeredAt[i];
@@ -158,33 +168,18 @@ final class QuorumRound {
           status = late ? Status.TIMED_OUT : Status.PENDING;
           at = now - startNanos;
           detail = "";
-          if (late) {
-            timedOut++;
-          }
         }
         outcomes.add(new NodeOutcome(names.get(i), status, Duration.ofNanos(at), detail));
       }
-      tally =
-          new Tally(
-              granted,
-              failed + timedOut,
-              now - startNanos,
-              List.copyOf(outcomes),
-              java.util.Arrays.copyOf(replies, replies.length));
+      return new Tally(
+          quorum,
+          startNanos,
+          now - startNanos,
+          List.copyOf(outcomes),
+          Collections.unmodifiableList(Arrays.asList(replies.clone())));
+    } finally {
+      lock.unlock();
     }
-    if (tally.unreachable() > 0) {
-      // Let whoever watches a master's replies (its circuit breaker) see the timeout now; the
-      // command itself stays queued, and its late reply is still read.
-      for (int i = 0; i < futures.length; i++) {
-        if (tally.outcomes().get(i).status() == Status.TIMED_OUT) {
-          futures[i].completeExceptionally(new NodeUnavailableException("timed out"));
-        }
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
-    return tally;
   }
 
   private static String describe(Throwable error) {
@@ -198,18 +193,88 @@ final class QuorumRound {
   }
 
   /**
-   * The frozen result of a round.
+   * The frozen, immutable result of a round (or of consecutive rounds, see {@link #then}).
    *
-   * @param granted how many masters granted
-   * @param unreachable how many errored or timed out
-   * @param elapsedNanos from before the first request to the decision
+   * @param quorum how many grants make a majority
+   * @param startNanos the ticker just before the first request
+   * @param elapsedNanos from {@code startNanos} to the decision
    * @param outcomes one per master, in configuration order
    * @param replies one per master, null where it had not answered (or failed) when decided
    */
   record Tally(
-      int granted,
-      int unreachable,
+      int quorum,
+      long startNanos,
       long elapsedNanos,
       List<NodeOutcome> outcomes,
-      NodeReply[] replies) {}
+      List<NodeReply> replies) {
+
+    /** How many masters granted. */
+    int granted() {
+      return count(Status.GRANTED);
+    }
+
+    /** Whether a majority granted. */
+    boolean reachedQuorum() {
+      return granted() >= quorum;
+    }
+
+    /**
+     * How many masters could not vote: they failed, did not answer in time, or (restart guard) are
+     * too young to be trusted. The one definition of "unreachable".
+     */
+    int unreachable() {
+      int count = 0;
+      for (NodeOutcome outcome : outcomes) {
+        if (unreachable(outcome.status())) {
+          count++;
+        }
+      }
+      return count;
+    }
+
+    static boolean unreachable(Status status) {
+      return status == Status.FAILED || status == Status.TIMED_OUT || status == Status.RESTARTED;
+    }
+
+    /** When the round was decided, on the ticker. */
+    long decidedAtNanos() {
+      return startNanos + elapsedNanos;
+    }
+
+    /**
+     * This round followed by {@code next}, which ran only on the masters marked in {@code ran}: one
+     * tally from this round's start to {@code next}'s decision, with {@code next}'s outcome (its
+     * time counted from this round's start) for those masters and this round's for the others.
+     */
+    Tally then(Tally next, boolean[] ran) {
+      long offset = next.startNanos - startNanos;
+      List<NodeOutcome> merged = new ArrayList<>(outcomes.size());
+      NodeReply[] mergedReplies = new NodeReply[outcomes.size()];
+      for (int i = 0; i < outcomes.size(); i++) {
+        NodeOutcome later = next.outcomes.get(i);
+        merged.add(
+            ran[i]
+                ? new NodeOutcome(
+                    later.node(), later.status(), later.elapsed().plusNanos(offset), later.detail())
+                : outcomes.get(i));
+        mergedReplies[i] = ran[i] ? next.replies.get(i) : replies.get(i);
+      }
+      return new Tally(
+          quorum,
+          startNanos,
+          next.decidedAtNanos() - startNanos,
+          List.copyOf(merged),
+          Collections.unmodifiableList(Arrays.asList(mergedReplies)));
+    }
+
+    private int count(Status status) {
+      int count = 0;
+      for (NodeOutcome outcome : outcomes) {
+        if (outcome.status() == status) {
+          count++;
+        }
+      }
+      return count;
+    }
+  }
 }

@@ -2,14 +2,7 @@ package dev.redlock;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.redlock.NodeOutcome.Status;
-import dev.redlock.QuorumRound.Mode;
 import dev.redlock.QuorumRound.Tally;
-import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -20,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import javax.net.ssl.SSLContext;
@@ -103,42 +97,37 @@ public final class RedLock implements AutoCloseable {
   public static final int MAX_RESOURCE_BYTES = 16 * 1024;
 
   private static final Logger log = LoggerFactory.getLogger(RedLock.class);
-  private static final RedLockListener NO_LISTENER = new RedLockListener() {};
 
-  private final List<NodeClient> nodes;
-  private final List<String> names;
-  private final int quorum;
-  private final long nodeTimeoutNanos;
+  private final Masters masters;
+  private final Leases leases;
+  private final Arguments arguments;
+  private final Events events;
   private final double driftFactor;
   private final long minValidityNanos;
   private final long retryDelayNanos;
   private final boolean fencing;
   private final boolean restartGuard;
   private final long maxLeaseMillis;
-  private final Ticker ticker;
-  private final RedLockListener listener;
   private final Tokens tokens = new Tokens();
   private final AtomicBoolean closed = new AtomicBoolean();
-  private final Object renewerLock = new Object();
+  private final ReentrantLock renewerLock = new ReentrantLock();
   private Renewer renewer; // guarded by renewerLock; created by the first withLock
 
-  private RedLock(Builder builder, List<NodeClient> nodes) {
-    this.nodes = List.copyOf(nodes);
-    List<String> shown = new ArrayList<>();
-    for (NodeAddress address : builder.addresses) {
-      shown.add(address.toString());
-    }
-    this.names = List.copyOf(shown);
-    this.quorum = nodes.size() / 2 + 1;
-    this.nodeTimeoutNanos = builder.nodeTimeout.toNanos();
+  private RedLock(Builder builder, Masters masters, Events events) {
+    this.masters = masters;
+    this.events = events;
     this.driftFactor = builder.driftFactor;
     this.minValidityNanos = builder.minValidity.toNanos();
     this.retryDelayNanos = builder.retryDelay.toNanos();
     this.fencing = builder.fencing;
     this.restartGuard = builder.restartGuard;
     this.maxLeaseMillis = builder.maxLeaseTime.toMillis();
-    this.ticker = builder.ticker;
-    this.listener = builder.listener;
+    this.arguments =
+        new Arguments(
+            masters.nodeTimeoutNanos(),
+            minValidityNanos,
+            restartGuard ? maxLeaseMillis : Long.MAX_VALUE);
+    this.leases = new Leases(masters, events, arguments, driftFactor, minValidityNanos);
   }
 
   /**
@@ -167,15 +156,15 @@ public final class RedLock implements AutoCloseable {
    * @throws IllegalStateException if this RedLock is closed
    */
   public Optional<Lease> tryAcquire(String resource, Duration ttl) {
-    byte[] key = encodeResource(resource);
-    long ttlMillis = checkTtl(ttl);
+    byte[] key = Arguments.resourceKey(resource);
+    long ttlMillis = arguments.ttlMillis(ttl);
     checkOpen();
     Attempt attempt = attempt(resource, key, ttlMillis);
     if (attempt.lease != null) {
       return Optional.of(attempt.lease);
     }
     if (attempt.unavailable) {
-      throw attempt.failure("could not acquire " + quote(resource));
+      throw attempt.failure("could not acquire " + Arguments.quote(resource));
     }
     return Optional.empty();
   }
@@ -199,13 +188,14 @@ public final class RedLock implements AutoCloseable {
    */
   public Lease acquire(String resource, Duration ttl, Duration maxWait)
       throws InterruptedException {
-    byte[] key = encodeResource(resource);
-    long ttlMillis = checkTtl(ttl);
-    long waitNanos = checkPositive(maxWait, "maxWait");
+    byte[] key = Arguments.resourceKey(resource);
+    long ttlMillis = arguments.ttlMillis(ttl);
+    long waitNanos = Arguments.positiveNanos(maxWait, "maxWait");
     checkOpen();
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
+    Ticker ticker = masters.ticker();
     long deadline = ticker.read() + waitNanos;
     while (true) {
       Attempt attempt = attempt(resource, key, ttlMillis);
@@ -215,7 +205,11 @@ public final class RedLock implements AutoCloseable {
       long left = deadline - ticker.read();
       if (left <= 0) {
         throw attempt.failure(
-            "could not acquire " + quote(resource) + " within " + maxWait.toMillis() + " ms");
+            "could not acquire "
+                + Arguments.quote(resource)
+                + " within "
+                + maxWait.toMillis()
+                + " ms");
       }
       if (Thread.interrupted()) {
         throw new InterruptedException();
@@ -278,7 +272,7 @@ public final class RedLock implements AutoCloseable {
       String resource, Duration ttl, Duration maxWait, Function<Lease, ? extends T> body)
       throws InterruptedException {
     requireNonNull(body, "body");
-    long ttlMillis = checkTtl(ttl);
+    long ttlMillis = arguments.ttlMillis(ttl);
     Lease lease = acquire(resource, ttl, maxWait);
     Renewer.Renewal renewal;
     try {
@@ -296,135 +290,95 @@ public final class RedLock implements AutoCloseable {
   }
 
   private Renewer renewer() {
-    synchronized (renewerLock) {
+    renewerLock.lock();
+    try {
       checkOpen();
       if (renewer == null) {
-        renewer = new Renewer();
+        renewer = new Renewer(leases);
       }
       return renewer;
+    } finally {
+      renewerLock.unlock();
     }
   }
 
   /**
-   * One acquisition: the vote, then (with fencing) the fence store; on failure, releases on every
-   * master without waiting.
+   * One acquisition, read top to bottom: a fresh token; the vote on every master; with fencing, the
+   * fence store where our vote holds; the validity; the lease, or else the release on every master.
    */
   private Attempt attempt(String resource, byte[] key, long ttlMillis) {
     byte[] token = tokens.next();
     // The script reads the fence counter whenever it runs; only the plain SET needs no key.
-    byte[] fenceKey = fencing || restartGuard ? fenceKey(key) : null;
-    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    byte[] fenceKey = fencing || restartGuard ? Arguments.fenceKey(key) : null;
     long minAge = restartGuard ? maxLeaseMillis : 0;
-    QuorumRound votes =
-        QuorumRound.start(
-            names,
-            quorum,
-            Mode.QUORUM,
-            ticker,
-            i -> nodes.get(i).acquire(key, fenceKey, token, ttlMillis, minAge));
-    long start = votes.startNanos();
-    Tally tally = votes.await(start + nodeTimeoutNanos);
-    long elapsed = tally.elapsedNanos();
-    int grantedVotes = tally.granted();
-    int granted = grantedVotes;
-    List<NodeOutcome> outcomes = tally.outcomes();
+
+    Tally votes = masters.vote((node, i) -> node.acquire(key, fenceKey, token, ttlMillis, minAge));
+    Tally result = votes;
     long fence = Lease.NO_FENCE;
-    if (grantedVotes >= quorum && fencing) {
-      // Phase two: t = max(stored) + 1 over the answers, stored where our token still holds. A
-      // majority that stored t intersects every later granting majority, so tokens only rise.
-      fence = nextFence(tally.replies());
-      boolean[] voted = new boolean[nodes.size()];
-      for (int i = 0; i < voted.length; i++) {
-        voted[i] = outcomes.get(i).status() == NodeOutcome.Status.GRANTED;
-      }
-      long t = fence;
-      QuorumRound store =
-          QuorumRound.start(
-              names,
-              quorum,
-              Mode.QUORUM,
-              ticker,
-              i ->
-                  voted[i]
-                      ? nodes.get(i).fence(key, fenceKey, token, t)
-                      : CompletableFuture.failedFuture(NOT_VOTED));
-      Tally stored = store.await(store.startNanos() + nodeTimeoutNanos);
-      long offset = store.startNanos() - start;
-      elapsed = offset + stored.elapsedNanos();
-      granted = stored.granted();
-      outcomes = merge(outcomes, stored.outcomes(), voted, offset);
+    if (fencing && votes.reachedQuorum()) {
+      fence = nextFence(votes);
+      boolean[] voted = granted(votes);
+      result = votes.then(storeFence(voted, key, fenceKey, token, fence), voted);
     }
-    long validity = Validity.remainingNanos(ttlNanos, elapsed, driftFactor);
-    Duration took = Duration.ofNanos(elapsed);
-    if (granted >= quorum && validity > minValidityNanos) {
-      Lease lease = new Lease(this, resource, key, token, start + elapsed + validity, fence);
-      if (listener != NO_LISTENER) { // no allocation on the hot path without a listener
-        List<NodeOutcome> heard = outcomes;
-        emit(l -> l.acquired(resource, heard, took));
+
+    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    long validity = Validity.remainingNanos(ttlNanos, result.elapsedNanos(), driftFactor);
+    Duration took = Duration.ofNanos(result.elapsedNanos());
+    List<NodeOutcome> outcomes = result.outcomes();
+    if (result.reachedQuorum() && validity > minValidityNanos) {
+      Lease lease = leases.grant(resource, key, token, result.decidedAtNanos() + validity, fence);
+      if (events.enabled()) { // no allocation on the hot path without a listener
+        events.emit(l -> l.acquired(resource, outcomes, took));
       }
       return new Attempt(lease, outcomes, false);
     }
-    for (NodeClient node : nodes) {
-      node.release(key, token);
-    }
-    if (listener != NO_LISTENER) {
-      List<NodeOutcome> heard = outcomes;
-      emit(l -> l.denied(resource, heard, took));
+
+    masters.releaseAll(key, token);
+    if (events.enabled()) {
+      events.emit(l -> l.denied(resource, outcomes, took));
     }
     if (log.isDebugEnabled()) {
-      log.debug("{} not acquired: {}", quote(resource), outcomes);
+      log.debug("{} not acquired: {}", Arguments.quote(resource), outcomes);
     }
-    long unreachable =
-        outcomes.stream()
-            .filter(
-                o ->
-                    o.status() == Status.FAILED
-                        || o.status() == Status.TIMED_OUT
-                        || o.status() == Status.RESTARTED)
-            .count();
     // A majority voted for us but the lease still failed: too slow, or the fence store failed.
-    boolean unavailable = grantedVotes >= quorum || unreachable > nodes.size() - quorum;
+    boolean unavailable =
+        votes.reachedQuorum() || votes.unreachable() > masters.size() - masters.quorum();
     return new Attempt(null, outcomes, unavailable);
+  }
+
+  /**
+   * Phase two of a fenced acquire: stores {@code fence} on the masters that granted, only where the
+   * key still holds our token. A majority that stored it intersects every later granting majority,
+   * so tokens only rise.
+   */
+  private Tally storeFence(boolean[] voted, byte[] key, byte[] fenceKey, byte[] token, long fence) {
+    return masters.vote(
+        (node, i) ->
+            voted[i]
+                ? node.fence(key, fenceKey, token, fence)
+                : CompletableFuture.failedFuture(NOT_VOTED));
+  }
+
+  private static boolean[] granted(Tally tally) {
+    boolean[] granted = new boolean[tally.outcomes().size()];
+    for (int i = 0; i < granted.length; i++) {
+      granted[i] = tally.outcomes().get(i).status() == NodeOutcome.Status.GRANTED;
+    }
+    return granted;
   }
 
   private static final NodeUnavailableException NOT_VOTED =
       new NodeUnavailableException("did not grant the lock");
 
   /** The next fencing token: above every stored counter and not below any master's clock. */
-  private static long nextFence(NodeReply[] replies) {
+  private static long nextFence(Tally votes) {
     long next = 1;
-    for (NodeReply reply : replies) {
+    for (NodeReply reply : votes.replies()) {
       if (reply != null) {
         next = Math.max(next, Math.max(reply.fence() + 1, reply.timeMicros()));
       }
     }
     return next;
-  }
-
-  /** Phase-one outcomes, with phase two's for the masters that voted. */
-  private static List<NodeOutcome> merge(
-      List<NodeOutcome> votes, List<NodeOutcome> stores, boolean[] voted, long offsetNanos) {
-    List<NodeOutcome> merged = new ArrayList<>(votes.size());
-    for (int i = 0; i < votes.size(); i++) {
-      NodeOutcome store = stores.get(i);
-      merged.add(
-          voted[i]
-              ? new NodeOutcome(
-                  store.node(),
-                  store.status(),
-                  store.elapsed().plusNanos(offsetNanos),
-                  store.detail())
-              : votes.get(i));
-    }
-    return List.copyOf(merged);
-  }
-
-  private static byte[] fenceKey(byte[] key) {
-    byte[] prefix = LuaScript.FENCE_PREFIX;
-    byte[] fenceKey = new byte[prefix.length + key.length];
-    System.arraycopy(prefix, 0, fenceKey, 0, prefix.length);
-    System.arraycopy(key, 0, fenceKey, prefix.length, key.length);
-    return fenceKey;
   }
 
   /**
@@ -441,86 +395,9 @@ public final class RedLock implements AutoCloseable {
    */
   public List<NodeOutcome> admitFreshNodes() {
     checkOpen();
-    QuorumRound round =
-        QuorumRound.start(names, quorum, Mode.ALL, ticker, i -> nodes.get(i).admit(maxLeaseMillis));
-    Tally tally = round.await(round.startNanos() + nodeTimeoutNanos);
+    Tally tally = masters.all((node, i) -> node.admit(maxLeaseMillis));
     log.info("admitted fresh masters: {}", tally.outcomes());
     return tally.outcomes();
-  }
-
-  boolean extend(Lease lease, long ttlMillis) {
-    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
-    byte[] key = lease.key();
-    byte[] token = lease.token();
-    QuorumRound round =
-        QuorumRound.start(
-            names, quorum, Mode.QUORUM, ticker, i -> nodes.get(i).extend(key, token, ttlMillis));
-    Tally tally = round.await(round.startNanos() + nodeTimeoutNanos);
-    long decidedAt = round.startNanos() + tally.elapsedNanos();
-    long validity = Validity.remainingNanos(ttlNanos, tally.elapsedNanos(), driftFactor);
-    // The old lease must still have been valid when the quorum confirmed, so there is no gap.
-    Duration elapsed = Duration.ofNanos(tally.elapsedNanos());
-    if (tally.granted() >= quorum && validity > minValidityNanos && lease.validAt(decidedAt)) {
-      lease.moveDeadline(decidedAt + validity);
-      emit(l -> l.extended(lease.resource(), tally.outcomes(), elapsed));
-      return true;
-    }
-    // The masters that did extend keep the key for the new TTL: free them now (compare-and-delete
-    // of our own token, so harmless), rather than blocking others until it expires.
-    for (NodeClient node : nodes) {
-      node.release(key, token);
-    }
-    if (lease.markLost()) {
-      log.warn("lease on {} lost: extend failed: {}", quote(lease.resource()), tally.outcomes());
-      emit(l -> l.lost(lease.resource(), tally.outcomes(), elapsed));
-      lease.signalLost();
-    }
-    return false;
-  }
-
-  void lostWithoutRound(Lease lease) {
-    if (lease.markLost()) {
-      log.warn("lease on {} lost: it expired before it could be renewed", quote(lease.resource()));
-      emit(l -> l.lost(lease.resource(), List.of(), Duration.ZERO));
-      lease.signalLost();
-    }
-  }
-
-  void release(Lease lease) {
-    byte[] key = lease.key();
-    byte[] token = lease.token();
-    QuorumRound round =
-        QuorumRound.start(names, quorum, Mode.ALL, ticker, i -> nodes.get(i).release(key, token));
-    Tally tally = round.await(round.startNanos() + nodeTimeoutNanos);
-    if (tally.unreachable() > 0 && log.isDebugEnabled()) {
-      log.debug("release of {} incomplete: {}", quote(lease.resource()), tally.outcomes());
-    }
-    if (listener != NO_LISTENER) {
-      emit(
-          l ->
-              l.released(
-                  lease.resource(), tally.outcomes(), Duration.ofNanos(tally.elapsedNanos())));
-    }
-  }
-
-  private void emit(Consumer<RedLockListener> event) {
-    emit(listener, event);
-  }
-
-  /** Tells the listener; a listener that throws is logged and otherwise ignored. */
-  private static void emit(RedLockListener listener, Consumer<RedLockListener> event) {
-    if (listener == NO_LISTENER) {
-      return;
-    }
-    try {
-      event.accept(listener);
-    } catch (RuntimeException | LinkageError | AssertionError e) {
-      log.warn("RedLockListener {} threw; ignored", listener, e);
-    }
-  }
-
-  Ticker ticker() {
-    return ticker;
   }
 
   /**
@@ -534,122 +411,28 @@ public final class RedLock implements AutoCloseable {
       return;
     }
     Renewer stopping;
-    synchronized (renewerLock) {
+    renewerLock.lock();
+    try {
       stopping = renewer;
+    } finally {
+      renewerLock.unlock();
     }
+    long grace = masters.nodeTimeoutNanos() + TimeUnit.SECONDS.toNanos(1);
     if (stopping != null) {
-      stopping.close(nodeTimeoutNanos + TimeUnit.SECONDS.toNanos(1));
+      stopping.close(grace);
     }
-    for (NodeClient node : nodes) {
-      node.close();
-    }
-    long deadline = ticker.read() + nodeTimeoutNanos + TimeUnit.SECONDS.toNanos(1);
-    for (NodeClient node : nodes) {
-      if (!node.awaitTermination(deadline)) {
-        log.debug("a node thread did not stop in time: {}", node);
-      }
-    }
+    masters.close(masters.ticker().read() + grace);
   }
 
   @Override
   public String toString() {
-    return "RedLock{nodes=" + names + ", quorum=" + quorum + "}";
+    return "RedLock{nodes=" + masters.names() + ", quorum=" + masters.quorum() + "}";
   }
 
   private void checkOpen() {
     if (closed.get()) {
       throw new IllegalStateException("RedLock is closed");
     }
-  }
-
-  /** Validates a TTL and returns it in whole milliseconds, as sent to the masters. */
-  long checkTtl(Duration ttl) {
-    long nanos = checkPositive(ttl, "ttl");
-    if (ttl.compareTo(MAX_TTL) > 0) {
-      throw new IllegalArgumentException("ttl must be at most " + MAX_TTL + ": " + ttl);
-    }
-    long millis = ttl.toMillis();
-    if (millis < 1) {
-      throw new IllegalArgumentException("ttl must be at least 1 ms: " + ttl);
-    }
-    if (nanos <= nodeTimeoutNanos) {
-      throw new IllegalArgumentException(
-          "ttl ("
-              + ttl
-              + ") must be greater than the node timeout ("
-              + Duration.ofNanos(nodeTimeoutNanos)
-              + ")");
-    }
-    if (restartGuard && millis > maxLeaseMillis) {
-      throw new IllegalArgumentException(
-          "ttl ("
-              + ttl
-              + ") is longer than maxLeaseTime ("
-              + Duration.ofMillis(maxLeaseMillis)
-              + "), which the restart guard relies on; raise maxLeaseTime");
-    }
-    if (nanos <= minValidityNanos) {
-      throw new IllegalArgumentException(
-          "ttl ("
-              + ttl
-              + ") must be greater than minValidity ("
-              + Duration.ofNanos(minValidityNanos)
-              + ")");
-    }
-    return millis;
-  }
-
-  private static long checkPositive(Duration value, String name) {
-    requireNonNull(value, name);
-    if (value.isNegative() || value.isZero()) {
-      throw new IllegalArgumentException(name + " must be positive: " + value);
-    }
-    return value.compareTo(Duration.ofDays(365 * 100)) > 0 ? Long.MAX_VALUE / 4 : value.toNanos();
-  }
-
-  /** Encodes a resource name as strict UTF-8, refusing what would alias another name. */
-  static byte[] encodeResource(String resource) {
-    requireNonNull(resource, "resource");
-    if (resource.isEmpty()) {
-      throw new IllegalArgumentException("resource must not be empty");
-    }
-    if (resource.startsWith(LuaScript.RESERVED_PREFIX)) {
-      throw new IllegalArgumentException(
-          "resource must not start with '"
-              + LuaScript.RESERVED_PREFIX
-              + "': the library keeps its own keys there");
-    }
-    if (resource.length() > MAX_RESOURCE_BYTES) {
-      throw new IllegalArgumentException(
-          "resource is longer than " + MAX_RESOURCE_BYTES + " UTF-8 bytes");
-    }
-    ByteBuffer encoded;
-    try {
-      encoded =
-          StandardCharsets.UTF_8
-              .newEncoder()
-              .onMalformedInput(CodingErrorAction.REPORT)
-              .onUnmappableCharacter(CodingErrorAction.REPORT)
-              .encode(CharBuffer.wrap(resource));
-    } catch (CharacterCodingException e) {
-      // An unpaired surrogate: lenient encoding would turn it into '?' and alias another name.
-      throw new IllegalArgumentException(
-          "resource is not well-formed Unicode (unpaired surrogate)");
-    }
-    if (encoded.remaining() > MAX_RESOURCE_BYTES) {
-      throw new IllegalArgumentException(
-          "resource is "
-              + encoded.remaining()
-              + " UTF-8 bytes; the limit is "
-              + MAX_RESOURCE_BYTES);
-    }
-    byte[] key = new byte[encoded.remaining()];
-    encoded.get(key);
-    return key;
-  }
-
-  private static String quote(String resource) {
-    return "'" + (resource.length() <= 64 ? resource : resource.substring(0, 64) + "...") + "'";
   }
 
   /** The result of one acquisition attempt. */
@@ -683,7 +466,7 @@ public final class RedLock implements AutoCloseable {
     private double driftFactor = DEFAULT_DRIFT_FACTOR;
     private Duration minValidity = Duration.ZERO;
     private Duration retryDelay = DEFAULT_RETRY_DELAY;
-    private RedLockListener listener = NO_LISTENER;
+    private RedLockListener listener = Events.none();
     private boolean circuitBreakers = true;
     private boolean fencing = true;
     private boolean restartGuard = true;
@@ -748,7 +531,7 @@ public final class RedLock implements AutoCloseable {
      * @throws IllegalArgumentException if it is not positive
      */
     public Builder nodeTimeout(Duration timeout) {
-      checkPositive(timeout, "nodeTimeout");
+      Arguments.positiveNanos(timeout, "nodeTimeout");
       if (timeout.compareTo(MAX_TTL) >= 0) {
         throw new IllegalArgumentException("nodeTimeout must be less than " + MAX_TTL);
       }
@@ -802,7 +585,7 @@ public final class RedLock implements AutoCloseable {
      * @throws IllegalArgumentException if it is not positive
      */
     public Builder retryDelay(Duration retryDelay) {
-      checkPositive(retryDelay, "retryDelay");
+      Arguments.positiveNanos(retryDelay, "retryDelay");
       this.retryDelay = retryDelay;
       return this;
     }
@@ -860,7 +643,7 @@ public final class RedLock implements AutoCloseable {
      * @throws IllegalArgumentException if it is not positive or is longer than {@link #MAX_TTL}
      */
     public Builder maxLeaseTime(Duration maxLeaseTime) {
-      checkPositive(maxLeaseTime, "maxLeaseTime");
+      Arguments.positiveNanos(maxLeaseTime, "maxLeaseTime");
       if (maxLeaseTime.compareTo(MAX_TTL) > 0 || maxLeaseTime.toMillis() < 1) {
         throw new IllegalArgumentException(
             "maxLeaseTime must be between 1 ms and " + MAX_TTL + ": " + maxLeaseTime);
@@ -893,7 +676,7 @@ public final class RedLock implements AutoCloseable {
      * @throws IllegalArgumentException if it is not positive
      */
     public Builder circuitBreakerWait(Duration wait) {
-      checkPositive(wait, "circuitBreakerWait");
+      Arguments.positiveNanos(wait, "circuitBreakerWait");
       this.circuitBreakerWait = wait;
       return this;
     }
@@ -943,8 +726,9 @@ public final class RedLock implements AutoCloseable {
                 new PipelinedNodeClient(address, index, timeout, t, tls);
       }
       List<NodeClient> clients = new ArrayList<>(addresses.size());
+      List<String> names = new ArrayList<>(addresses.size());
+      Events events = new Events(listener);
       try {
-        RedLockListener heard = listener;
         for (int i = 0; i < addresses.size(); i++) {
           NodeClient client = factory.create(addresses.get(i), i, timeoutNanos, ticker);
           if (circuitBreakers) {
@@ -957,20 +741,19 @@ public final class RedLock implements AutoCloseable {
                     ticker,
                     (node, state) -> {
                       log.info("circuit breaker of {} is now {}", node, state);
-                      emit(heard, l -> l.circuitChanged(node, state));
+                      events.emit(l -> l.circuitChanged(node, state));
                     });
           }
           clients.add(client);
+          names.add(addresses.get(i).toString());
         }
       } catch (RuntimeException | Error e) {
         clients.forEach(NodeClient::close);
         throw e;
       }
-      long deadline = ticker.read() + timeoutNanos;
-      for (NodeClient client : clients) {
-        client.awaitFirstConnect(deadline);
-      }
-      return new RedLock(this, clients);
+      Masters masters = new Masters(clients, names, timeoutNanos, ticker);
+      masters.awaitFirstConnect(ticker.read() + timeoutNanos);
+      return new RedLock(this, masters, events);
     }
   }
 

@@ -19,9 +19,11 @@ final class Renewer {
 
   private static final Logger log = LoggerFactory.getLogger(Renewer.class);
 
+  private final Leases leases;
   private final ScheduledThreadPoolExecutor executor;
 
-  Renewer() {
+  Renewer(Leases leases) {
+    this.leases = leases;
     executor =
         new ScheduledThreadPoolExecutor(
             1,
@@ -83,13 +85,13 @@ final class Renewer {
         return;
       }
       if (!lease.isValid()) {
-        lease.expired();
+        leases.expired(lease);
         return;
       }
-      if (lease.extend(java.time.Duration.ofMillis(ttlMillis))) {
+      if (leases.extend(lease, java.time.Duration.ofMillis(ttlMillis))) {
         scheduleNext();
       } else if (!cancelled && !lease.isReleased()) {
-        lease.expired(); // no-op if the failed extend already lost it
+        leases.expired(lease); // no-op if the failed extend already lost it
       }
     }
 

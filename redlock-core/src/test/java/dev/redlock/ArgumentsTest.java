@@ -138,16 +138,20 @@ class ArgumentsTest {
   @ValueSource(
       strings = {"orders:42", "with spaces", "ünïcödé ключ 鍵 🔒", "a\u0000b", "\uD83D\uDD12"})
   void anyUnicodeResourceIsItsOwnUtf8Key(String resource) {
-    assertArrayEquals(resource.getBytes(StandardCharsets.UTF_8), RedLock.encodeResource(resource));
+    assertArrayEquals(
+        resource.getBytes(StandardCharsets.UTF_8), dev.redlock.Arguments.resourceKey(resource));
   }
 
   @Test
   void resourcesThatLenientEncodingWouldAliasAreRefused() {
     // "a\uD800" and "a\uDBFF" would both become "a?" with String.getBytes.
-    assertThrows(IllegalArgumentException.class, () -> RedLock.encodeResource("a\uDBFF"));
-    assertThrows(IllegalArgumentException.class, () -> RedLock.encodeResource("\uDC00a"));
+    assertThrows(
+        IllegalArgumentException.class, () -> dev.redlock.Arguments.resourceKey("a\uDBFF"));
+    assertThrows(
+        IllegalArgumentException.class, () -> dev.redlock.Arguments.resourceKey("\uDC00a"));
     assertFalse(
-        java.util.Arrays.equals(RedLock.encodeResource("a?"), RedLock.encodeResource("a?b")));
+        java.util.Arrays.equals(
+            dev.redlock.Arguments.resourceKey("a?"), dev.redlock.Arguments.resourceKey("a?b")));
   }
 
   static Stream<Arguments> badBuilders() {
