@@ -9,17 +9,21 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
-import java.util.function.Supplier;
 
 /**
  * The only class that talks to Resilience4j: a circuit breaker in front of one master's client.
  *
  * <p>Errors and replies slower than the node timeout count as failures; a master's TAKEN and GONE
  * answers are successes (it is healthy, the lock is just not ours). When at least half of the last
- * {@value #WINDOW} calls (and at least {@value #MINIMUM_CALLS}) failed, the breaker opens: acquires
- * and extends skip the master at once, as a failed vote, without waiting for its timeout. After the
- * open wait the next call probes it: an answer in time closes the breaker, a failure opens it
- * again. (Requiring several probes would let a client that locks rarely linger half-open.)
+ * {@value #WINDOW} calls (and at least {@value #MINIMUM_CALLS}) failed, the breaker opens: {@link
+ * #permits()} says no, and the round skips the master as a failed vote without waiting for its
+ * timeout. After the open wait the next call probes it: an answer in time closes the breaker, a
+ * failure opens it again. (Requiring several probes would let a client that locks rarely linger
+ * half-open.)
+ *
+ * <p>The round decides whether a master may be skipped at all ({@link Masters}): when the masters
+ * with closed breakers cannot make a quorum, it calls the others through {@link #probe()}, and an
+ * answer in time closes their breakers at once.
  *
  * <p>Releases are still sent to a master whose breaker is not closed (nothing else will clean up
  * its key if it is alive), but are not waited for; probing is left to acquires and extends.
@@ -35,15 +39,16 @@ final class BreakerNodeClient implements NodeClient {
   static final int MINIMUM_CALLS = 10;
   static final int PROBES = 1;
 
+  private static final NodeUnavailableException TIMED_OUT =
+      new NodeUnavailableException("no reply within the node timeout");
+  private static final NodeUnavailableException SLOW = new NodeUnavailableException("slow reply");
+
   private final NodeClient delegate;
   private final CircuitBreaker breaker;
   private final Ticker ticker;
   private final long nodeTimeoutNanos;
   private final ConcurrentLinkedQueue<Call> unanswered = new ConcurrentLinkedQueue<>();
-
-  private static final NodeUnavailableException TIMED_OUT =
-      new NodeUnavailableException("no reply within the node timeout");
-  private static final NodeUnavailableException SLOW = new NodeUnavailableException("slow reply");
+  private final NodeClient probe = new Probe();
 
   BreakerNodeClient(
       NodeClient delegate,
@@ -84,19 +89,30 @@ final class BreakerNodeClient implements NodeClient {
   }
 
   @Override
+  public boolean permits() {
+    recordOverdue(ticker.read());
+    return breaker.tryAcquirePermission();
+  }
+
+  @Override
+  public NodeClient probe() {
+    return probe;
+  }
+
+  @Override
   public CompletableFuture<NodeReply> acquire(
       byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
-    return guarded(() -> delegate.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis));
+    return recorded(delegate.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis), false);
   }
 
   @Override
   public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
-    return guarded(() -> delegate.fence(key, fenceKey, token, fence));
+    return recorded(delegate.fence(key, fenceKey, token, fence), false);
   }
 
   @Override
   public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
-    return guarded(() -> delegate.extend(key, token, ttlMillis));
+    return recorded(delegate.extend(key, token, ttlMillis), false);
   }
 
   @Override
@@ -110,21 +126,17 @@ final class BreakerNodeClient implements NodeClient {
     // Probing is left to acquires: a release waited for only while the breaker is closed, so a
     // caller's close() never pays a dead master's timeout for a half-open probe.
     if (breaker.getState() == CircuitBreaker.State.CLOSED && breaker.tryAcquirePermission()) {
-      return recorded(delegate.release(key, token));
+      return recorded(delegate.release(key, token), false);
     }
     delegate.release(key, token);
     return CompletableFuture.failedFuture(new NodeUnavailableException("circuit breaker open"));
   }
 
-  private CompletableFuture<NodeReply> guarded(Supplier<CompletableFuture<NodeReply>> call) {
-    recordOverdue(ticker.read());
-    if (!breaker.tryAcquirePermission()) {
-      return CompletableFuture.failedFuture(new NodeUnavailableException("circuit breaker open"));
-    }
-    return recorded(call.get());
-  }
-
-  private CompletableFuture<NodeReply> recorded(CompletableFuture<NodeReply> reply) {
+  /**
+   * Records the call's outcome in the breaker when it completes. A probe (a call the breaker did
+   * not permit) that answers in time closes the breaker.
+   */
+  private CompletableFuture<NodeReply> recorded(CompletableFuture<NodeReply> reply, boolean probe) {
     Call call = new Call(ticker.read());
     unanswered.add(call);
     reply.whenComplete(
@@ -137,6 +149,8 @@ final class BreakerNodeClient implements NodeClient {
             breaker.onError(took, TimeUnit.NANOSECONDS, error);
           } else if (took > nodeTimeoutNanos) {
             breaker.onError(took, TimeUnit.NANOSECONDS, SLOW);
+          } else if (probe && breaker.getState() != CircuitBreaker.State.CLOSED) {
+            breaker.transitionToClosedState();
           } else {
             breaker.onSuccess(took, TimeUnit.NANOSECONDS);
           }
@@ -160,16 +174,6 @@ final class BreakerNodeClient implements NodeClient {
     }
   }
 
-  /** One call awaiting its answer; set once it has been recorded. */
-  private static final class Call extends AtomicBoolean {
-    private static final long serialVersionUID = 1L;
-    final long start;
-
-    Call(long start) {
-      this.start = start;
-    }
-  }
-
   @Override
   public void awaitFirstConnect(long deadlineNanos) {
     delegate.awaitFirstConnect(deadlineNanos);
@@ -188,5 +192,50 @@ final class BreakerNodeClient implements NodeClient {
   @Override
   public String toString() {
     return "BreakerNodeClient{" + delegate + ", " + breaker.getState() + "}";
+  }
+
+  /** One call awaiting its answer; set once it has been recorded. */
+  private static final class Call extends AtomicBoolean {
+    private static final long serialVersionUID = 1L;
+    final long start;
+
+    Call(long start) {
+      this.start = start;
+    }
+  }
+
+  /** The same master, called although its breaker is not closed. */
+  private final class Probe implements NodeClient {
+    @Override
+    public CompletableFuture<NodeReply> acquire(
+        byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
+      return recorded(delegate.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis), true);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> fence(
+        byte[] key, byte[] fenceKey, byte[] token, long fence) {
+      return recorded(delegate.fence(key, fenceKey, token, fence), true);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+      return recorded(delegate.extend(key, token, ttlMillis), true);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+      return BreakerNodeClient.this.release(key, token);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
+      return delegate.admit(minDatasetAgeMillis);
+    }
+
+    @Override
+    public void close() {
+      // the probe view owns nothing
+    }
   }
 }

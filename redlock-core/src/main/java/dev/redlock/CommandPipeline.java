@@ -26,6 +26,13 @@ import java.util.concurrent.locks.ReentrantLock;
  *       buffer may then be applied after our release; it holds only our token and expires with its
  *       TTL.
  * </ul>
+ *
+ * <p>No command overtakes an earlier one of the same lease on the same master, including after the
+ * master lost its scripts (restart, {@code SCRIPT FLUSH}): a command answered NOSCRIPT is not sent
+ * again behind the commands that followed it (an acquire sent again behind its own release would
+ * leave an orphan key). It fails, a failed vote, and the scripts are reloaded at once on the same
+ * connection, ahead of every later command. Only a release is sent again, whole: it is its lease's
+ * last command, so nothing of that lease can be behind it.
  */
 final class CommandPipeline {
 
@@ -70,6 +77,8 @@ final class CommandPipeline {
   private long retryAtNanos; // guarded by lock
   private String lastError = "not connected"; // guarded by lock
   private boolean attempted; // guarded by lock: a first connection attempt has finished
+  private boolean sendScriptsWhole; // guarded by lock: this link's master refused SCRIPT LOAD
+  private int reloading; // guarded by lock: SCRIPT LOADs in flight
 
   CommandPipeline(Ticker ticker, long stallNanos) {
     this.ticker = ticker;
@@ -143,6 +152,9 @@ final class CommandPipeline {
    */
   private boolean write(NodeCommand command) {
     command.writtenAt = ticker.read();
+    if (sendScriptsWhole && command.callsScript()) {
+      command.sendWhole = true;
+    }
     inFlight.add(command);
     try {
       link.write(command);
@@ -191,6 +203,8 @@ final class CommandPipeline {
       } else {
         link = opened;
         state = State.CONNECTED;
+        sendScriptsWhole = !opened.scriptsLoaded();
+        reloading = 0;
         limitBytes = Math.max(QUEUE_LIMIT_BYTES, opened.sendBufferBytes() / 2);
         while (!waiting.isEmpty()) {
           if (!write(waiting.poll())) {
@@ -215,37 +229,79 @@ final class CommandPipeline {
    */
   boolean replied(JedisLink from, Object reply) {
     NodeCommand command;
-    boolean resent = false;
+    NodeUnavailableException failure = null;
+    String broken = null;
     lock.lock();
     try {
       if (link != from) {
         return false; // its commands have been failed already
       }
       command = inFlight.poll();
-      if (command != null
-          && reply instanceof NodeCommand.ServerError error
-          && error.noScript()
-          && !command.evalFallback) {
-        // The master lost its script cache (restart, SCRIPT FLUSH): send the body once by EVAL.
-        command.evalFallback = true;
-        resent = write(command);
-        if (!resent) {
-          command = null;
-        }
-      } else if (command != null) {
+      if (command == null) {
+        broken = "reply without a command";
+      } else {
         queuedBytes -= command.bytes;
+        if (command.kind == NodeCommand.Kind.LOAD) {
+          reloading--;
+          // A refused reload means EVALSHA can never work here: send scripts whole from now on.
+          sendScriptsWhole |= reply instanceof NodeCommand.ServerError;
+        }
+        if (reply instanceof NodeCommand.ServerError error && error.noScript()) {
+          if (!reloadScripts()) {
+            broken = lastError;
+          } else if (command.resendable && !command.sendWhole) {
+            command.sendWhole = true;
+            queuedBytes += command.bytes;
+            broken = write(command) ? null : lastError;
+            command = null; // answered later, or failed with the link
+          } else {
+            failure = NOSCRIPT;
+          }
+        }
       }
     } finally {
       lock.unlock();
     }
-    if (resent) {
-      return true;
-    }
-    if (command == null) {
-      lost(from, "reply without a command, or a failed EVAL fallback");
+    if (broken != null) {
+      if (command != null) {
+        command.fail(new NodeUnavailableException("connection lost: " + broken));
+      }
+      lost(from, broken);
       return false;
     }
-    command.complete(reply);
+    if (command != null) {
+      if (failure != null) {
+        command.fail(failure);
+      } else {
+        command.complete(reply);
+      }
+    }
+    return true;
+  }
+
+  private static final NodeUnavailableException NOSCRIPT =
+      new NodeUnavailableException(
+          "NOSCRIPT: the master had lost its scripts (restart or SCRIPT FLUSH); reloaded");
+
+  /**
+   * Writes {@code SCRIPT LOAD} of every script, unless a reload is already in flight. Returns false
+   * if the link broke while writing.
+   */
+  private boolean reloadScripts() {
+    if (reloading > 0 || sendScriptsWhole) {
+      return true;
+    }
+    for (LuaScript script : LuaScript.ALL) {
+      NodeCommand load = NodeCommand.load(script);
+      if (queuedBytes + load.bytes > limitBytes) {
+        return true; // the next NOSCRIPT tries again
+      }
+      queuedBytes += load.bytes;
+      reloading++;
+      if (!write(load)) {
+        return false;
+      }
+    }
     return true;
   }
 

@@ -39,10 +39,12 @@ final class JedisLink {
 
   private final PipelinedConnection connection;
   private final int sendBufferBytes;
+  private final boolean scriptsLoaded;
 
-  private JedisLink(PipelinedConnection connection, int sendBufferBytes) {
+  private JedisLink(PipelinedConnection connection, int sendBufferBytes, boolean scriptsLoaded) {
     this.connection = connection;
     this.sendBufferBytes = sendBufferBytes;
+    this.scriptsLoaded = scriptsLoaded;
   }
 
   /**
@@ -57,14 +59,15 @@ final class JedisLink {
         new OneSocket(
             new DefaultJedisSocketFactory(new HostAndPort(address.host(), address.port()), config));
     PipelinedConnection connection = new PipelinedConnection(socket, config);
+    boolean loaded;
     try {
-      connection.loadScripts();
+      loaded = connection.loadScripts();
       connection.setTimeoutInfinite();
     } catch (RuntimeException e) {
       connection.closeNow();
       throw e;
     }
-    return new JedisLink(connection, socket.sendBufferBytes);
+    return new JedisLink(connection, socket.sendBufferBytes, loaded);
   }
 
   // ssl/sslSocketFactory/sslParameters: deprecated in Jedis 7.4 for SslOptions, which takes trust
@@ -88,6 +91,14 @@ final class JedisLink {
       config.ssl(true).sslSocketFactory(tls.getSocketFactory()).sslParameters(parameters);
     }
     return config.build();
+  }
+
+  /**
+   * Whether the master accepted every {@code SCRIPT LOAD}; if not (an ACL without SCRIPT, say),
+   * scripts must be sent whole, by EVAL.
+   */
+  boolean scriptsLoaded() {
+    return scriptsLoaded;
   }
 
   /** The send buffer the kernel granted, in bytes. */
@@ -185,10 +196,9 @@ final class JedisLink {
 
     /**
      * Loads every script in one pipelined round, so that a fresh or restarted master does not cost
-     * a NOSCRIPT round trip (and maybe a lease) on first use. A master that refuses (an ACL without
-     * SCRIPT, say) is still usable: EVALSHA falls back to EVAL.
+     * a NOSCRIPT answer (a failed vote) on first use. Returns false if the master refused any.
      */
-    void loadScripts() {
+    boolean loadScripts() {
       for (LuaScript script : LuaScript.ALL) {
         sendCommand(
             new CommandArguments(Protocol.Command.SCRIPT)
@@ -196,13 +206,16 @@ final class JedisLink {
                 .add(script.body()));
       }
       flush();
+      boolean loaded = true;
       for (int i = 0; i < LuaScript.ALL.size(); i++) {
         try {
           getUnflushedObject();
         } catch (JedisDataException e) {
           log.debug("SCRIPT LOAD refused: {}", e.getMessage());
+          loaded = false;
         }
       }
+      return loaded;
     }
 
     void closeNow() {

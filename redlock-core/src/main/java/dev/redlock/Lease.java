@@ -72,8 +72,8 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Returns how much longer this lease can be trusted: zero once it has expired, was lost by a
-   * failed extend, or was released.
+   * Returns how much longer this lease can be trusted: zero once it has expired, was lost, or was
+   * released.
    *
    * @return a non-negative duration
    */
@@ -86,8 +86,7 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Returns whether this lease is still held: not expired, not released, and not lost by a failed
-   * extend.
+   * Returns whether this lease is still held: not expired, not released, and not lost.
    *
    * @return true while the lease can be trusted
    */
@@ -99,8 +98,7 @@ public final class Lease implements AutoCloseable {
    * Throws if this lease can no longer be trusted; call it before each step of work that must not
    * overlap with another holder's.
    *
-   * @throws LeaseLostException if the lease expired, was lost by a failed extend or renewal, or was
-   *     released
+   * @throws LeaseLostException if the lease expired, was lost, or was released
    */
   public void ensureValid() {
     if (!isValid()) {
@@ -110,10 +108,12 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Returns a stage that completes with this lease when it is lost: when an extend (manual, or the
-   * automatic renewal of {@link RedLock#withLock}) fails, or the renewer finds it expired. It does
-   * not complete when the lease is released, nor when an unrenewed lease simply runs out (check
-   * {@link #isValid()} for that). Dependent actions run on the thread that found the loss unless an
+   * Returns a stage that completes with this lease when it is lost: when a majority of masters
+   * answers an extend (manual, or the automatic renewal of {@link RedLock#withLock}) that the key
+   * is gone or holds another token, or when a renewed lease runs out before a renewal got through.
+   * It does not complete when the lease is released, nor when an unrenewed lease simply runs out
+   * (check {@link #isValid()} for that). By the time it completes, {@link #isValid()} is already
+   * false; the masters that still held the key are released after it completes. Dependent actions run on the thread that found the loss unless an
    * async variant is used; they must not block.
    *
    * @return a stage completed at most once, never exceptionally
@@ -128,11 +128,14 @@ public final class Lease implements AutoCloseable {
    * shortened, and an expired lock is never re-created.
    *
    * <p>If the lease is no longer valid this returns false without contacting any master. If a
-   * quorum does not confirm the extension in time, the lease is lost: this returns false and {@link
-   * #isValid()} is false from then on. Blocks for at most the node timeout.
+   * quorum does not confirm the extension in time, this returns false and the lease is unchanged:
+   * still valid until its old deadline (no master said the key was gone, and an extend never
+   * shortens a key), so the call may be repeated. If a majority answers that the key is gone or
+   * holds another token, the lease is lost: {@link #isValid()} is false from then on and {@link
+   * #onLost()} completes. Blocks for at most the node timeout.
    *
    * @param ttl the new time to live; more than the node timeout
-   * @return true if the lease was extended
+   * @return true if the lease was extended; false if it was not (check {@link #isValid()})
    * @throws NullPointerException if {@code ttl} is null
    * @throws IllegalArgumentException if {@code ttl} is not positive, is not above the node timeout
    *     and minimum validity, or is too long

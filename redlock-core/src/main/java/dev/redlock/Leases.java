@@ -1,8 +1,11 @@
 package dev.redlock;
 
+import dev.redlock.NodeOutcome.Status;
 import dev.redlock.QuorumRound.Tally;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,16 +17,28 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li><b>extend</b>: a quorum round; on success the deadline moves forward, then the listener
- *       hears of it;
- *   <li><b>lose</b>: the lease is marked lost first (so {@link Lease#isValid()} is false before any
- *       master forgets it), then the log, the listener and {@link Lease#onLost()}, and only then
- *       the releases of whatever the masters still hold;
+ *       hears of it. A round that reaches no quorum changes nothing: the masters never said the key
+ *       was gone, so the lease stands until its old deadline and may be extended again;
+ *   <li><b>lose</b>, when a majority answers that the key is gone or another token's, or the
+ *       validity ran out: the lease is marked lost first (so {@link Lease#isValid()} is false
+ *       before any master forgets it), then the log, the listener and {@link Lease#onLost()}, and
+ *       only then the releases of whatever the masters still hold;
  *   <li><b>release</b>: marked released, then a round on every master, then the listener.
  * </ul>
  */
 final class Leases {
 
   private static final Logger log = LoggerFactory.getLogger(Leases.class);
+
+  /** How an extend ended. */
+  enum Extension {
+    /** A quorum extended it in time: the deadline moved. */
+    EXTENDED,
+    /** No quorum in time, but no majority said the key was gone: the old deadline stands. */
+    NOT_EXTENDED,
+    /** A majority said the key is gone or another's, or the lease ran out: it is lost. */
+    LOST
+  }
 
   private final Masters masters;
   private final Events events;
@@ -54,33 +69,67 @@ final class Leases {
   }
 
   /**
-   * Extends {@code lease} on a quorum to {@code ttl} from now. Returns false without a round if the
-   * lease is no longer valid; loses it if the round fails.
+   * Extends {@code lease} on a quorum to {@code ttl} from now, blocking for at most the node
+   * timeout. Returns false without a round if the lease is no longer valid.
    */
   boolean extend(Lease lease, Duration ttl) {
     long ttlMillis = arguments.ttlMillis(ttl);
     if (!lease.isValid()) {
       return false;
     }
+    Tally tally = masters.vote(extendCall(lease, ttlMillis));
+    return settle(lease, ttlMillis, tally) == Extension.EXTENDED;
+  }
+
+  /** Extends as {@link #extend} does, without blocking; the result completes on the timer. */
+  CompletableFuture<Extension> extendAsync(
+      Lease lease, long ttlMillis, ScheduledExecutorService timer) {
+    return masters
+        .voteAsync(extendCall(lease, ttlMillis), timer)
+        .thenApply(tally -> settle(lease, ttlMillis, tally));
+  }
+
+  private static Masters.Call extendCall(Lease lease, long ttlMillis) {
     byte[] key = lease.key();
     byte[] token = lease.token();
-    Tally tally = masters.vote((node, i) -> node.extend(key, token, ttlMillis));
+    return (node, i) -> node.extend(key, token, ttlMillis);
+  }
+
+  private Extension settle(Lease lease, long ttlMillis, Tally tally) {
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     long validity = Validity.remainingNanos(ttlNanos, tally.elapsedNanos(), driftFactor);
     Duration elapsed = Duration.ofNanos(tally.elapsedNanos());
+    long decidedAt = tally.decidedAtNanos();
     // The old lease must still have been valid when the quorum confirmed, so there is no gap.
-    if (tally.reachedQuorum()
-        && validity > minValidityNanos
-        && lease.validAt(tally.decidedAtNanos())) {
-      lease.moveDeadline(tally.decidedAtNanos() + validity);
+    boolean stillValid = lease.validAt(decidedAt);
+    if (tally.reachedQuorum() && validity > minValidityNanos && stillValid) {
+      lease.moveDeadline(decidedAt + validity);
       events.emit(l -> l.extended(lease.resource(), tally.outcomes(), elapsed));
-      return true;
+      return Extension.EXTENDED;
     }
-    // The masters that did extend keep the key for the new TTL: free them now (compare-and-delete
-    // of our own token, so harmless), rather than blocking others until it expires.
-    masters.releaseAll(key, token);
-    lose(lease, "extend failed: " + tally.outcomes(), tally.outcomes(), elapsed);
-    return false;
+    if (!stillValid || refusedByMajority(tally)) {
+      String why = stillValid ? "a majority no longer holds it" : "it expired during the extend";
+      lose(lease, why + ": " + tally.outcomes(), tally.outcomes(), elapsed);
+      return Extension.LOST;
+    }
+    if (log.isDebugEnabled()) {
+      log.debug(
+          "extend of {} not confirmed; it stands until its deadline: {}",
+          Arguments.quote(lease.resource()),
+          tally.outcomes());
+    }
+    return Extension.NOT_EXTENDED;
+  }
+
+  /** Whether a majority answered that the key is gone or holds another token. */
+  private static boolean refusedByMajority(Tally tally) {
+    int refused = 0;
+    for (NodeOutcome outcome : tally.outcomes()) {
+      if (outcome.status() == Status.TAKEN || outcome.status() == Status.GONE) {
+        refused++;
+      }
+    }
+    return refused >= tally.quorum();
   }
 
   /** Loses {@code lease} without a round: it ran out before it could be renewed. */
@@ -88,12 +137,17 @@ final class Leases {
     lose(lease, "it expired before it could be renewed", List.of(), Duration.ZERO);
   }
 
+  /** The one place a lease is lost; see the class comment for the order. */
   private void lose(Lease lease, String why, List<NodeOutcome> outcomes, Duration elapsed) {
-    if (lease.markLost()) {
-      log.warn("lease on {} lost: {}", Arguments.quote(lease.resource()), why);
-      events.emit(l -> l.lost(lease.resource(), outcomes, elapsed));
-      lease.signalLost();
+    if (!lease.markLost()) {
+      return; // already lost or released
     }
+    log.warn("lease on {} lost: {}", Arguments.quote(lease.resource()), why);
+    events.emit(l -> l.lost(lease.resource(), outcomes, elapsed));
+    lease.signalLost();
+    // Masters that still hold the key for us would block others until it expires: free them
+    // (compare-and-delete of our own token, so harmless).
+    masters.releaseAll(lease.key(), lease.token());
   }
 
   /** Releases {@code lease} on every master, waiting at most the node timeout. */

@@ -4,12 +4,18 @@ import dev.redlock.QuorumRound.Mode;
 import dev.redlock.QuorumRound.Tally;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The N masters as one: runs a command on all of them in one parallel round, bounded by the node
  * timeout, and counts the answers.
+ *
+ * <p>In a round that needs a quorum, a master whose circuit breaker is open is skipped (a failed
+ * vote, at no cost) only while the masters with closed breakers could still make a quorum without
+ * it. When they cannot, every open one is tried too, as a probe whose answer closes its breaker:
+ * otherwise a majority that healed would wait out its breakers' open time with no lease possible.
  */
 final class Masters {
 
@@ -26,6 +32,11 @@ final class Masters {
   private final int quorum;
   private final long nodeTimeoutNanos;
   private final Ticker ticker;
+
+  private static final NodeUnavailableException BREAKER_OPEN =
+      new NodeUnavailableException("circuit breaker open");
+  private static final NodeUnavailableException NOT_VOTED =
+      new NodeUnavailableException("did not grant the lock");
 
   Masters(List<NodeClient> nodes, List<String> names, long nodeTimeoutNanos, Ticker ticker) {
     this.nodes = List.copyOf(nodes);
@@ -57,18 +68,69 @@ final class Masters {
 
   /** A round decided at a majority of grants, or as soon as a majority can no longer grant. */
   Tally vote(Call call) {
-    return round(Mode.QUORUM, call);
+    return vote(null, call);
+  }
+
+  /**
+   * A round, as {@link #vote(Call)}, on the masters marked in {@code voters} only (all if null);
+   * the others count as failed votes.
+   */
+  Tally vote(boolean[] voters, Call call) {
+    QuorumRound round = start(voters, call);
+    return round.await(round.startNanos() + nodeTimeoutNanos);
+  }
+
+  /** A round, as {@link #vote(Call)}, whose result is completed on {@code timer}'s thread. */
+  CompletableFuture<Tally> voteAsync(Call call, ScheduledExecutorService timer) {
+    QuorumRound round = start(null, call);
+    return round.whenDecided(timer, round.startNanos() + nodeTimeoutNanos);
   }
 
   /** A round decided when every master answered, or at the node timeout. */
   Tally all(Call call) {
-    return round(Mode.ALL, call);
+    QuorumRound round =
+        QuorumRound.start(names, quorum, Mode.ALL, ticker, i -> call.send(nodes.get(i), i));
+    return round.await(round.startNanos() + nodeTimeoutNanos);
   }
 
-  private Tally round(Mode mode, Call call) {
-    QuorumRound round =
-        QuorumRound.start(names, quorum, mode, ticker, i -> call.send(nodes.get(i), i));
-    return round.await(round.startNanos() + nodeTimeoutNanos);
+  private QuorumRound start(boolean[] voters, Call call) {
+    NodeClient[] chosen = choose(voters);
+    return QuorumRound.start(
+        names,
+        quorum,
+        Mode.QUORUM,
+        ticker,
+        i -> {
+          if (chosen[i] != null) {
+            return call.send(chosen[i], i);
+          }
+          boolean voter = voters == null || voters[i];
+          return CompletableFuture.failedFuture(voter ? BREAKER_OPEN : NOT_VOTED);
+        });
+  }
+
+  /**
+   * The client to call on each master, or null to skip it: its own client where its breaker lets
+   * the call through, its probe where not but the round needs it for a quorum.
+   */
+  private NodeClient[] choose(boolean[] voters) {
+    int n = nodes.size();
+    NodeClient[] chosen = new NodeClient[n];
+    int permitted = 0;
+    for (int i = 0; i < n; i++) {
+      if ((voters == null || voters[i]) && nodes.get(i).permits()) {
+        chosen[i] = nodes.get(i);
+        permitted++;
+      }
+    }
+    if (permitted < quorum) {
+      for (int i = 0; i < n; i++) {
+        if (chosen[i] == null && (voters == null || voters[i])) {
+          chosen[i] = nodes.get(i).probe();
+        }
+      }
+    }
+    return chosen;
   }
 
   /**

@@ -34,6 +34,23 @@ interface NodeClient extends AutoCloseable {
   /** The admit script: GRANTED if the dataset was admitted now, TAKEN if it already was. */
   CompletableFuture<NodeReply> admit(long minDatasetAgeMillis);
 
+  /**
+   * Asks to send this master an acquire, fence or extend: false while its circuit breaker skips it.
+   * A true answer must be followed by exactly one of those calls on this client; after a false one
+   * the caller either sends nothing or calls through {@link #probe()}.
+   */
+  default boolean permits() {
+    return true;
+  }
+
+  /**
+   * The client to send through when {@link #permits()} said no but the round cannot reach a quorum
+   * without this master: a probe, whose timely answer readmits the master.
+   */
+  default NodeClient probe() {
+    return this;
+  }
+
   /** Waits until the first connection attempt has finished or the deadline passes. */
   default void awaitFirstConnect(long deadlineNanos) {}
 

@@ -50,11 +50,19 @@ final class NodeCommand {
   /** Completed with the master's answer, or exceptionally when it cannot answer. */
   final CompletableFuture<NodeReply> reply = new CompletableFuture<>();
 
+  /**
+   * Whether the command may be sent again, whole, after a NOSCRIPT answer: only a release, which is
+   * its lease's last command, so sending it later cannot let it overtake or be overtaken by any
+   * other command of the same lease.
+   */
+  final boolean resendable;
+
   long writtenAt; // guarded by the pipeline's lock
-  boolean evalFallback; // guarded by the pipeline's lock
+  boolean sendWhole; // guarded by the pipeline's lock: EVAL rather than EVALSHA
 
   private NodeCommand(Kind kind, LuaScript script, byte[][] keys, byte[]... args) {
     this.kind = kind;
+    this.resendable = script == LuaScript.RELEASE;
     this.script = script;
     this.keys = keys;
     this.args = args;
@@ -119,7 +127,7 @@ final class NodeCommand {
     return switch (kind) {
       case SET -> Verb.SET;
       case LOAD -> Verb.SCRIPT;
-      default -> evalFallback ? Verb.EVAL : Verb.EVALSHA;
+      default -> sendWhole ? Verb.EVAL : Verb.EVALSHA;
     };
   }
 
@@ -135,7 +143,7 @@ final class NodeCommand {
       return new byte[][] {LOAD_WORD, script.body()};
     }
     byte[][] words = new byte[2 + keys.length + args.length][];
-    words[0] = evalFallback ? script.body() : script.sha1();
+    words[0] = sendWhole ? script.body() : script.sha1();
     words[1] = number(keys.length);
     System.arraycopy(keys, 0, words, 2, keys.length);
     System.arraycopy(args, 0, words, 2 + keys.length, args.length);
@@ -154,6 +162,11 @@ final class NodeCommand {
     } else {
       reply.complete(decoded);
     }
+  }
+
+  /** Whether the command calls a script (and so can meet NOSCRIPT). */
+  boolean callsScript() {
+    return kind == Kind.ACQUIRE || kind == Kind.SCRIPT;
   }
 
   /** Fails the command: the master could not answer it. */

@@ -8,6 +8,10 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntFunction;
@@ -17,10 +21,11 @@ import java.util.function.IntFunction;
  *
  * <p>{@link #start} sends the command to all N masters before waiting on any of them (each client
  * only queues or writes it), then {@link #await} parks the calling thread until the round is
- * decided or its deadline passes. In {@link Mode#QUORUM} the round is decided as soon as a majority
- * granted or a majority can no longer be reached; in {@link Mode#ALL} only when every master
- * answered. Answers that arrive after the decision are ignored here; whatever they changed on a
- * master is undone by the commands queued behind them. The round only observes the clients'
+ * decided or its deadline passes; or {@link #whenDecided} returns a future of the same result for a
+ * caller that must not block (the renewer). In {@link Mode#QUORUM} the round is decided as soon as
+ * a majority granted or a majority can no longer be reached; in {@link Mode#ALL} only when every
+ * master answered. Answers that arrive after the decision are ignored here; whatever they changed
+ * on a master is undone by the commands queued behind them. The round only observes the clients'
  * futures: a master that does not answer in time is the client's (and its breaker's) business.
  */
 final class QuorumRound {
@@ -35,7 +40,7 @@ final class QuorumRound {
   private final Mode mode;
   private final Ticker ticker;
   private final long startNanos;
-  private final Thread waiter;
+  private volatile Thread waiter; // set by await()
 
   private final ReentrantLock lock = new ReentrantLock();
   private final NodeReply[] replies; // guarded by lock
@@ -45,13 +50,16 @@ final class QuorumRound {
   private int granted; // guarded by lock
   private int refused; // guarded by lock: any answer other than GRANTED
   private volatile boolean decided;
+  private CompletableFuture<Tally> decision; // guarded by lock: set by whenDecided()
+  private ScheduledExecutorService timer; // guarded by lock: set by whenDecided()
+  private ScheduledFuture<?> timeout; // guarded by lock: set by whenDecided()
+  private long deadlineNanos; // guarded by lock: set by whenDecided()
 
   private QuorumRound(List<String> names, int quorum, Mode mode, Ticker ticker) {
     this.names = names;
     this.quorum = quorum;
     this.mode = mode;
     this.ticker = ticker;
-    this.waiter = Thread.currentThread();
     this.replies = new NodeReply[names.size()];
     this.statuses = new Status[names.size()];
     this.answeredAt = new long[names.size()];
@@ -60,8 +68,8 @@ final class QuorumRound {
   }
 
   /**
-   * Starts a round: reads the ticker, then issues {@code command} to every node in order. Must be
-   * awaited by the calling thread.
+   * Starts a round: reads the ticker, then issues {@code command} to every node in order. The
+   * caller then either awaits it or asks {@link #whenDecided}.
    */
   static QuorumRound start(
       List<String> names,
@@ -90,6 +98,7 @@ final class QuorumRound {
   private void record(int node, NodeReply answer, Throwable error) {
     long now = ticker.read();
     boolean wake;
+    Tally tally = null;
     lock.lock();
     try {
       if (decided || statuses[node] != null) {
@@ -112,12 +121,21 @@ final class QuorumRound {
       wake = isDecided();
       if (wake) {
         decided = true;
+        if (decision != null) {
+          tally = freezeLocked(now, deadlineNanos);
+          timeout.cancel(false);
+        }
       }
     } finally {
       lock.unlock();
     }
-    if (wake) {
-      LockSupport.unpark(waiter);
+    if (tally != null) {
+      completeOnTimer(tally);
+    } else if (wake) {
+      Thread parked = waiter;
+      if (parked != null) {
+        LockSupport.unpark(parked);
+      }
     }
   }
 
@@ -136,6 +154,7 @@ final class QuorumRound {
    */
   Tally await(long deadlineNanos) {
     boolean interrupted = false;
+    waiter = Thread.currentThread();
     while (!decided) {
       long left = deadlineNanos - ticker.read();
       if (left <= 0) {
@@ -153,33 +172,92 @@ final class QuorumRound {
     return tally;
   }
 
+  /**
+   * Returns the round's result without blocking: completed on {@code timer}'s thread when the round
+   * is decided, or at {@code deadlineNanos} with the masters that had not answered timed out. If
+   * the timer has shut down, the future never completes.
+   */
+  CompletableFuture<Tally> whenDecided(ScheduledExecutorService timer, long deadlineNanos) {
+    Tally tally = null;
+    CompletableFuture<Tally> future = new CompletableFuture<>();
+    lock.lock();
+    try {
+      this.decision = future;
+      this.timer = timer;
+      this.deadlineNanos = deadlineNanos;
+      if (decided) {
+        tally = freezeLocked(ticker.read(), deadlineNanos);
+      } else {
+        try {
+          timeout =
+              timer.schedule(this::expire, deadlineNanos - ticker.read(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closing) {
+          decided = true; // the RedLock is closing: nothing more will be decided
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (tally != null) {
+      completeOnTimer(tally);
+    }
+    return future;
+  }
+
+  private void expire() {
+    Tally tally;
+    lock.lock();
+    try {
+      if (decided) {
+        return;
+      }
+      decided = true;
+      tally = freezeLocked(ticker.read(), deadlineNanos);
+    } finally {
+      lock.unlock();
+    }
+    decision.complete(tally); // already on the timer's thread
+  }
+
+  private void completeOnTimer(Tally tally) {
+    try {
+      timer.execute(() -> decision.complete(tally));
+    } catch (RejectedExecutionException closing) {
+      // the RedLock is closing: the renewal this round was for ends with it
+    }
+  }
+
   private Tally freeze(long deadlineNanos) {
     long now = ticker.read();
     lock.lock();
     try {
-      decided = true;
-      boolean late = now - deadlineNanos >= 0;
-      List<NodeOutcome> outcomes = new ArrayList<>(statuses.length);
-      for (int i = 0; i < statuses.length; i++) {
-        Status status = statuses[i];
-        long at = answeredAt[i];
-        String detail = details[i];
-        if (status == null) {
-          status = late ? Status.TIMED_OUT : Status.PENDING;
-          at = now - startNanos;
-          detail = "";
-        }
-        outcomes.add(new NodeOutcome(names.get(i), status, Duration.ofNanos(at), detail));
-      }
-      return new Tally(
-          quorum,
-          startNanos,
-          now - startNanos,
-          List.copyOf(outcomes),
-          Collections.unmodifiableList(Arrays.asList(replies.clone())));
+      return freezeLocked(now, deadlineNanos);
     } finally {
       lock.unlock();
     }
+  }
+
+  private Tally freezeLocked(long now, long deadlineNanos) {
+    decided = true;
+    boolean late = now - deadlineNanos >= 0;
+    List<NodeOutcome> outcomes = new ArrayList<>(statuses.length);
+    for (int i = 0; i < statuses.length; i++) {
+      Status status = statuses[i];
+      long at = answeredAt[i];
+      String detail = details[i];
+      if (status == null) {
+        status = late ? Status.TIMED_OUT : Status.PENDING;
+        at = now - startNanos;
+        detail = "";
+      }
+      outcomes.add(new NodeOutcome(names.get(i), status, Duration.ofNanos(at), detail));
+    }
+    return new Tally(
+        quorum,
+        startNanos,
+        now - startNanos,
+        List.copyOf(outcomes),
+        Collections.unmodifiableList(Arrays.asList(replies.clone())));
   }
 
   private static String describe(Throwable error) {

@@ -9,7 +9,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -223,10 +222,13 @@ public final class RedLock implements AutoCloseable {
   /**
    * Runs {@code body} while holding {@code resource}: acquires as {@link #acquire} does, renews the
    * lease by quorum whenever a third of {@code ttl} is left, and releases it when the body returns
-   * or throws. If a renewal fails, the lease is lost at once: {@link Lease#isValid()} turns false,
-   * {@link Lease#onLost()} completes, and {@link Lease#ensureValid()} throws, so the body should
-   * check before each step that must not overlap with another holder's. An expired lease is never
-   * renewed.
+   * or throws. A renewal that reaches no quorum is retried after a random pause (around the retry
+   * delay) for as long as the lease is valid. The lease is lost when a majority answers that the
+   * key is gone or holds another token, or when its validity runs out before a renewal got
+   * through: then {@link Lease#isValid()} turns false, {@link Lease#onLost()} completes, and {@link
+   * Lease#ensureValid()} throws, so the body should check before each step that must not overlap
+   * with another holder's. An expired lease is never renewed. Renewals never block one another:
+   * the renewal thread sends each round and handles its answer when it comes.
    *
    * @param resource the name of the lock, as for {@link #tryAcquire}
    * @param ttl the TTL of the lease and of each renewal, as for {@link #tryAcquire}
@@ -294,7 +296,7 @@ public final class RedLock implements AutoCloseable {
     try {
       checkOpen();
       if (renewer == null) {
-        renewer = new Renewer(leases);
+        renewer = new Renewer(leases, retryDelayNanos);
       }
       return renewer;
     } finally {
@@ -352,11 +354,7 @@ public final class RedLock implements AutoCloseable {
    * so tokens only rise.
    */
   private Tally storeFence(boolean[] voted, byte[] key, byte[] fenceKey, byte[] token, long fence) {
-    return masters.vote(
-        (node, i) ->
-            voted[i]
-                ? node.fence(key, fenceKey, token, fence)
-                : CompletableFuture.failedFuture(NOT_VOTED));
+    return masters.vote(voted, (node, i) -> node.fence(key, fenceKey, token, fence));
   }
 
   private static boolean[] granted(Tally tally) {
@@ -366,9 +364,6 @@ public final class RedLock implements AutoCloseable {
     }
     return granted;
   }
-
-  private static final NodeUnavailableException NOT_VOTED =
-      new NodeUnavailableException("did not grant the lock");
 
   /** The next fencing token: above every stored counter and not below any master's clock. */
   private static long nextFence(Tally votes) {
@@ -579,14 +574,13 @@ public final class RedLock implements AutoCloseable {
      * Sets the mean pause between rounds of {@link RedLock#acquire}; each pause is drawn uniformly
      * from [0.5, 1.5) times this. Default {@link #DEFAULT_RETRY_DELAY}.
      *
-     * @param retryDelay positive
+     * @param retryDelay positive, at most {@link #MAX_TTL}
      * @return this builder
      * @throws NullPointerException if {@code retryDelay} is null
-     * @throws IllegalArgumentException if it is not positive
+     * @throws IllegalArgumentException if it is not positive or is longer than {@link #MAX_TTL}
      */
     public Builder retryDelay(Duration retryDelay) {
-      Arguments.positiveNanos(retryDelay, "retryDelay");
-      this.retryDelay = retryDelay;
+      this.retryDelay = atMostOneDay(retryDelay, "retryDelay");
       return this;
     }
 
@@ -670,14 +664,13 @@ public final class RedLock implements AutoCloseable {
      * Sets how long an open circuit breaker skips its master before probing it again. Default
      * {@link #DEFAULT_CIRCUIT_BREAKER_WAIT}.
      *
-     * @param wait positive
+     * @param wait positive, at most {@link #MAX_TTL}
      * @return this builder
      * @throws NullPointerException if {@code wait} is null
-     * @throws IllegalArgumentException if it is not positive
+     * @throws IllegalArgumentException if it is not positive or is longer than {@link #MAX_TTL}
      */
     public Builder circuitBreakerWait(Duration wait) {
-      Arguments.positiveNanos(wait, "circuitBreakerWait");
-      this.circuitBreakerWait = wait;
+      this.circuitBreakerWait = atMostOneDay(wait, "circuitBreakerWait");
       return this;
     }
 
@@ -693,6 +686,45 @@ public final class RedLock implements AutoCloseable {
     public Builder sslContext(SSLContext sslContext) {
       this.sslContext = requireNonNull(sslContext, "sslContext");
       return this;
+    }
+
+    /** Refuses settings that are each in range but together leave no TTL that could be granted. */
+    private void checkSettingsTogether() {
+      Duration longest = restartGuard ? maxLeaseTime : MAX_TTL;
+      String longestName = restartGuard ? "maxLeaseTime" : "the longest TTL";
+      if (nodeTimeout.compareTo(longest) >= 0) {
+        throw new IllegalArgumentException(
+            "nodeTimeout ("
+                + nodeTimeout
+                + ") must be less than "
+                + longestName
+                + " ("
+                + longest
+                + "): every TTL must be above the one and at most the other");
+      }
+      long best = Validity.remainingNanos(longest.toNanos(), 0, driftFactor);
+      if (best <= minValidity.toNanos()) {
+        throw new IllegalArgumentException(
+            "minValidity ("
+                + minValidity
+                + ") must be less than what the drift allowance (driftFactor "
+                + driftFactor
+                + ", plus 2 ms) leaves of "
+                + longestName
+                + " ("
+                + longest
+                + "): "
+                + Duration.ofNanos(best)
+                + "; no lease could ever be granted");
+      }
+    }
+
+    private static Duration atMostOneDay(Duration value, String name) {
+      Arguments.positiveNanos(value, name);
+      if (value.compareTo(MAX_TTL) > 0) {
+        throw new IllegalArgumentException(name + " must be at most " + MAX_TTL + ": " + value);
+      }
+      return value;
     }
 
     Builder ticker(Ticker ticker) {
@@ -711,12 +743,14 @@ public final class RedLock implements AutoCloseable {
      * failed vote until it can.
      *
      * @return a new RedLock, which must be closed
-     * @throws IllegalArgumentException if no node was added
+     * @throws IllegalArgumentException if no node was added, or if the settings leave no TTL that
+     *     could be granted (see {@link #maxLeaseTime})
      */
     public RedLock build() {
       if (addresses.isEmpty()) {
         throw new IllegalArgumentException("at least one node is required");
       }
+      checkSettingsTogether();
       long timeoutNanos = nodeTimeout.toNanos();
       NodeClientFactory factory = nodeClients;
       if (factory == null) {

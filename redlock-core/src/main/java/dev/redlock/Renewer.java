@@ -1,30 +1,39 @@
 package dev.redlock;
 
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Extends leases held by {@link RedLock#withLock} before they run low: when a third of the TTL is
- * left, by a quorum extend on one daemon thread ({@code redlock-renewer}). A renewal that fails, or
- * finds the lease already expired, loses the lease (which fires its {@link Lease#onLost()}) and
- * stops; it never extends an expired lease. Renewals stop when the lease is released.
+ * left, by a quorum extend.
  *
- * <p>Extends run one at a time and each blocks for at most the node timeout, so many leases that
- * come due together are renewed in turn.
+ * <p>One daemon thread ({@code redlock-renewer}) schedules the renewals and never blocks: each
+ * extend round is sent and its result arrives later (when a quorum has answered, or at the node
+ * timeout), so a thousand leases due together are renewed together rather than in turn.
+ *
+ * <p>An extend that reaches no quorum is tried again after a random pause (uniform in [0.5, 1.5)
+ * times the retry delay) for as long as the lease is valid: a blip on a majority costs a retry, not
+ * the lease. The lease is lost only when a majority answers that the key is gone or another
+ * token's, or when its validity runs out; an expired lease is never extended. Renewals stop when
+ * the lease is released.
  */
 final class Renewer {
 
   private static final Logger log = LoggerFactory.getLogger(Renewer.class);
 
   private final Leases leases;
-  private final ScheduledThreadPoolExecutor executor;
+  private final long retryDelayNanos;
+  private final ScheduledThreadPoolExecutor timer;
 
-  Renewer(Leases leases) {
+  Renewer(Leases leases, long retryDelayNanos) {
     this.leases = leases;
-    executor =
+    this.retryDelayNanos = retryDelayNanos;
+    this.timer =
         new ScheduledThreadPoolExecutor(
             1,
             task -> {
@@ -32,21 +41,21 @@ final class Renewer {
               thread.setDaemon(true);
               return thread;
             });
-    executor.setRemoveOnCancelPolicy(true);
-    executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    timer.setRemoveOnCancelPolicy(true);
+    timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
   }
 
   /** Starts renewing {@code lease} with {@code ttlMillis} each time. */
   Renewal start(Lease lease, long ttlMillis) {
     Renewal renewal = new Renewal(lease, ttlMillis);
-    renewal.scheduleNext();
+    renewal.renewWhenDue();
     return renewal;
   }
 
   void close(long timeoutNanos) {
-    executor.shutdownNow();
+    timer.shutdownNow();
     try {
-      if (!executor.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS)) {
+      if (!timer.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS)) {
         log.debug("the renewal thread did not stop in time");
       }
     } catch (InterruptedException e) {
@@ -60,7 +69,7 @@ final class Renewer {
     private final long ttlMillis;
     private final long thirdNanos;
     private volatile boolean cancelled;
-    private ScheduledFuture<?> next; // guarded by this
+    private volatile ScheduledFuture<?> next;
 
     private Renewal(Lease lease, long ttlMillis) {
       this.lease = lease;
@@ -68,18 +77,31 @@ final class Renewer {
       this.thirdNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 3;
     }
 
-    private synchronized void scheduleNext() {
+    private void renewWhenDue() {
+      schedule(lease.remainingValidity().toNanos() - thirdNanos);
+    }
+
+    private void retrySoon() {
+      long pause = retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos);
+      // Never past the deadline: an expired lease is signalled as lost when it expires.
+      schedule(Math.min(pause, lease.remainingValidity().toNanos()));
+    }
+
+    private void schedule(long delayNanos) {
       if (cancelled) {
         return;
       }
-      long delay = Math.max(0, lease.remainingValidity().toNanos() - thirdNanos);
       try {
-        next = executor.schedule(this::renew, delay, TimeUnit.NANOSECONDS);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
-        // RedLock is closing: the lease will be released or expire.
+        next = timer.schedule(this::renew, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) {
+        return; // RedLock is closing: the lease will be released or expire
+      }
+      if (cancelled) {
+        next.cancel(false); // cancel() ran while this was being scheduled
       }
     }
 
+    /** On the timer's thread; sends the extend and returns. */
     private void renew() {
       if (cancelled || lease.isReleased()) {
         return;
@@ -88,20 +110,26 @@ final class Renewer {
         leases.expired(lease);
         return;
       }
-      if (leases.extend(lease, java.time.Duration.ofMillis(ttlMillis))) {
-        scheduleNext();
-      } else if (!cancelled && !lease.isReleased()) {
-        leases.expired(lease); // no-op if the failed extend already lost it
-      }
+      leases
+          .extendAsync(lease, ttlMillis, timer)
+          .thenAccept(
+              result -> {
+                switch (result) {
+                  case EXTENDED -> renewWhenDue();
+                  case NOT_EXTENDED -> retrySoon();
+                  case LOST -> {
+                    // lost and signalled by Leases; nothing left to renew
+                  }
+                }
+              });
     }
 
-    /** Stops renewing; a renewal already running finishes. */
+    /** Stops renewing; an extend already sent still completes, and changes nothing after. */
     void cancel() {
       cancelled = true;
-      synchronized (this) {
-        if (next != null) {
-          next.cancel(false);
-        }
+      ScheduledFuture<?> scheduled = next;
+      if (scheduled != null) {
+        scheduled.cancel(false);
       }
     }
   }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -250,6 +251,73 @@ class ArgumentsTest {
       String name, Class<? extends Exception> type, String mentions, Executable call) {
     Exception e = assertThrows(type, call);
     assertTrue(e.getMessage() != null && e.getMessage().contains(mentions), e::getMessage);
+  }
+
+  static Stream<Arguments> settingsThatRefuseEveryTtl() {
+    return Stream.of(
+        Arguments.of(
+            "node timeout above the longest lease",
+            (UnaryOperator<RedLock.Builder>)
+                b -> b.nodeTimeout(Duration.ofSeconds(2)).maxLeaseTime(Duration.ofSeconds(1)),
+            List.of("nodeTimeout", "maxLeaseTime")),
+        Arguments.of(
+            "node timeout equal to the longest lease",
+            (UnaryOperator<RedLock.Builder>)
+                b -> b.nodeTimeout(Duration.ofSeconds(1)).maxLeaseTime(Duration.ofSeconds(1)),
+            List.of("nodeTimeout", "maxLeaseTime")),
+        Arguments.of(
+            "min validity equal to the longest lease",
+            (UnaryOperator<RedLock.Builder>)
+                b -> b.minValidity(Duration.ofSeconds(1)).maxLeaseTime(Duration.ofSeconds(1)),
+            List.of("minValidity", "maxLeaseTime")),
+        Arguments.of(
+            "min validity above what the drift allowance leaves of the longest lease",
+            (UnaryOperator<RedLock.Builder>)
+                b -> b.minValidity(Duration.ofMillis(989)).maxLeaseTime(Duration.ofSeconds(1)),
+            List.of("minValidity", "maxLeaseTime", "driftFactor")));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("settingsThatRefuseEveryTtl")
+  void settingsThatWouldRefuseEveryTtlAreRefusedAtBuildNamingEach(
+      String name, UnaryOperator<RedLock.Builder> settings, List<String> mentions) {
+    FakeCluster fakes = new FakeCluster();
+    RedLock.Builder builder = settings.apply(fakes.builder(3));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, builder::build);
+    mentions.forEach(m -> assertTrue(e.getMessage().contains(m), e::getMessage));
+    assertTrue(fakes.nodes.isEmpty(), "no client was created");
+  }
+
+  @Test
+  void withoutTheRestartGuardMaxLeaseTimeBoundsNothing() {
+    FakeCluster fakes = new FakeCluster();
+    try (RedLock redlock =
+        fakes
+            .builder(3)
+            .restartGuard(false)
+            .nodeTimeout(Duration.ofSeconds(2))
+            .maxLeaseTime(Duration.ofSeconds(1))
+            .build()) {
+      assertTrue(redlock.tryAcquire("r", Duration.ofSeconds(3)).isPresent());
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"retryDelay", "circuitBreakerWait"})
+  void hugeDelaysAreRefusedNamingTheSetting(String setting) {
+    Duration huge = Duration.ofDays(365L * 500);
+    RedLock.Builder builder = cluster.builder(3);
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> {
+              if (setting.equals("retryDelay")) {
+                builder.retryDelay(huge).build().close();
+              } else {
+                builder.circuitBreakerWait(huge).build().close();
+              }
+            });
+    assertTrue(e.getMessage().contains(setting), e::getMessage);
   }
 
   @Test

@@ -28,12 +28,16 @@ class CircuitBreakerTest {
   private RedLock redlock;
 
   private void build(boolean breakers) {
+    build(breakers, OPEN_WAIT);
+  }
+
+  private void build(boolean breakers, Duration openWait) {
     RedLock.Builder builder =
         cluster
             .builder(3)
             .nodeTimeout(Duration.ofMillis(20))
             .circuitBreakers(breakers)
-            .circuitBreakerWait(OPEN_WAIT)
+            .circuitBreakerWait(openWait)
             .listener(
                 new RedLockListener() {
                   @Override
@@ -113,6 +117,43 @@ class CircuitBreakerTest {
         Thread.getAllStackTraces().keySet().stream()
             .noneMatch(t -> t.getName().startsWith("CircuitBreaker")),
         "the breakers started no thread of their own");
+  }
+
+  @Test
+  void openBreakersAreProbedAtOnceWhenTheClosedOnesCannotMakeAQuorum() {
+    build(true, Duration.ofHours(1)); // no probe would come from the breakers' own wait
+    for (int i = 0; i < 2; i++) {
+      nodes.get(i).onSet = Answer.FAIL;
+      nodes.get(i).onRelease = Answer.FAIL;
+    }
+    for (int i = 0; i < 20; i++) {
+      try {
+        redlock.tryAcquire("r" + i, TTL);
+      } catch (QuorumUnavailableException expected) {
+        // two of three masters failing
+      }
+    }
+    assertEquals(List.of("127.0.0.1:7000 OPEN", "127.0.0.1:7001 OPEN"), sorted(changes));
+    for (int i = 0; i < 2; i++) {
+      nodes.get(i).onSet = Answer.GRANT;
+      nodes.get(i).onRelease = Answer.GRANT;
+    }
+    Lease lease = redlock.tryAcquire("healed", TTL).orElseThrow();
+    assertEquals(
+        List.of(
+            "127.0.0.1:7000 CLOSED",
+            "127.0.0.1:7000 OPEN",
+            "127.0.0.1:7001 CLOSED",
+            "127.0.0.1:7001 OPEN"),
+        sorted(changes),
+        "a probe that answered closed its breaker");
+    lease.close();
+  }
+
+  private static List<String> sorted(List<String> list) {
+    synchronized (list) {
+      return list.stream().sorted().toList();
+    }
   }
 
   @Test

@@ -45,6 +45,9 @@ final class FakeNode implements NodeClient {
 
   volatile boolean closed;
 
+  /** Runs whenever a release is sent to this master, before it answers. */
+  volatile Runnable whenReleased = () -> {};
+
   FakeNode(FakeTicker ticker) {
     this.ticker = ticker;
   }
@@ -75,6 +78,7 @@ final class FakeNode implements NodeClient {
   @Override
   public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
     received.add("RELEASE " + text(key));
+    whenReleased.run();
     return answer(onRelease).thenApply(NodeReply::of);
   }
 

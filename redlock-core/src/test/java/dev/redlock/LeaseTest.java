@@ -63,14 +63,65 @@ class LeaseTest {
   }
 
   @Test
-  void extendWithoutQuorumLosesTheLease() {
+  void extendRefusedByAMajorityLosesTheLease() {
     nodes.get(0).onExtend = Answer.TAKEN;
     nodes.get(1).onExtend = Answer.GONE;
-    nodes.get(2).onExtend = Answer.FAIL;
+    nodes.get(2).onExtend = Answer.GONE;
     assertFalse(lease.extend(Duration.ofMillis(2000)));
     assertFalse(lease.isValid());
     assertEquals(Duration.ZERO, lease.remainingValidity());
+    assertTrue(lease.onLost().toCompletableFuture().isDone());
     assertFalse(lease.extend(Duration.ofMillis(2000)), "a lost lease is never extended again");
+  }
+
+  @Test
+  void extendThatReachesNoQuorumKeepsTheLeaseUntilItsOldDeadline() {
+    ticker.advance(Duration.ofMillis(500));
+    nodes.get(0).onExtend = Answer.TAKEN;
+    nodes.get(1).onExtend = Answer.FAIL;
+    nodes.get(2).onExtend = Answer.FAIL;
+    assertFalse(lease.extend(Duration.ofMillis(2000)));
+    assertTrue(lease.isValid(), "the masters never said the key was gone: the old lease stands");
+    assertEquals(Duration.ofMillis(488), lease.remainingValidity());
+    assertFalse(lease.onLost().toCompletableFuture().isDone());
+    nodes.forEach(node -> assertFalse(node.received().contains("RELEASE job"), "nothing released"));
+    nodes.get(1).onExtend = Answer.GRANT;
+    assertTrue(lease.extend(Duration.ofMillis(2000)), "a later extend can still succeed");
+    assertEquals(Duration.ofMillis(1978), lease.remainingValidity());
+  }
+
+  @Test
+  void lostLeaseIsInvalidAndSignalledBeforeAnyMasterIsAskedToReleaseIt() {
+    FakeCluster other = new FakeCluster();
+    List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+    RedLockListener listener =
+        new RedLockListener() {
+          @Override
+          public void lost(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+            heard.add("lost " + resource);
+          }
+        };
+    try (RedLock redlock = other.builder(5).listener(listener).build()) {
+      Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+      List<String> atRelease = new java.util.concurrent.CopyOnWriteArrayList<>();
+      for (FakeNode node : other.nodes) {
+        node.whenReleased =
+            () ->
+                atRelease.add(
+                    "valid="
+                        + lease.isValid()
+                        + " onLost="
+                        + lease.onLost().toCompletableFuture().isDone()
+                        + " heard="
+                        + heard);
+      }
+      for (int i = 0; i < 3; i++) {
+        other.nodes.get(i).onExtend = Answer.GONE;
+      }
+      assertFalse(lease.extend(Duration.ofMillis(2000)));
+      assertEquals(5, atRelease.size(), "the masters still holding the key are released");
+      atRelease.forEach(state -> assertEquals("valid=false onLost=true heard=[lost job]", state));
+    }
   }
 
   @Test

@@ -223,7 +223,7 @@ class RedLockIT {
   }
 
   @Test
-  void aRestartedNodeGetsItsScriptsBackThroughTheNoscriptFallback(RedisCluster cluster) {
+  void restartedAndFlushedNodesGetTheirScriptsBack(RedisCluster cluster) {
     try (RedLock redlock = redlock(cluster, 3)) {
       redlock.tryAcquire("job", TTL).orElseThrow().close(); // scripts cached on every node
       cluster.node(0).kill();
@@ -240,7 +240,7 @@ class RedLockIT {
       Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
       assertTrue(lease.extend(Duration.ofSeconds(20)));
       lease.close();
-      assertTrue(keysGone(cluster, "job", 0, 1, 2), "released by EVAL on the flushed nodes");
+      assertTrue(keysGone(cluster, "job", 0, 1, 2), "released on the restarted and flushed nodes");
     }
   }
 
