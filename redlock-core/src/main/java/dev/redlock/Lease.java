@@ -113,8 +113,8 @@ public final class Lease implements AutoCloseable {
    * is gone or holds another token, or when a renewed lease runs out before a renewal got through.
    * It does not complete when the lease is released, nor when an unrenewed lease simply runs out
    * (check {@link #isValid()} for that). By the time it completes, {@link #isValid()} is already
-   * false; the masters that still held the key are released after it completes. Dependent actions run on the thread that found the loss unless an
-   * async variant is used; they must not block.
+   * false; the masters that still held the key are released after it completes. Dependent actions
+   * run on the thread that found the loss unless an async variant is used; they must not block.
    *
    * @return a stage completed at most once, never exceptionally
    */

@@ -224,11 +224,11 @@ public final class RedLock implements AutoCloseable {
    * lease by quorum whenever a third of {@code ttl} is left, and releases it when the body returns
    * or throws. A renewal that reaches no quorum is retried after a random pause (around the retry
    * delay) for as long as the lease is valid. The lease is lost when a majority answers that the
-   * key is gone or holds another token, or when its validity runs out before a renewal got
-   * through: then {@link Lease#isValid()} turns false, {@link Lease#onLost()} completes, and {@link
+   * key is gone or holds another token, or when its validity runs out before a renewal got through:
+   * then {@link Lease#isValid()} turns false, {@link Lease#onLost()} completes, and {@link
    * Lease#ensureValid()} throws, so the body should check before each step that must not overlap
-   * with another holder's. An expired lease is never renewed. Renewals never block one another:
-   * the renewal thread sends each round and handles its answer when it comes.
+   * with another holder's. An expired lease is never renewed. Renewals never block one another: the
+   * renewal thread sends each round and handles its answer when it comes.
    *
    * @param resource the name of the lock, as for {@link #tryAcquire}
    * @param ttl the TTL of the lease and of each renewal, as for {@link #tryAcquire}

@@ -35,6 +35,18 @@ class ContentionIT {
   @ParameterizedTest(name = "N = {0}")
   @ValueSource(ints = {3, 5})
   void leasesOnOneResourceNeverOverlap(int n, RedisCluster cluster) throws Exception {
+    try (VirtualThreads threads = new VirtualThreads()) {
+      if (threads.virtual()) {
+        contend(n, cluster, threads, Duration.ofSeconds(1)); // warm-up: classes load and init
+      }
+      threads.record();
+      contend(n, cluster, threads, RUN);
+      assertEquals(List.of(), threads.pinnedInLibrary(), "virtual threads pinned in the library");
+    }
+  }
+
+  private void contend(int n, RedisCluster cluster, VirtualThreads threads, Duration run)
+      throws Exception {
     List<RedLock> clients = new ArrayList<>();
     for (int i = 0; i < THREADS; i++) {
       clients.add(
@@ -49,54 +61,55 @@ class ContentionIT {
     AtomicInteger failures = new AtomicInteger();
     int[] counter = {0}; // deliberately unsynchronized: only the lock protects it
     CountDownLatch start = new CountDownLatch(1);
-    long end = System.nanoTime() + RUN.toNanos();
+    long end = System.nanoTime() + run.toNanos();
     List<Thread> workers = new ArrayList<>();
     for (int w = 0; w < THREADS; w++) {
       int worker = w;
       RedLock redlock = clients.get(w);
       Thread thread =
-          new Thread(
-              () -> {
-                try {
-                  start.await();
-                  while (System.nanoTime() - end < 0) {
-                    Lease lease;
+          threads
+              .factory("contender-" + w)
+              .newThread(
+                  () -> {
                     try {
-                      lease =
-                          redlock.acquire(
-                              "inventory", Duration.ofSeconds(2), Duration.ofSeconds(5));
-                    } catch (LockTakenException e) {
-                      continue;
+                      start.await();
+                      while (System.nanoTime() - end < 0) {
+                        Lease lease;
+                        try {
+                          lease =
+                              redlock.acquire(
+                                  "inventory", Duration.ofSeconds(2), Duration.ofSeconds(5));
+                        } catch (LockTakenException e) {
+                          continue;
+                        }
+                        long from = System.nanoTime();
+                        long validUntil = from + lease.remainingValidity().toNanos();
+                        int read = counter[0];
+                        Thread.yield(); // widen the read-modify-write window
+                        if (ThreadLocalRandom.current().nextInt(4) == 0) {
+                          TimeUnit.MICROSECONDS.sleep(200); // the work under the lock
+                        }
+                        counter[0] = read + 1;
+                        long to = Math.min(System.nanoTime(), validUntil);
+                        if (!lease.isValid()) {
+                          failures.incrementAndGet(); // the work outlived the lease: a test bug
+                        }
+                        windows.add(new Window(from, to, worker));
+                        lease.close();
+                      }
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    } catch (RuntimeException e) {
+                      failures.incrementAndGet();
+                      throw e;
                     }
-                    long from = System.nanoTime();
-                    long validUntil = from + lease.remainingValidity().toNanos();
-                    int read = counter[0];
-                    Thread.yield(); // widen the read-modify-write window
-                    if (ThreadLocalRandom.current().nextInt(4) == 0) {
-                      TimeUnit.MICROSECONDS.sleep(200); // the work under the lock
-                    }
-                    counter[0] = read + 1;
-                    long to = Math.min(System.nanoTime(), validUntil);
-                    if (!lease.isValid()) {
-                      failures.incrementAndGet(); // the work outlived the lease: a test bug
-                    }
-                    windows.add(new Window(from, to, worker));
-                    lease.close();
-                  }
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                } catch (RuntimeException e) {
-                  failures.incrementAndGet();
-                  throw e;
-                }
-              },
-              "contender-" + w);
+                  });
       workers.add(thread);
       thread.start();
     }
     start.countDown();
     for (Thread thread : workers) {
-      thread.join(RUN.toMillis() + 30_000);
+      thread.join(run.toMillis() + 30_000);
       assertTrue(!thread.isAlive(), thread.getName() + " finished");
     }
     clients.forEach(RedLock::close);
@@ -111,8 +124,14 @@ class ContentionIT {
     }
     long winners = sorted.stream().map(Window::worker).distinct().count();
     System.out.printf(
-        "N=%d: %d acquisitions by %d of %d workers, %d overlaps, counter %d%n",
-        n, sorted.size(), winners, THREADS, overlaps, counter[0]);
+        "N=%d: %d acquisitions by %d of %d %s workers, %d overlaps, counter %d%n",
+        n,
+        sorted.size(),
+        winners,
+        THREADS,
+        threads.virtual() ? "virtual" : "platform",
+        overlaps,
+        counter[0]);
     assertEquals(0, failures.get(), "no worker failed");
     assertTrue(sorted.size() > 50, "enough acquisitions to mean something: " + sorted.size());
     assertTrue(winners > 1, "the lock changed hands between workers");
