@@ -50,13 +50,14 @@ class CircuitBreakerHealIT {
       }
       long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - healed);
       System.out.println("HEAL first lease " + tookMillis + " ms after every master resumed");
-      assertNotNull(lease, "a lease within 5 s of the heal; first failure: " + failures.get(0));
+      assertNotNull(lease, () -> "a lease within 5 s of the heal; first failure: " + failures.get(0));
       assertTrue(
           failures.stream().noneMatch(f -> f.contains("circuit breaker open")),
-          "no healthy master was skipped for its open breaker; "
-              + failures.size()
-              + " failed rounds, the first: "
-              + (failures.isEmpty() ? "" : failures.get(0)));
+          () ->
+              "no healthy master was skipped for its open breaker; "
+                  + failures.size()
+                  + " failed rounds, the first: "
+                  + failures.get(0));
       // The goal is 100 ms; the slack is for a loaded two-core machine.
       assertTrue(tookMillis < 1000, "first lease " + tookMillis + " ms after the heal");
       lease.close();
