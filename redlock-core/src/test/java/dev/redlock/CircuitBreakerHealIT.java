@@ -50,7 +50,8 @@ class CircuitBreakerHealIT {
       }
       long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - healed);
       System.out.println("HEAL first lease " + tookMillis + " ms after every master resumed");
-      assertNotNull(lease, () -> "a lease within 5 s of the heal; first failure: " + failures.get(0));
+      assertNotNull(
+          lease, () -> "a lease within 5 s of the heal; first failure: " + failures.get(0));
       assertTrue(
           failures.stream().noneMatch(f -> f.contains("circuit breaker open")),
           () ->

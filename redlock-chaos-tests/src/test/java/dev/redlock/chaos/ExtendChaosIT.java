@@ -6,7 +6,6 @@ import static dev.redlock.chaos.NetworkChaos.holders;
 import static dev.redlock.chaos.NetworkChaos.millisSince;
 import static dev.redlock.chaos.NetworkChaos.resource;
 import static dev.redlock.chaos.NetworkChaos.warmUp;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -24,8 +23,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Extending under partitions: an extend that only a minority confirms loses the lease at once, and
- * an extend that reaches masters after the lease's keys expired never brings them back.
+ * Extending under partitions: an extend that only a minority confirms changes nothing (the lease
+ * stands until its old deadline, and a later extend can still succeed), and an extend that reaches
+ * masters after the lease's keys expired never brings them back.
  */
 class ExtendChaosIT {
 
@@ -36,13 +36,14 @@ class ExtendChaosIT {
 
   @ParameterizedTest
   @EnumSource(NetworkPartition.class)
-  void anExtendOnlyAMinorityConfirmsLosesTheLease(NetworkPartition partition, ChaosCluster cluster)
-      throws IOException {
-    Duration ttl = Duration.ofSeconds(2);
+  void anExtendOnlyAMinorityConfirmsLeavesTheLeaseToItsOldDeadline(
+      NetworkPartition partition, ChaosCluster cluster) throws IOException {
+    Duration ttl = Duration.ofSeconds(3);
     try (RedLock redlock = NetworkChaos.redlock(cluster, NODE_TIMEOUT)) {
       warmUp(cluster, redlock);
       String key = resource("extend-minority-" + partition);
       Lease lease = redlock.tryAcquire(key, ttl).orElseThrow();
+      Duration before = lease.remainingValidity();
       partition.apply(cluster, 0, 1, 2);
 
       long start = System.nanoTime();
@@ -51,15 +52,17 @@ class ExtendChaosIT {
 
       assertFalse(extended, "only masters 3 and 4 could confirm");
       assertTrue(elapsed < 4 * NODE_TIMEOUT.toMillis(), "one round: " + elapsed + " ms");
-      assertFalse(lease.isValid(), "lost at once, long before its validity ran out");
-      assertEquals(Duration.ZERO, lease.remainingValidity());
-      assertFalse(lease.extend(ttl), "a lost lease stays lost");
-      assertFalse(lease.isValid());
+      assertTrue(lease.isValid(), "no master said the key was gone: the lease stands");
+      assertTrue(
+          lease.remainingValidity().compareTo(before) <= 0, "its deadline did not move forward");
+      assertFalse(lease.onLost().toCompletableFuture().isDone(), "not lost");
 
       cluster.heal();
-      awaitDrained(cluster, redlock, SETTLE);
-      assertFalse(lease.isValid(), "healing does not bring a lost lease back");
-      // Closing a lost lease still deletes its keys wherever they are.
+      NetworkChaos.awaitTrue(
+          SETTLE,
+          () -> lease.extend(ttl) || !lease.isValid(),
+          () -> "no extend got through after the heal");
+      assertTrue(lease.isValid(), "extended by a quorum once healed, within its old validity");
       lease.close();
       awaitNoHolder(cluster, key, SETTLE);
     }
@@ -72,7 +75,6 @@ class ExtendChaosIT {
     Duration ttl = Duration.ofMillis(600);
     Duration extendTo = Duration.ofSeconds(5);
     List<Integer> held = IntStream.range(0, cutOff).boxed().toList();
-    List<Integer> reached = IntStream.range(cutOff, cluster.size()).boxed().toList();
     try (RedLock redlock = NetworkChaos.redlock(cluster, NODE_TIMEOUT)) {
       warmUp(cluster, redlock);
       String key = resource("extend-expired-" + cutOff);
@@ -83,23 +85,24 @@ class ExtendChaosIT {
       }
 
       assertFalse(lease.extend(extendTo), "no majority could confirm");
-      assertFalse(lease.isValid());
-      // The failed extend released the lost lease: where the extend arrived, the release followed
-      // it; elsewhere both are held back while the key expires.
-      awaitNoHolder(cluster, key, SETTLE);
+      // The held masters' keys expire with the old TTL while their extends wait in the network.
+      awaitNoHolder(cluster, key, held, SETTLE);
+      assertFalse(lease.isValid(), "the lease ran out with its old deadline");
 
-      cluster.heal(); // the held extends (and releases) reach the cut-off masters now
+      cluster.heal(); // the held extends reach the cut-off masters now
       awaitDrained(cluster, redlock, SETTLE);
 
-      assertEquals(List.of(), holders(cluster, key), "a late extend must not re-create a key");
-      lease.close();
+      assertTrue(
+          holders(cluster, key).stream().noneMatch(held::contains),
+          "a late extend must not re-create a key: held on " + holders(cluster, key));
+      lease.close(); // frees the masters the extend did reach
       awaitNoHolder(cluster, key, SETTLE);
     }
   }
 
   @Test
-  void anExtendWhoseRepliesAreLostLosesTheLeaseAndFreesTheKeysItExtended(ChaosCluster cluster)
-      throws IOException {
+  void anExtendWhoseRepliesAreLostChangesNothingAndCloseFreesTheKeysItLengthened(
+      ChaosCluster cluster) throws IOException {
     Duration ttl = Duration.ofSeconds(2);
     Duration longer = Duration.ofSeconds(30);
     try (RedLock redlock = NetworkChaos.redlock(cluster, NODE_TIMEOUT)) {
@@ -111,12 +114,11 @@ class ExtendChaosIT {
       }
 
       assertFalse(lease.extend(longer), "three masters extended, but only two were heard");
-      assertFalse(lease.isValid());
-      // Every master did extend the key to 30 s, but the failed extend sent a release behind it:
-      // the lost lease's keys do not outlive it, even before close().
-      awaitNoHolder(cluster, key, SETTLE);
+      assertTrue(lease.isValid(), "unheard is not refused: the lease stands until its deadline");
+      assertTrue(lease.remainingValidity().compareTo(ttl) < 0, "and its deadline did not move");
+      // Every master did extend the key to 30 s; closing the lease frees them all at once.
       lease.close();
-      assertEquals(List.of(), holders(cluster, key));
+      awaitNoHolder(cluster, key, SETTLE);
     }
   }
 }
