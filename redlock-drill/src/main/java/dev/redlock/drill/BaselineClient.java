@@ -251,12 +251,12 @@ final class BaselineClient implements AutoCloseable {
       URI parsed = URI.create(uri);
       if (!"redis".equals(parsed.getScheme())) {
         throw new IllegalArgumentException(
-            "the baseline speaks plain redis:// only, not " + Drill.redact(uri));
+            "the baseline speaks plain redis:// only, not " + Masters.redact(uri));
       }
       String host = parsed.getHost();
       int port = parsed.getPort() < 0 ? 6379 : parsed.getPort();
       if (host == null) {
-        throw new IllegalArgumentException("no host in " + Drill.redact(uri));
+        throw new IllegalArgumentException("no host in " + Masters.redact(uri));
       }
       Socket socket = new Socket();
       Connection connection;

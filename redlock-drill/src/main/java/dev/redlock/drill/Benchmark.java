@@ -9,8 +9,8 @@ import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockListener;
 import dev.redlock.drill.Flags.UsageException;
+import dev.redlock.drill.Harness.CannotRun;
 import dev.redlock.drill.Percentiles.Summary;
-import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisProcess;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -81,9 +81,6 @@ import java.util.function.ToLongFunction;
  */
 public final class Benchmark {
 
-  /** How many local masters are started when {@code --nodes} is not given. */
-  static final int LOCAL_MASTERS = 5;
-
   static final int DEFAULT_ITERATIONS = 10_000;
   static final int DEFAULT_WARMUP = 2_000;
   static final int DEFAULT_ROUNDS = 10;
@@ -101,9 +98,6 @@ public final class Benchmark {
   /** The node timeout of every RedLock in the benchmark. */
   static final Duration NODE_TIMEOUT = Duration.ofMillis(NODE_TIMEOUT_MILLIS);
 
-  /** Switch: admit the {@code --nodes} masters as a brand-new cluster. */
-  static final String ADMIT_FRESH_NODES = Drill.ADMIT_FRESH_NODES;
-
   private static final int THROUGHPUT_ROUNDS = 3;
   private static final List<Integer> THREAD_COUNTS = List.of(8, 32);
   private static final Duration TTL = Duration.ofSeconds(10);
@@ -114,11 +108,6 @@ public final class Benchmark {
 
   /** A round this slow is counted apart in the breaker section: it waited for the black hole. */
   private static final long SLOW_NANOS = TimeUnit.MILLISECONDS.toNanos(NODE_TIMEOUT_MILLIS / 5);
-
-  private static final Set<String> FLAGS =
-      Set.of(
-          "nodes", "iterations", "warmup", "rounds", "throughput-seconds", "blackhole-iterations");
-  private static final Set<String> SWITCHES = Set.of(ADMIT_FRESH_NODES);
 
   private static final String USAGE =
       String.format(
@@ -147,13 +136,27 @@ public final class Benchmark {
             -h, --help                show this help
           """,
           THREAD_COUNTS.get(0) + " and " + THREAD_COUNTS.get(1),
-          LOCAL_MASTERS,
+          Masters.LOCAL_COUNT,
           DEFAULT_ITERATIONS,
           DEFAULT_WARMUP,
           DEFAULT_ROUNDS,
           THROUGHPUT_ROUNDS,
           DEFAULT_THROUGHPUT_TIME.toSeconds(),
           DEFAULT_BLACKHOLE_ITERATIONS);
+
+  private static final Harness HARNESS =
+      new Harness(
+          "benchmark",
+          "benchmark failed: ",
+          USAGE,
+          Set.of(
+              "nodes",
+              "iterations",
+              "warmup",
+              "rounds",
+              "throughput-seconds",
+              "blackhole-iterations"),
+          Set.of(Harness.ADMIT_FRESH_NODES));
 
   private Benchmark() {}
 
@@ -164,40 +167,19 @@ public final class Benchmark {
    * @param args the command-line options
    */
   public static void main(String[] args) {
-    int code = run(args, System.out);
-    System.out.flush();
-    System.exit(code);
+    Harness.exit(run(args, System.out));
   }
 
   /** Parses {@code args}, runs the benchmark, prints to {@code out} and returns the exit code. */
   static int run(String[] args, PrintStream out) {
-    Config config;
-    try {
-      Flags flags = Flags.parse(args, FLAGS, SWITCHES);
-      if (flags.help()) {
-        out.print(USAGE);
-        return 0;
-      }
-      config = Config.from(flags);
-    } catch (UsageException e) {
-      out.println("benchmark: " + e.getMessage());
-      out.println("Run with --help to see the options.");
-      return 2;
-    }
-    try {
-      run(config, out);
-      return 0;
-    } catch (CannotMeasure e) {
-      out.println("benchmark failed: " + e.getMessage());
-      return 1;
-    } catch (IOException | RuntimeException e) {
-      out.println("benchmark failed: " + e);
-      return 1;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      out.println("benchmark interrupted");
-      return 1;
-    }
+    return HARNESS.run(
+        args,
+        out,
+        Config::from,
+        config -> {
+          run(config, out);
+          return Harness.EXIT_OK;
+        });
   }
 
   /**
@@ -205,14 +187,25 @@ public final class Benchmark {
    * some, and shuts everything down on every path.
    *
    * @throws IOException if the baseline cannot talk to a master, or the black hole cannot listen
-   * @throws CannotMeasure if the default RedLock gets no lease (masters not admitted, say)
+   * @throws CannotRun if the default RedLock gets no lease (masters not admitted, say)
    */
   static void run(Config config, PrintStream out)
-      throws IOException, InterruptedException, CannotMeasure {
+      throws IOException, InterruptedException, CannotRun {
     requireNonNull(config, "config");
     requireNonNull(out, "out");
-    if (!config.nodes().isEmpty()) {
-      measure(config, config.nodes(), "given by --nodes", config.admitFreshNodes(), out);
+    try (Masters masters = Masters.open(config.nodes(), out)) {
+      measure(config, masters, masters.local() || config.admitFreshNodes(), out);
+      if (masters.local()) {
+        List<String> sizes = new ArrayList<>();
+        for (RedisProcess node : masters.processes()) {
+          sizes.add(String.format(Locale.ROOT, "%,d", node.admin().dbSize()));
+        }
+        out.println();
+        out.println(
+            "Keys left on the masters (the default RedLock's fencing counters never expire): "
+                + String.join(" / ", sizes));
+        return;
+      }
       out.println();
       out.println(
           "Note: the default RedLock left a fencing counter on the masters for every key it locked"
@@ -220,25 +213,12 @@ public final class Benchmark {
       out.println(
           "expire, by design); remove them with redis-cli --scan --pattern"
               + " 'redlock:fence:bench:*' | xargs redis-cli del");
-      return;
-    }
-    out.printf("Starting %d local redis-server masters...%n", LOCAL_MASTERS);
-    try (RedisCluster cluster = RedisCluster.start(LOCAL_MASTERS)) {
-      measure(config, cluster.uris(), "local redis-server processes", true, out);
-      List<String> sizes = new ArrayList<>();
-      for (RedisProcess node : cluster.nodes()) {
-        sizes.add(String.format(Locale.ROOT, "%,d", node.admin().dbSize()));
-      }
-      out.println();
-      out.println(
-          "Keys left on the masters (the default RedLock's fencing counters never expire): "
-              + String.join(" / ", sizes));
     }
   }
 
-  private static void measure(
-      Config config, List<String> uris, String origin, boolean admit, PrintStream out)
-      throws IOException, InterruptedException, CannotMeasure {
+  private static void measure(Config config, Masters masters, boolean admit, PrintStream out)
+      throws IOException, InterruptedException, CannotRun {
+    List<String> uris = masters.uris();
     BreakerWatch healthyWatch = new BreakerWatch(null);
     try (RedLock plain =
             RedLock.builder()
@@ -252,9 +232,10 @@ public final class Benchmark {
             RedLock.builder().nodes(uris).nodeTimeout(NODE_TIMEOUT).listener(healthyWatch).build();
         BaselineClient baseline = BaselineClient.connect(uris, BASELINE_TIMEOUT);
         BlackHole hole = BlackHole.start()) {
-      String admission = admit ? admit(defaults) : "not admitted (--" + ADMIT_FRESH_NODES + ")";
+      String admission =
+          admit ? admit(defaults) : "not admitted (--" + Harness.ADMIT_FRESH_NODES + ")";
       checkDefaultsGrant(defaults, out);
-      printHeader(config, uris, origin, admission, hole, out);
+      printHeader(config, masters, admission, hole, out);
       Bench bench = new Bench(plain, defaults, baseline, uris.size() / 2 + 1);
 
       Latency latency = bench.latency(config, out);
@@ -303,7 +284,7 @@ public final class Benchmark {
   }
 
   /** One acquire with the default RedLock, so that unadmitted masters stop the run with a hint. */
-  private static void checkDefaultsGrant(RedLock defaults, PrintStream out) throws CannotMeasure {
+  private static void checkDefaultsGrant(RedLock defaults, PrintStream out) throws CannotRun {
     List<NodeOutcome> outcomes;
     try {
       Optional<Lease> lease = defaults.tryAcquire("bench:check", TTL);
@@ -311,16 +292,16 @@ public final class Benchmark {
         lease.get().close();
         return;
       }
-      throw new CannotMeasure("the default RedLock's first acquire was refused: is the key taken?");
+      throw new CannotRun("the default RedLock's first acquire was refused: is the key taken?");
     } catch (QuorumUnavailableException e) {
       outcomes = e.outcomes();
     }
     if (outcomes.stream().anyMatch(o -> o.status() == Status.RESTARTED)) {
-      out.println(Drill.restartedHint(1));
-      throw new CannotMeasure(
+      out.println(Harness.restartedHint(1));
+      throw new CannotRun(
           "the default RedLock cannot acquire: masters answered RESTARTED " + outcomes);
     }
-    throw new CannotMeasure("the default RedLock cannot acquire: " + outcomes);
+    throw new CannotRun("the default RedLock cannot acquire: " + outcomes);
   }
 
   // ---- measurements ----
@@ -875,23 +856,19 @@ public final class Benchmark {
   // ---- report ----
 
   private static void printHeader(
-      Config config,
-      List<String> uris,
-      String origin,
-      String admission,
-      BlackHole hole,
-      PrintStream out) {
+      Config config, Masters masters, String admission, BlackHole hole, PrintStream out) {
+    List<String> uris = masters.uris();
+    Rows rows = new Rows(out, 16);
     out.println();
     out.println("RedLock benchmark");
-    row(out, "masters", uris.size() + " (" + origin + "), quorum " + (uris.size() / 2 + 1));
+    rows.row("masters", uris.size() + " (" + masters.origin() + "), quorum " + masters.quorum());
     for (String uri : uris) {
-      row(out, "", Drill.redact(uri));
+      rows.row("", Masters.redact(uri));
     }
-    if (origin.startsWith("local")) {
-      row(out, "redis-server", RedisProcess.binaryDescription());
+    if (masters.local()) {
+      rows.row("redis-server", RedisProcess.binaryDescription());
     }
-    row(
-        out,
+    rows.row(
         "machine",
         Runtime.getRuntime().availableProcessors()
             + " CPUs, Java "
@@ -899,47 +876,40 @@ public final class Benchmark {
             + " ("
             + System.getProperty("java.vm.name")
             + ")");
-    row(
-        out,
+    rows.row(
         "every RedLock",
         "node timeout "
             + NODE_TIMEOUT_MILLIS
             + " ms, ttl "
             + TTL.toSeconds()
             + " s, a new key per operation (no contention)");
-    row(out, "plain RedLock", ".fencing(false).restartGuard(false): acquire is one SET key token");
-    row(out, "", "NX PX ttl round (the Redlock algorithm as specified); circuit breakers on");
-    row(
-        out,
-        "default RedLock",
-        "the defaults: fencing (acquire = vote round + fence-token round),");
-    row(
-        out,
+    rows.row("plain RedLock", ".fencing(false).restartGuard(false): acquire is one SET key token");
+    rows.row("", "NX PX ttl round (the Redlock algorithm as specified); circuit breakers on");
+    rows.row(
+        "default RedLock", "the defaults: fencing (acquire = vote round + fence-token round),");
+    rows.row(
         "",
         "restart guard (maxLeaseTime "
             + RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds()
             + " s), circuit breakers (open wait "
             + RedLock.DEFAULT_CIRCUIT_BREAKER_WAIT.toMillis()
             + " ms)");
-    row(out, "", "masters " + admission);
-    row(
-        out,
+    rows.row("", "masters " + admission);
+    rows.row(
         "baseline",
         "one thread, "
             + uris.size()
             + " blocking sockets (TCP_NODELAY); a round writes the command to all "
             + uris.size()
             + ",");
-    row(out, "", "then reads all " + uris.size() + " replies; RESP parsed by hand");
-    row(out, "black hole", hole.node() + ": accepts, reads and discards, never answers (like a");
-    row(
-        out,
+    rows.row("", "then reads all " + uris.size() + " replies; RESP parsed by hand");
+    rows.row("black hole", hole.node() + ": accepts, reads and discards, never answers (like a");
+    rows.row(
         "",
         "Toxiproxy timeout toxic with timeout 0); replaces "
-            + Drill.redact(uris.get(uris.size() - 1))
+            + Masters.redact(uris.get(uris.size() - 1))
             + " in section 3");
-    row(
-        out,
+    rows.row(
         "plan",
         String.format(
             Locale.ROOT,
@@ -947,17 +917,15 @@ public final class Benchmark {
             config.warmup(),
             config.iterations(),
             config.rounds()));
-    row(out, "", "   blocks alternating, in reverse order every other round");
-    row(
-        out,
+    rows.row("", "   blocks alternating, in reverse order every other round");
+    rows.row(
         "",
         String.format(
             Locale.ROOT,
             "2. throughput: %s threads, %.1f s per client and thread count",
             THREAD_COUNTS.get(0) + " and " + THREAD_COUNTS.get(1),
             config.throughputTime().toNanos() / 1e9));
-    row(
-        out,
+    rows.row(
         "",
         String.format(
             Locale.ROOT,
@@ -1213,25 +1181,12 @@ public final class Benchmark {
     return denominator == 0 ? Double.NaN : (double) numerator / denominator;
   }
 
-  private static void row(PrintStream out, String label, String value) {
-    out.printf("  %-16s %s%n", label, value);
-  }
-
   // ---- options ----
-
-  /** The benchmark cannot measure what it should; the message says why, for the user. */
-  static final class CannotMeasure extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    CannotMeasure(String message) {
-      super(message);
-    }
-  }
 
   /**
    * What one benchmark runs with.
    *
-   * @param nodes the masters' URIs; empty to start {@link #LOCAL_MASTERS} local ones
+   * @param nodes the masters' URIs; empty to start {@link Masters#LOCAL_COUNT} local ones
    * @param admitFreshNodes whether to admit the {@code nodes} as a brand-new cluster (local masters
    *     always are)
    * @param iterations timed operations per latency measurement
@@ -1255,12 +1210,7 @@ public final class Benchmark {
     }
 
     static Config from(Flags flags) throws UsageException {
-      List<String> nodes = flags.list("nodes");
-      try {
-        RedLock.builder().nodes(nodes);
-      } catch (IllegalArgumentException e) {
-        throw new UsageException("--nodes: " + e.getMessage());
-      }
+      List<String> nodes = Harness.nodes(flags);
       int iterations = flags.intValue("iterations", DEFAULT_ITERATIONS, 1, 100_000_000);
       int warmup = flags.intValue("warmup", DEFAULT_WARMUP, 0, 100_000_000);
       int rounds = flags.intValue("rounds", DEFAULT_ROUNDS, 1, 10_000);
@@ -1277,7 +1227,7 @@ public final class Benchmark {
           flags.intValue("blackhole-iterations", DEFAULT_BLACKHOLE_ITERATIONS, 1, 100_000_000);
       return new Config(
           nodes,
-          flags.isSet(ADMIT_FRESH_NODES),
+          flags.isSet(Harness.ADMIT_FRESH_NODES),
           iterations,
           warmup,
           rounds,

@@ -10,7 +10,6 @@ import dev.redlock.RedLock;
 import dev.redlock.RedLockListener;
 import dev.redlock.drill.Flags.UsageException;
 import dev.redlock.drill.Percentiles.Summary;
-import dev.redlock.testkit.RedisCluster;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -85,9 +84,6 @@ public final class Drill {
   /** The resource every worker locks. */
   static final String RESOURCE = "drill:inventory";
 
-  /** How many local masters are started when {@code --nodes} is not given. */
-  static final int LOCAL_MASTERS = 5;
-
   static final int DEFAULT_WORKERS = 8;
   static final Duration DEFAULT_DURATION = Duration.ofSeconds(10);
 
@@ -105,14 +101,6 @@ public final class Drill {
 
   /** How long past the deadline the workers get to stop before the drill fails. */
   private static final Duration STOP_GRACE = Duration.ofSeconds(10);
-
-  private static final Set<String> FLAGS =
-      Set.of("nodes", "workers", "duration", "inventory", "ttl", "node-timeout");
-
-  /** The one switch: admit the masters given by {@code --nodes} although they look fresh. */
-  static final String ADMIT_FRESH_NODES = "admit-fresh-nodes";
-
-  private static final Set<String> SWITCHES = Set.of(ADMIT_FRESH_NODES);
 
   /** How often the admission is retried for masters that did not answer it, 100 ms apart. */
   private static final int ADMIT_RETRIES = 5;
@@ -147,13 +135,21 @@ public final class Drill {
       String.format(
           Locale.ROOT,
           USAGE_FORMAT,
-          LOCAL_MASTERS,
+          Masters.LOCAL_COUNT,
           RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds(),
           DEFAULT_WORKERS,
           DEFAULT_DURATION.toSeconds(),
           DEFAULT_INVENTORY,
           DEFAULT_TTL.toMillis(),
           DEFAULT_NODE_TIMEOUT.toMillis());
+
+  private static final Harness HARNESS =
+      new Harness(
+          "drill",
+          "DRILL FAILED: ",
+          USAGE,
+          Set.of("nodes", "workers", "duration", "inventory", "ttl", "node-timeout"),
+          Set.of(Harness.ADMIT_FRESH_NODES));
 
   private Drill() {}
 
@@ -164,33 +160,16 @@ public final class Drill {
    * @param args the command-line options
    */
   public static void main(String[] args) {
-    int code = run(args, System.out);
-    System.out.flush();
-    System.exit(code);
+    Harness.exit(run(args, System.out));
   }
 
   /** Parses {@code args}, runs the drill, prints to {@code out} and returns the exit code. */
   static int run(String[] args, PrintStream out) {
-    Config config;
-    try {
-      Flags flags = Flags.parse(args, FLAGS, SWITCHES);
-      if (flags.help()) {
-        out.print(USAGE);
-        return 0;
-      }
-      config = Config.from(flags);
-    } catch (UsageException e) {
-      out.println("drill: " + e.getMessage());
-      out.println("Run with --help to see the options.");
-      return 2;
-    }
-    try {
-      return run(config, out).passed() ? 0 : 1;
-    } catch (RuntimeException e) {
-      // Startup problems (no redis-server, unreachable --nodes) end here, after cleanup.
-      out.println("DRILL FAILED: " + e);
-      return 1;
-    }
+    return HARNESS.run(
+        args,
+        out,
+        Config::from,
+        config -> run(config, out).passed() ? Harness.EXIT_OK : Harness.EXIT_FAILED);
   }
 
   /**
@@ -203,15 +182,12 @@ public final class Drill {
   static Result run(Config config, PrintStream out) {
     requireNonNull(config, "config");
     requireNonNull(out, "out");
-    if (!config.nodes().isEmpty()) {
-      return drill(config, config.nodes(), "given by --nodes", config.admitFreshNodes(), out);
-    }
-    out.printf("Starting %d local redis-server masters...%n", LOCAL_MASTERS);
-    long began = System.nanoTime();
-    try (RedisCluster cluster = RedisCluster.start(LOCAL_MASTERS)) {
-      long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
-      String origin = "local redis-server processes, started in " + millis + " ms";
-      return drill(config, cluster.uris(), origin, true, out);
+    try (Masters masters = Masters.open(config.nodes(), out)) {
+      if (!masters.local()) {
+        return drill(config, masters.uris(), masters.origin(), config.admitFreshNodes(), out);
+      }
+      String origin = masters.origin() + ", started in " + masters.startTime().toMillis() + " ms";
+      return drill(config, masters.uris(), origin, true, out);
     }
   }
 
@@ -418,16 +394,16 @@ public final class Drill {
   private static void printHeader(
       Config config, List<String> uris, String origin, Admission admission, PrintStream out) {
     int quorum = uris.size() / 2 + 1;
+    Rows rows = new Rows(out, 20);
     out.println();
     out.println("RedLock drill");
-    row(out, "masters", uris.size() + " (" + origin + "), quorum " + quorum);
+    rows.row("masters", uris.size() + " (" + origin + "), quorum " + quorum);
     for (String uri : uris) {
-      row(out, "", redact(uri));
+      rows.row("", Masters.redact(uri));
     }
-    row(out, "workers", config.workers() + ", each with its own RedLock (as separate processes)");
-    row(out, "duration", seconds(config.duration()));
-    row(
-        out,
+    rows.row("workers", config.workers() + ", each with its own RedLock (as separate processes)");
+    rows.row("duration", seconds(config.duration()));
+    rows.row(
         "lock",
         "'"
             + RESOURCE
@@ -436,46 +412,45 @@ public final class Drill {
             + " ms, node timeout "
             + config.nodeTimeout().toMillis()
             + " ms");
-    row(out, "worker loop", "tryAcquire; if refused, back off 1-5 ms and retry;");
-    row(out, "", "holding the lease: read counter, yield, check validity, write counter - 1;");
-    row(out, "", "release");
-    row(out, "counter", String.format(Locale.ROOT, "%,d to start with", config.inventory()));
-    row(out, "", "a volatile field in this JVM: only the lock orders its read-then-write");
-    row(out, "RedLock config", "the library's defaults:");
-    row(
-        out,
+    rows.row("worker loop", "tryAcquire; if refused, back off 1-5 ms and retry;");
+    rows.row("", "holding the lease: read counter, yield, check validity, write counter - 1;");
+    rows.row("", "release");
+    rows.row("counter", String.format(Locale.ROOT, "%,d to start with", config.inventory()));
+    rows.row("", "a volatile field in this JVM: only the lock orders its read-then-write");
+    rows.row("RedLock config", "the library's defaults:");
+    rows.row(
         "",
         "fencing tokens, restart guard (maxLeaseTime "
             + RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds()
             + " s), circuit breakers (open wait "
             + RedLock.DEFAULT_CIRCUIT_BREAKER_WAIT.toMillis()
             + " ms)");
-    row(out, "fencing", "every lease's token is checked to rise in acquisition order");
+    rows.row("fencing", "every lease's token is checked to rise in acquisition order");
     if (admission == null) {
-      row(
-          out,
+      rows.row(
           "restart guard",
-          "masters not admitted (--" + ADMIT_FRESH_NODES + " not given): a master whose data");
-      row(
-          out,
+          "masters not admitted (--"
+              + Harness.ADMIT_FRESH_NODES
+              + " not given): a master whose data");
+      rows.row(
           "",
           "is younger than "
               + RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds()
               + " s answers RESTARTED and does not vote");
     } else {
-      row(out, "restart guard", "a brand-new cluster: masters admitted explicitly (restart guard)");
+      rows.row("restart guard", "a brand-new cluster: masters admitted explicitly (restart guard)");
       for (String line : admission.describe()) {
-        row(out, "", line);
+        rows.row("", line);
       }
     }
   }
 
   private static void printResult(Result r, PrintStream out) {
     double seconds = r.elapsedNanos() / 1e9;
+    Rows rows = new Rows(out, 20);
     out.println();
     out.println("Results");
-    row(
-        out,
+    rows.row(
         "acquisitions",
         String.format(
             Locale.ROOT,
@@ -484,38 +459,33 @@ public final class Drill {
             r.acquisitions() / seconds,
             r.fewestPerWorker(),
             r.mostPerWorker()));
-    row(
-        out,
+    rows.row(
         "contention",
         String.format(
             Locale.ROOT,
             "%,d failed tryAcquire rounds (%.2f per acquisition)",
             r.failedRounds(),
             r.acquisitions() == 0 ? 0.0 : (double) r.failedRounds() / r.acquisitions()));
-    row(
-        out,
+    rows.row(
         "unavailable rounds",
         String.format(
             Locale.ROOT,
             "%,d (too few masters could vote: failed, timed out or RESTARTED)",
             r.unavailableRounds()));
     if (r.restartedRounds() > 0) {
-      row(
-          out,
+      rows.row(
           "RESTARTED",
           String.format(
               Locale.ROOT,
               "%,d rounds in which a master answered RESTARTED (did not vote)",
               r.restartedRounds()));
     }
-    row(
-        out,
+    rows.row(
         "circuit breakers",
         r.breakersOpened().isEmpty()
             ? "none opened"
             : "opened for " + String.join(", ", r.breakersOpened()));
-    row(
-        out,
+    rows.row(
         "waits over " + MAX_WAIT.toSeconds() + " s",
         String.format(
             Locale.ROOT,
@@ -523,20 +493,17 @@ public final class Drill {
             r.longWaits(),
             MAX_WAIT.toSeconds()));
     if (r.expiredBeforeWrite() > 0) {
-      row(
-          out,
+      rows.row(
           "expired leases",
           String.format(
               Locale.ROOT,
               "%,d (found invalid before the write, which was skipped)",
               r.expiredBeforeWrite()));
     }
-    row(
-        out,
+    rows.row(
         "final inventory",
         String.format(Locale.ROOT, "%,d%s", r.finalInventory(), r.soldOut() ? " (sold out)" : ""));
-    row(
-        out,
+    rows.row(
         "expected inventory",
         String.format(
             Locale.ROOT,
@@ -544,8 +511,7 @@ public final class Drill {
             r.expectedInventory(),
             r.initialInventory(),
             r.decrements()));
-    row(
-        out,
+    rows.row(
         "overlap violations",
         String.format(
             Locale.ROOT,
@@ -553,36 +519,16 @@ public final class Drill {
             r.violations(),
             r.windows(),
             Percentiles.micros(r.closestHandoverNanos())));
-    row(out, "tryAcquire latency", latency(r.acquireLatency()) + "  (the successful call)");
-    row(
-        out,
-        "wait for the lock",
-        latency(r.waitLatency()) + "  (first try to lease, with backoff)");
+    rows.row("tryAcquire latency", latency(r.acquireLatency()) + "  (the successful call)");
+    rows.row(
+        "wait for the lock", latency(r.waitLatency()) + "  (first try to lease, with backoff)");
     if (r.restartedRounds() > 0) {
       out.println();
-      out.println(restartedHint(r.restartedRounds()));
+      out.println(Harness.restartedHint(r.restartedRounds()));
     }
     out.println();
     out.println(fencingLine(r.fencing()));
     out.println(r.passed() ? "DRILL PASSED" : "DRILL FAILED: " + String.join("; ", r.failures()));
-  }
-
-  /** What to do about masters that answered RESTARTED. */
-  static String restartedHint(long rounds) {
-    long maxLease = RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds();
-    return String.format(
-        Locale.ROOT,
-        """
-        Hint: in %,d rounds some masters answered RESTARTED: their dataset is younger than
-          maxLeaseTime (%d s), so the restart guard did not count their votes. A brand-new (or
-          flushed) master looks exactly like one that restarted without its data. If these masters
-          are new, or none of them lost a lock it held within the last %d s, admit them: run again
-          with --%s. Otherwise they vote again once their data is %d s old.""",
-        rounds,
-        maxLease,
-        maxLease,
-        ADMIT_FRESH_NODES,
-        maxLease);
   }
 
   private static String fencingLine(FencingOrder f) {
@@ -621,24 +567,10 @@ public final class Drill {
         Percentiles.micros(s.max()));
   }
 
-  private static void row(PrintStream out, String label, String value) {
-    out.printf("  %-20s %s%n", label, value);
-  }
-
   private static String seconds(Duration d) {
     return d.toMillis() % 1000 == 0
         ? d.toSeconds() + " s"
         : String.format(Locale.ROOT, "%.1f s", d.toNanos() / 1e9);
-  }
-
-  /** Hides the password (and user) of a URI such as {@code redis://user:secret@host:6379}. */
-  static String redact(String uri) {
-    int scheme = uri.indexOf("://");
-    int at = uri.lastIndexOf('@');
-    if (scheme < 0 || at < scheme) {
-      return uri;
-    }
-    return uri.substring(0, scheme + 3) + "***" + uri.substring(at);
   }
 
   // ---- the workload ----
@@ -774,7 +706,7 @@ public final class Drill {
   /**
    * What one drill runs with.
    *
-   * @param nodes the masters' URIs; empty to start {@link #LOCAL_MASTERS} local ones
+   * @param nodes the masters' URIs; empty to start {@link Masters#LOCAL_COUNT} local ones
    * @param workers how many workers, each with its own RedLock
    * @param duration how long the workers run
    * @param inventory the counter's initial value
@@ -838,13 +770,7 @@ public final class Drill {
     }
 
     static Config from(Flags flags) throws UsageException {
-      List<String> nodes = flags.list("nodes");
-      try {
-        // Checks the URIs and refuses a master given twice, without connecting.
-        RedLock.builder().nodes(nodes);
-      } catch (IllegalArgumentException e) {
-        throw new UsageException("--nodes: " + e.getMessage());
-      }
+      List<String> nodes = Harness.nodes(flags);
       int workers = flags.intValue("workers", DEFAULT_WORKERS, 1, 1024);
       Duration duration =
           flags.seconds("duration", DEFAULT_DURATION, Duration.ofMillis(100), Duration.ofDays(1));
@@ -862,7 +788,13 @@ public final class Drill {
                 + " ms)");
       }
       return new Config(
-          nodes, workers, duration, inventory, ttl, nodeTimeout, flags.isSet(ADMIT_FRESH_NODES));
+          nodes,
+          workers,
+          duration,
+          inventory,
+          ttl,
+          nodeTimeout,
+          flags.isSet(Harness.ADMIT_FRESH_NODES));
     }
   }
 

@@ -92,7 +92,7 @@ class DrillChecksTest {
 
   @Test
   void theRestartedHintNamesTheFlagAndTheMaxLeaseTime() {
-    String hint = Drill.restartedHint(12);
+    String hint = Harness.restartedHint(12);
     assertTrue(hint.contains("12 rounds"), hint);
     assertTrue(hint.contains("RESTARTED"), hint);
     assertTrue(hint.contains("--admit-fresh-nodes"), hint);
@@ -105,22 +105,22 @@ class DrillChecksTest {
     Config plain =
         Config.from(
             Flags.parse(
-                new String[] {"--nodes", "redis://a:1"}, known, Set.of(Drill.ADMIT_FRESH_NODES)));
+                new String[] {"--nodes", "redis://a:1"}, known, Set.of(Harness.ADMIT_FRESH_NODES)));
     assertFalse(plain.admitFreshNodes());
     Config admitted =
         Config.from(
             Flags.parse(
                 new String[] {"--nodes", "redis://a:1", "--admit-fresh-nodes"},
                 known,
-                Set.of(Drill.ADMIT_FRESH_NODES)));
+                Set.of(Harness.ADMIT_FRESH_NODES)));
     assertTrue(admitted.admitFreshNodes());
     assertFalse(Config.defaults(List.of()).admitFreshNodes());
   }
 
   @Test
   void passwordsInNodeUrisAreNeverPrinted() {
-    assertEquals("redis://***@db1:6379/0", Drill.redact("redis://user:s3cret@db1:6379/0"));
-    assertEquals("redis://127.0.0.1:6379", Drill.redact("redis://127.0.0.1:6379"));
+    assertEquals("redis://***@db1:6379/0", Masters.redact("redis://user:s3cret@db1:6379/0"));
+    assertEquals("redis://127.0.0.1:6379", Masters.redact("redis://127.0.0.1:6379"));
   }
 
   @Test
