@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.drill.Drill.Config;
-import dev.redlock.drill.Drill.FencingOrder;
-import dev.redlock.drill.Drill.Grant;
-import dev.redlock.drill.Drill.Handovers;
-import dev.redlock.drill.Drill.Window;
+import dev.redlock.drill.DrillChecks.FencingOrder;
+import dev.redlock.drill.DrillChecks.Grant;
+import dev.redlock.drill.DrillChecks.Handovers;
+import dev.redlock.drill.DrillChecks.Window;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -23,13 +23,13 @@ class DrillChecksTest {
   @Test
   void backToBackWindowsDoNotOverlap() {
     List<Window> windows = List.of(new Window(20, 30), new Window(0, 10), new Window(10, 20));
-    assertEquals(new Handovers(0, 0), Drill.handovers(windows));
+    assertEquals(new Handovers(0, 0), DrillChecks.handovers(windows));
   }
 
   @Test
   void aWindowStartingBeforeThePreviousEndedIsAViolation() {
     List<Window> windows = List.of(new Window(0, 10), new Window(9, 20), new Window(25, 30));
-    Handovers handovers = Drill.handovers(windows);
+    Handovers handovers = DrillChecks.handovers(windows);
     assertEquals(1, handovers.overlaps());
     assertEquals(-1, handovers.closestNanos());
   }
@@ -39,13 +39,13 @@ class DrillChecksTest {
     // Sorted by start: [0,100], [10,20], [30,40]. [30,40] starts after [10,20] ended but inside
     // [0,100], so it counts too.
     List<Window> windows = List.of(new Window(0, 100), new Window(10, 20), new Window(30, 40));
-    assertEquals(2, Drill.countOverlaps(windows));
+    assertEquals(2, DrillChecks.countOverlaps(windows));
   }
 
   @Test
   void oneWindowOrNoneHasNoHandover() {
-    assertEquals(new Handovers(0, 0), Drill.handovers(List.of()));
-    assertEquals(new Handovers(0, 0), Drill.handovers(List.of(new Window(5, 6))));
+    assertEquals(new Handovers(0, 0), DrillChecks.handovers(List.of()));
+    assertEquals(new Handovers(0, 0), DrillChecks.handovers(List.of(new Window(5, 6))));
   }
 
   @Test
@@ -57,7 +57,7 @@ class DrillChecksTest {
             new Grant("r", 30, 300),
             new Grant("r", 20, 200),
             new Grant("r", 40, 401));
-    FencingOrder order = Drill.fencingOrder(grants);
+    FencingOrder order = DrillChecks.fencingOrder(grants);
     assertTrue(order.increasing());
     assertEquals(new FencingOrder(4, 0, Optional.empty(), Optional.empty()), order);
   }
@@ -70,7 +70,7 @@ class DrillChecksTest {
             new Grant("r", 20, 100), // equal: not strictly increasing
             new Grant("r", 30, 300),
             new Grant("r", 40, 250)); // lower
-    FencingOrder order = Drill.fencingOrder(grants);
+    FencingOrder order = DrillChecks.fencingOrder(grants);
     assertEquals(2, order.notIncreasing());
     assertEquals(new Grant("r", 10, 100), order.firstBefore().orElseThrow());
     assertEquals(new Grant("r", 20, 100), order.firstAfter().orElseThrow());
@@ -85,9 +85,10 @@ class DrillChecksTest {
             new Grant("b", 20, 7),
             new Grant("a", 30, 501),
             new Grant("b", 40, 8));
-    assertTrue(Drill.fencingOrder(grants).increasing());
+    assertTrue(DrillChecks.fencingOrder(grants).increasing());
     assertEquals(
-        new FencingOrder(0, 0, Optional.empty(), Optional.empty()), Drill.fencingOrder(List.of()));
+        new FencingOrder(0, 0, Optional.empty(), Optional.empty()),
+        DrillChecks.fencingOrder(List.of()));
   }
 
   @Test
