@@ -15,14 +15,16 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * Prints latency and throughput figures for RedLock next to a hand-written baseline, and what a
- * master that never answers costs with and without circuit breakers, all measured in one run
- * against the same masters. A program that reports, not a test: it passes no judgement beyond
- * printing each ratio next to its goal.
+ * Prints latency and throughput figures for RedLock next to a hand-written baseline, what a master
+ * that never answers costs with and without circuit breakers, and how soon a lease is granted again
+ * after a majority of masters hung and came back, all measured in one run against the same masters.
+ * A program that reports, not a test: it passes no judgement beyond printing each ratio next to its
+ * goal.
  *
  * <pre>
  * mvn -q -o -pl redlock-drill package -Pbench
  * mvn -q -o -pl redlock-drill package -Pbench -Dbench.args="--iterations 50000 --rounds 20"
+ * mvn -q -o -pl redlock-drill package -Pbench -Dbench.args="--only heal --heal-repeats 10"
  * </pre>
  *
  * <h2>The clients</h2>
@@ -58,6 +60,10 @@ import java.util.Set;
  *       after the listener reported the black hole's breaker OPEN) and once without. The p99 with
  *       the black hole over the healthy p99 should stay at most {@value
  *       BenchmarkChecks#BREAKER_GOAL_RATIO} with breakers.
+ *   <li><b>Heal</b> ({@link HealRun}), on local masters only: {@value HealRun#HUNG} of them hung
+ *       with {@code SIGSTOP} while the default RedLock fails to acquire, then resumed; the time
+ *       from the last one running again to the first lease, held against a goal of 100 ms, and the
+ *       outcome of a tryAcquire 1.5 s later. {@code --only heal} runs this section alone.
  * </ol>
  *
  * Every measurement is warmed up first. The latency measurements then run in rounds of short
@@ -72,6 +78,10 @@ public final class Benchmark {
   static final int DEFAULT_ROUNDS = 10;
   static final int DEFAULT_BLACKHOLE_ITERATIONS = 10_000;
   static final Duration DEFAULT_THROUGHPUT_TIME = Duration.ofSeconds(2);
+  static final int DEFAULT_HEAL_REPEATS = 5;
+
+  /** The value of {@code --only} that runs the heal section alone. */
+  static final String HEAL = "heal";
 
   static final long NODE_TIMEOUT_MILLIS = 50;
 
@@ -90,8 +100,9 @@ public final class Benchmark {
           Prints acquire and acquire+release latency of the plain RedLock (fencing and restart
           guard off: one SET NX PX round) next to a hand-written baseline (blocking sockets,
           hand-parsed RESP) on the same masters, the cost of the default RedLock's fencing, the
-          throughput of both with %s threads, and what one master that never answers costs with
-          and without circuit breakers.
+          throughput of both with %s threads, what one master that never answers costs with
+          and without circuit breakers, and (local masters only) how soon the default RedLock
+          grants a lease again after %d of %d masters hung (SIGSTOP) and resumed.
 
           Options:
             --nodes URI,URI,...       Redis masters to use (plain redis:// for the baseline); the
@@ -105,16 +116,21 @@ public final class Benchmark {
             --throughput-seconds S    time per client and thread count, split into %d blocks
                                       (default %d)
             --blackhole-iterations N  timed operations per circuit-breaker measurement (default %,d)
+            --heal-repeats N          heal measurements, each with a new RedLock (default %d)
+            --only heal               run the heal section alone (needs the local masters)
             -h, --help                show this help
           """,
           BenchmarkReport.threadCounts(),
+          HealRun.HUNG,
+          Masters.LOCAL_COUNT,
           Masters.LOCAL_COUNT,
           DEFAULT_ITERATIONS,
           DEFAULT_WARMUP,
           DEFAULT_ROUNDS,
           ThroughputRun.ROUNDS,
           DEFAULT_THROUGHPUT_TIME.toSeconds(),
-          DEFAULT_BLACKHOLE_ITERATIONS);
+          DEFAULT_BLACKHOLE_ITERATIONS,
+          DEFAULT_HEAL_REPEATS);
 
   private static final Harness HARNESS =
       new Harness(
@@ -127,7 +143,9 @@ public final class Benchmark {
               "warmup",
               "rounds",
               "throughput-seconds",
-              "blackhole-iterations"),
+              "blackhole-iterations",
+              "heal-repeats",
+              "only"),
           Set.of(Harness.ADMIT_FRESH_NODES));
 
   private Benchmark() {}
@@ -155,8 +173,8 @@ public final class Benchmark {
   }
 
   /**
-   * Runs every measurement and prints the figures: starts local masters unless {@code config} names
-   * some, and shuts everything down on every path.
+   * Runs every measurement (or only the heal section) and prints the figures: starts local masters
+   * unless {@code config} names some, and shuts everything down on every path.
    *
    * @throws IOException if the baseline cannot talk to a master, or the black hole cannot listen
    * @throws CannotRun if the default RedLock gets no lease (masters not admitted, say)
@@ -167,15 +185,21 @@ public final class Benchmark {
     requireNonNull(out, "out");
     BenchmarkReport report = new BenchmarkReport(out);
     try (Masters masters = Masters.open(config.nodes(), out)) {
-      boolean admit = masters.local() || config.admitFreshNodes();
-      BenchmarkRun.measure(config, masters, admit, report, new BenchmarkSummary(out));
+      if (config.onlyHeal()) {
+        report.healOnlyHeader(config, masters);
+      } else {
+        boolean admit = masters.local() || config.admitFreshNodes();
+        BenchmarkRun.measure(config, masters, admit, report, new BenchmarkSummary(out));
+      }
       if (masters.local()) {
+        HealRun.measure(masters, config.healRepeats(), report);
         List<Long> sizes = new ArrayList<>();
         for (RedisProcess node : masters.processes()) {
           sizes.add(node.admin().dbSize());
         }
         report.keysLeft(sizes);
       } else {
+        report.healSkipped();
         report.fencingCountersNote();
       }
     }
@@ -192,6 +216,8 @@ public final class Benchmark {
    * @param rounds blocks each latency measurement is split into
    * @param throughputTime time per client and thread count, split into blocks
    * @param blackholeIterations timed operations per circuit-breaker measurement
+   * @param healRepeats how many times the heal section measures
+   * @param onlyHeal whether to run the heal section alone (needs local masters)
    */
   record Config(
       List<String> nodes,
@@ -200,11 +226,16 @@ public final class Benchmark {
       int warmup,
       int rounds,
       Duration throughputTime,
-      int blackholeIterations) {
+      int blackholeIterations,
+      int healRepeats,
+      boolean onlyHeal) {
 
     Config {
       nodes = List.copyOf(nodes);
       requireNonNull(throughputTime, "throughputTime");
+      if (onlyHeal && !nodes.isEmpty()) {
+        throw new IllegalArgumentException("the heal section needs local masters, not nodes");
+      }
     }
 
     static Config from(Flags flags) throws UsageException {
@@ -223,6 +254,12 @@ public final class Benchmark {
               Duration.ofHours(1));
       int blackholeIterations =
           flags.intValue("blackhole-iterations", DEFAULT_BLACKHOLE_ITERATIONS, 1, 100_000_000);
+      int healRepeats = flags.intValue("heal-repeats", DEFAULT_HEAL_REPEATS, 1, 1_000);
+      boolean onlyHeal = only(flags);
+      if (onlyHeal && !nodes.isEmpty()) {
+        throw new UsageException(
+            "--only heal hangs masters with SIGSTOP, so it needs the local ones: leave out --nodes");
+      }
       return new Config(
           nodes,
           flags.isSet(Harness.ADMIT_FRESH_NODES),
@@ -230,7 +267,26 @@ public final class Benchmark {
           warmup,
           rounds,
           throughputTime,
-          blackholeIterations);
+          blackholeIterations,
+          healRepeats,
+          onlyHeal);
+    }
+
+    /** Whether {@code --only heal} was given; the heal section is the one that runs alone. */
+    private static boolean only(Flags flags) throws UsageException {
+      List<String> only = flags.list("only");
+      if (only.isEmpty()) {
+        return false;
+      }
+      if (!only.equals(List.of(HEAL))) {
+        throw new UsageException(
+            "--only takes '"
+                + HEAL
+                + "', the one section that runs alone; was '"
+                + String.join(",", only)
+                + "'");
+      }
+      return true;
     }
   }
 }

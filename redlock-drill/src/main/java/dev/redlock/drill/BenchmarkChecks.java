@@ -7,17 +7,19 @@ import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.drill.Harness.CannotRun;
 import dev.redlock.drill.Percentiles.Summary;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToLongFunction;
 
 /**
- * The benchmark's judgements: its goals, the ratios it compares with them, and the one check that
- * stops a run before it measures nonsense (the default RedLock must get a lease). The benchmark
- * reports; apart from that check, nothing here fails a run.
+ * The benchmark's judgements: its goals, the ratios and medians it compares with them, and the one
+ * check that stops a run before it measures nonsense (the default RedLock must get a lease). The
+ * benchmark reports; apart from that check, nothing here fails a run.
  */
 final class BenchmarkChecks {
 
@@ -92,6 +94,48 @@ final class BenchmarkChecks {
       count++;
     }
     return count;
+  }
+
+  /**
+   * The median of the heal section's first-lease figures, a missing one (no lease within the limit)
+   * counting as longer than any; empty if the median is missing or there are no figures.
+   */
+  static Optional<Duration> median(List<Optional<Duration>> figures) {
+    List<Optional<Duration>> sorted = sortedMissingLast(figures);
+    int n = sorted.size();
+    if (n == 0) {
+      return Optional.empty();
+    }
+    if (n % 2 == 1) {
+      return sorted.get(n / 2);
+    }
+    Optional<Duration> low = sorted.get(n / 2 - 1);
+    Optional<Duration> high = sorted.get(n / 2);
+    return low.isEmpty() || high.isEmpty()
+        ? Optional.empty()
+        : Optional.of(low.get().plus(high.get()).dividedBy(2));
+  }
+
+  /** The largest first-lease figure; empty if one is missing or there are none. */
+  static Optional<Duration> max(List<Optional<Duration>> figures) {
+    List<Optional<Duration>> sorted = sortedMissingLast(figures);
+    return sorted.isEmpty() ? Optional.empty() : sorted.get(sorted.size() - 1);
+  }
+
+  /** How many first-lease figures are within {@link HealRun#GOAL}. */
+  static long withinHealGoal(List<Optional<Duration>> figures) {
+    return figures.stream()
+        .filter(f -> f.isPresent() && f.get().compareTo(HealRun.GOAL) <= 0)
+        .count();
+  }
+
+  private static List<Optional<Duration>> sortedMissingLast(List<Optional<Duration>> figures) {
+    List<Optional<Duration>> sorted = new ArrayList<>(figures);
+    sorted.sort(
+        Comparator.comparing(
+            (Optional<Duration> f) -> f.orElse(null),
+            Comparator.nullsLast(Comparator.naturalOrder())));
+    return sorted;
   }
 
   /**
