@@ -192,14 +192,14 @@ public final class Benchmark {
         BenchmarkRun.measure(config, masters, admit, report, new BenchmarkSummary(out));
       }
       if (masters.local()) {
-        HealRun.measure(masters, config.healRepeats(), report);
+        HealRun.measure(masters, config.healRepeats(), new HealReport(out));
         List<Long> sizes = new ArrayList<>();
         for (RedisProcess node : masters.processes()) {
           sizes.add(node.admin().dbSize());
         }
         report.keysLeft(sizes);
       } else {
-        report.healSkipped();
+        new HealReport(out).skipped();
         report.fencingCountersNote();
       }
     }

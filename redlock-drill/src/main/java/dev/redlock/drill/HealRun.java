@@ -68,7 +68,7 @@ final class HealRun {
    *     resumed
    * @throws CannotRun if the default RedLock gets no lease on the healthy masters
    */
-  static Heal measure(Masters masters, int repeats, BenchmarkReport report) throws CannotRun {
+  static Heal measure(Masters masters, int repeats, HealReport report) throws CannotRun {
     requireNonNull(masters, "masters");
     requireNonNull(report, "report");
     if (repeats < 1) {
@@ -79,16 +79,16 @@ final class HealRun {
     try (RedLock admitting = newRedLock(masters, new BreakerLog())) {
       admission = BenchmarkRun.admit(admitting);
     }
-    report.healStart(masters, hung, repeats, admission);
+    report.start(masters, hung, repeats, admission);
     HealRun run = new HealRun(masters);
     List<Repeat> done = new ArrayList<>();
     for (int i = 0; i < repeats; i++) {
       Repeat repeat = run.once(hung);
-      report.healRepeat(i, repeats, repeat);
+      report.repeat(i, repeats, repeat);
       done.add(repeat);
     }
     Heal heal = new Heal(done);
-    report.healSummary(heal);
+    report.summary(heal);
     return heal;
   }
 
@@ -149,6 +149,7 @@ final class HealRun {
         calls,
         later.get().outcome(),
         later.get().granted(),
+        Duration.ofNanos(later.get().madeAt() - healedAt),
         breakers.since(healedAt));
   }
 
@@ -173,17 +174,18 @@ final class HealRun {
   /** One tryAcquire on a new key; a lease granted is released at once. */
   private Attempt tryOnce(RedLock redlock) {
     String key = "bench:heal:" + keys++;
+    long madeAt = System.nanoTime();
     Optional<Lease> lease;
     try {
       lease = redlock.tryAcquire(key, Benchmark.TTL);
     } catch (QuorumUnavailableException e) {
-      return new Attempt(
-          System.nanoTime(), false, true, e.getClass().getSimpleName() + ": " + e.getMessage());
+      String why = e.getClass().getSimpleName() + ": " + e.getMessage();
+      return new Attempt(madeAt, System.nanoTime(), false, true, why);
     }
     long returnedAt = System.nanoTime();
     lease.ifPresent(Lease::close);
-    return new Attempt(
-        returnedAt, lease.isPresent(), false, lease.isPresent() ? "granted" : "refused: taken");
+    String outcome = lease.isPresent() ? "granted" : "refused: taken";
+    return new Attempt(madeAt, returnedAt, lease.isPresent(), false, outcome);
   }
 
   private static RedLock newRedLock(Masters masters, BreakerLog breakers) {
@@ -213,12 +215,14 @@ final class HealRun {
   /**
    * One tryAcquire.
    *
-   * @param returnedAt when it returned, on {@link System#nanoTime()}
+   * @param madeAt when it was called, on {@link System#nanoTime()}
+   * @param returnedAt when it returned
    * @param granted whether it got a lease
    * @param unavailable whether it threw {@link QuorumUnavailableException}
    * @param outcome {@code "granted"}, or why not: the exception with its message
    */
-  private record Attempt(long returnedAt, boolean granted, boolean unavailable, String outcome) {}
+  private record Attempt(
+      long madeAt, long returnedAt, boolean granted, boolean unavailable, String outcome) {}
 
   /**
    * One repetition's figures.
@@ -230,6 +234,7 @@ final class HealRun {
    * @param calls tryAcquire calls made after the heal until the first lease (or the limit)
    * @param later the outcome of the tryAcquire made {@link #LATER} after the heal
    * @param laterGranted whether that one got a lease
+   * @param laterMadeAt when that one was called, after the heal (late if the machine stalled)
    * @param afterHeal circuit-breaker transitions reported after the heal, in order
    */
   record Repeat(
@@ -240,11 +245,13 @@ final class HealRun {
       int calls,
       String later,
       boolean laterGranted,
+      Duration laterMadeAt,
       List<BreakerChange> afterHeal) {
 
     Repeat {
       requireNonNull(firstLease, "firstLease");
       requireNonNull(later, "later");
+      requireNonNull(laterMadeAt, "laterMadeAt");
       afterHeal = List.copyOf(afterHeal);
     }
   }
