@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
@@ -29,23 +30,10 @@ import java.util.List;
 final class BaselineClient implements AutoCloseable {
 
   /**
-   * The same compare-and-delete script as redlock-core's {@code release.lua}, so the release round
-   * runs the same Lua on the servers. Keep the two in step.
+   * Where redlock-core keeps its compare-and-delete script on the classpath. The baseline loads
+   * that very file, so its release round runs the Lua RedLock runs.
    */
-  static final String RELEASE_SCRIPT =
-      """
-      -- Deletes the lock only if it still holds our token.
-      -- KEYS[1] = resource, ARGV[1] = token.
-      -- Returns 1 released, 0 held by another token, -1 already gone.
-      local value = redis.call('GET', KEYS[1])
-      if value == ARGV[1] then
-        redis.call('DEL', KEYS[1])
-        return 1
-      elseif value == false then
-        return -1
-      end
-      return 0
-      """;
+  static final String RELEASE_SCRIPT_RESOURCE = "dev/redlock/release.lua";
 
   private static final byte[] SET = ascii("SET");
   private static final byte[] NX = ascii("NX");
@@ -64,23 +52,25 @@ final class BaselineClient implements AutoCloseable {
 
   /**
    * Connects to every master, authenticates and selects the database where the URI says so, and
-   * loads the release script.
+   * loads redlock-core's release script.
    *
    * @param uris {@code redis://[user:password@]host[:port][/db]}; TLS is not supported
    * @param timeout connect and read timeout of every socket
    * @throws IOException if a master cannot be reached or refuses a command
    * @throws IllegalArgumentException if a URI is malformed or asks for TLS
+   * @throws IllegalStateException if redlock-core's release script is not on the classpath
    */
   static BaselineClient connect(List<String> uris, Duration timeout) throws IOException {
     requireNonNull(uris, "uris");
     requireNonNull(timeout, "timeout");
-    String sha = sha1Hex(RELEASE_SCRIPT);
+    String script = releaseScript();
+    String sha = sha1Hex(script);
     List<Connection> connections = new ArrayList<>();
     try {
       for (String uri : uris) {
         Connection connection = Connection.open(uri, (int) timeout.toMillis());
         connections.add(connection);
-        String loaded = connection.call("SCRIPT", "LOAD", RELEASE_SCRIPT);
+        String loaded = connection.call("SCRIPT", "LOAD", script);
         if (!sha.equals(loaded)) {
           throw new IOException("SCRIPT LOAD on " + connection.name + " returned " + loaded);
         }
@@ -143,6 +133,34 @@ final class BaselineClient implements AutoCloseable {
   @Override
   public void close() {
     connections.forEach(Connection::close);
+  }
+
+  /**
+   * Returns redlock-core's own release script, read from the classpath.
+   *
+   * @throws IllegalStateException if redlock-core's jar is not on the classpath (or lacks the
+   *     script)
+   */
+  static String releaseScript() {
+    return releaseScript(BaselineClient.class.getClassLoader());
+  }
+
+  /**
+   * Reads {@link #RELEASE_SCRIPT_RESOURCE} through {@code loader}; see {@link #releaseScript()}.
+   */
+  static String releaseScript(ClassLoader loader) {
+    requireNonNull(loader, "loader");
+    try (InputStream in = loader.getResourceAsStream(RELEASE_SCRIPT_RESOURCE)) {
+      if (in == null) {
+        throw new IllegalStateException(
+            RELEASE_SCRIPT_RESOURCE
+                + " is not on the classpath: the baseline runs redlock-core's own release script,"
+                + " so redlock-core's jar must be on the classpath");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + RELEASE_SCRIPT_RESOURCE, e);
+    }
   }
 
   static String sha1Hex(String script) {
@@ -233,12 +251,12 @@ final class BaselineClient implements AutoCloseable {
       URI parsed = URI.create(uri);
       if (!"redis".equals(parsed.getScheme())) {
         throw new IllegalArgumentException(
-            "the baseline speaks plain redis:// only, not " + Drill.redact(uri));
+            "the baseline speaks plain redis:// only, not " + Masters.redact(uri));
       }
       String host = parsed.getHost();
       int port = parsed.getPort() < 0 ? 6379 : parsed.getPort();
       if (host == null) {
-        throw new IllegalArgumentException("no host in " + Drill.redact(uri));
+        throw new IllegalArgumentException("no host in " + Masters.redact(uri));
       }
       Socket socket = new Socket();
       Connection connection;

@@ -2,32 +2,18 @@ package dev.redlock.drill;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.redlock.Lease;
-import dev.redlock.NodeOutcome;
-import dev.redlock.NodeOutcome.Status;
-import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
-import dev.redlock.RedLockListener;
+import dev.redlock.drill.DrillChecks.Result;
+import dev.redlock.drill.DrillRun.Admission;
+import dev.redlock.drill.DrillRun.Watch;
 import dev.redlock.drill.Flags.UsageException;
-import dev.redlock.drill.Percentiles.Summary;
-import dev.redlock.testkit.RedisCluster;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
-import java.util.concurrent.ConcurrentSkipListSet;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The contention drill, the README's first command: several workers, each with its own {@link
@@ -85,9 +71,6 @@ public final class Drill {
   /** The resource every worker locks. */
   static final String RESOURCE = "drill:inventory";
 
-  /** How many local masters are started when {@code --nodes} is not given. */
-  static final int LOCAL_MASTERS = 5;
-
   static final int DEFAULT_WORKERS = 8;
   static final Duration DEFAULT_DURATION = Duration.ofSeconds(10);
 
@@ -99,23 +82,6 @@ public final class Drill {
 
   /** A worker waiting longer than this has "given up", as {@code acquire(.., maxWait)} would. */
   static final Duration MAX_WAIT = Duration.ofSeconds(5);
-
-  private static final long BACKOFF_MIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-  private static final long BACKOFF_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-
-  /** How long past the deadline the workers get to stop before the drill fails. */
-  private static final Duration STOP_GRACE = Duration.ofSeconds(10);
-
-  private static final Set<String> FLAGS =
-      Set.of("nodes", "workers", "duration", "inventory", "ttl", "node-timeout");
-
-  /** The one switch: admit the masters given by {@code --nodes} although they look fresh. */
-  static final String ADMIT_FRESH_NODES = "admit-fresh-nodes";
-
-  private static final Set<String> SWITCHES = Set.of(ADMIT_FRESH_NODES);
-
-  /** How often the admission is retried for masters that did not answer it, 100 ms apart. */
-  private static final int ADMIT_RETRIES = 5;
 
   private static final String USAGE_FORMAT =
       """
@@ -147,13 +113,21 @@ public final class Drill {
       String.format(
           Locale.ROOT,
           USAGE_FORMAT,
-          LOCAL_MASTERS,
+          Masters.LOCAL_COUNT,
           RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds(),
           DEFAULT_WORKERS,
           DEFAULT_DURATION.toSeconds(),
           DEFAULT_INVENTORY,
           DEFAULT_TTL.toMillis(),
           DEFAULT_NODE_TIMEOUT.toMillis());
+
+  private static final Harness HARNESS =
+      new Harness(
+          "drill",
+          "DRILL FAILED: ",
+          USAGE,
+          Set.of("nodes", "workers", "duration", "inventory", "ttl", "node-timeout"),
+          Set.of(Harness.ADMIT_FRESH_NODES));
 
   private Drill() {}
 
@@ -164,33 +138,16 @@ public final class Drill {
    * @param args the command-line options
    */
   public static void main(String[] args) {
-    int code = run(args, System.out);
-    System.out.flush();
-    System.exit(code);
+    Harness.exit(run(args, System.out));
   }
 
   /** Parses {@code args}, runs the drill, prints to {@code out} and returns the exit code. */
   static int run(String[] args, PrintStream out) {
-    Config config;
-    try {
-      Flags flags = Flags.parse(args, FLAGS, SWITCHES);
-      if (flags.help()) {
-        out.print(USAGE);
-        return 0;
-      }
-      config = Config.from(flags);
-    } catch (UsageException e) {
-      out.println("drill: " + e.getMessage());
-      out.println("Run with --help to see the options.");
-      return 2;
-    }
-    try {
-      return run(config, out).passed() ? 0 : 1;
-    } catch (RuntimeException e) {
-      // Startup problems (no redis-server, unreachable --nodes) end here, after cleanup.
-      out.println("DRILL FAILED: " + e);
-      return 1;
-    }
+    return HARNESS.run(
+        args,
+        out,
+        Config::from,
+        config -> run(config, out).passed() ? Harness.EXIT_OK : Harness.EXIT_FAILED);
   }
 
   /**
@@ -203,20 +160,18 @@ public final class Drill {
   static Result run(Config config, PrintStream out) {
     requireNonNull(config, "config");
     requireNonNull(out, "out");
-    if (!config.nodes().isEmpty()) {
-      return drill(config, config.nodes(), "given by --nodes", config.admitFreshNodes(), out);
-    }
-    out.printf("Starting %d local redis-server masters...%n", LOCAL_MASTERS);
-    long began = System.nanoTime();
-    try (RedisCluster cluster = RedisCluster.start(LOCAL_MASTERS)) {
-      long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
-      String origin = "local redis-server processes, started in " + millis + " ms";
-      return drill(config, cluster.uris(), origin, true, out);
+    try (Masters masters = Masters.open(config.nodes(), out)) {
+      if (!masters.local()) {
+        return drill(config, masters.uris(), masters.origin(), config.admitFreshNodes(), out);
+      }
+      String origin = masters.origin() + ", started in " + masters.startTime().toMillis() + " ms";
+      return drill(config, masters.uris(), origin, true, out);
     }
   }
 
   private static Result drill(
       Config config, List<String> uris, String origin, boolean admit, PrintStream out) {
+    DrillReport report = new DrillReport(out);
     Watch watch = new Watch();
     List<RedLock> clients = new ArrayList<>();
     try {
@@ -228,10 +183,11 @@ public final class Drill {
                 .listener(watch)
                 .build());
       }
-      Admission admission = admit ? admit(clients) : null;
-      printHeader(config, uris, origin, admission, out);
-      Result result = runWorkers(config, clients, watch, out);
-      printResult(result, out);
+      Optional<Admission> admission =
+          admit ? Optional.of(DrillRun.admit(clients)) : Optional.empty();
+      report.header(config, uris, origin, admission);
+      Result result = DrillRun.workers(config, clients, watch, report);
+      report.result(result);
       return result;
     } finally {
       for (RedLock client : clients) {
@@ -241,540 +197,9 @@ public final class Drill {
   }
 
   /**
-   * Calls {@link RedLock#admitFreshNodes()} on every worker's RedLock, then retries a few times on
-   * the first while some master has answered none of the calls (a connection still being opened).
-   */
-  private static Admission admit(List<RedLock> clients) {
-    Map<String, Status> best = new LinkedHashMap<>();
-    Map<String, String> details = new LinkedHashMap<>();
-    for (RedLock client : clients) {
-      keepBest(client.admitFreshNodes(), best, details);
-    }
-    for (int retry = 0; retry < ADMIT_RETRIES && !Admission.allAnswered(best); retry++) {
-      try {
-        TimeUnit.MILLISECONDS.sleep(100);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      }
-      keepBest(clients.get(0).admitFreshNodes(), best, details);
-    }
-    return new Admission(clients.size(), best, details);
-  }
-
-  /** Keeps, per master, the best answer so far: GRANTED (admitted now), TAKEN, or a failure. */
-  private static void keepBest(
-      List<NodeOutcome> outcomes, Map<String, Status> best, Map<String, String> details) {
-    for (NodeOutcome outcome : outcomes) {
-      Status previous = best.get(outcome.node());
-      Status status = outcome.status();
-      if (previous == null
-          || status == Status.GRANTED
-          || (status == Status.TAKEN && previous != Status.GRANTED)) {
-        best.put(outcome.node(), status);
-        details.put(outcome.node(), outcome.detail());
-      }
-    }
-  }
-
-  private static Result runWorkers(
-      Config config, List<RedLock> clients, Watch watch, PrintStream out) {
-    long start = System.nanoTime();
-    long deadline = start + config.duration().toNanos();
-    Counter counter = new Counter(config.inventory());
-    CountDownLatch finished = new CountDownLatch(clients.size());
-    List<Worker> workers = new ArrayList<>();
-    List<Thread> threads = new ArrayList<>();
-    for (int i = 0; i < clients.size(); i++) {
-      Worker worker = new Worker(config, clients.get(i), counter, start, deadline, finished);
-      workers.add(worker);
-      Thread thread = new Thread(worker, "drill-worker-" + i);
-      thread.setDaemon(true);
-      threads.add(thread);
-    }
-    out.println();
-    out.printf("Running %d workers for %s...%n", workers.size(), seconds(config.duration()));
-    threads.forEach(Thread::start);
-
-    // A progress line about ten times per run, at least a second apart.
-    long interval = Math.max(TimeUnit.SECONDS.toNanos(1), config.duration().toNanos() / 10);
-    long giveUp = deadline + STOP_GRACE.toNanos();
-    boolean allStopped = false;
-    try {
-      long next = start + interval;
-      while (true) {
-        long now = System.nanoTime();
-        if (now - giveUp >= 0) {
-          break;
-        }
-        long until = next - giveUp < 0 ? next : giveUp;
-        if (finished.await(until - now, TimeUnit.NANOSECONDS)) {
-          allStopped = true;
-          break;
-        }
-        if (System.nanoTime() - next >= 0) {
-          if (next - deadline < 0) {
-            long left = counter.value;
-            out.printf(
-                Locale.ROOT,
-                "  %6s  %,9d sold   inventory %,d%n",
-                seconds(Duration.ofNanos(next - start)),
-                config.inventory() - left,
-                left);
-          }
-          next += interval;
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    if (!allStopped) {
-      threads.forEach(Thread::interrupt);
-    }
-    List<String> failures = new ArrayList<>();
-    for (int i = 0; i < threads.size(); i++) {
-      if (!join(threads.get(i), Duration.ofSeconds(2))) {
-        failures.add("worker " + i + " did not stop within " + STOP_GRACE.toSeconds() + " s");
-      }
-    }
-    long elapsed = System.nanoTime() - start;
-    return Result.of(config, workers, threads, counter.value, elapsed, watch, failures);
-  }
-
-  private static boolean join(Thread thread, Duration timeout) {
-    try {
-      thread.join(timeout.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    return !thread.isAlive();
-  }
-
-  /**
-   * Counts windows that begin before an earlier-beginning window has ended: for windows sorted by
-   * start, every one whose start is before the latest end seen so far. A window is a pair {@code
-   * [from, to]} of readings of one monotonic clock.
-   */
-  static long countOverlaps(List<Window> windows) {
-    return handovers(windows).overlaps();
-  }
-
-  /** Sorts the windows and measures every hand-over from one holder to the next. */
-  static Handovers handovers(List<Window> windows) {
-    List<Window> sorted = new ArrayList<>(windows);
-    sorted.sort(Comparator.comparingLong(Window::from));
-    long overlaps = 0;
-    long closest = Long.MAX_VALUE;
-    long latestEnd = Long.MIN_VALUE;
-    for (int i = 0; i < sorted.size(); i++) {
-      Window window = sorted.get(i);
-      if (i > 0) {
-        long gap = window.from() - latestEnd;
-        closest = Math.min(closest, gap);
-        if (gap < 0) {
-          overlaps++;
-        }
-      }
-      latestEnd = Math.max(latestEnd, window.to());
-    }
-    return new Handovers(overlaps, sorted.size() < 2 ? 0 : closest);
-  }
-
-  /**
-   * Checks that fencing tokens rise in acquisition order: per resource, with the grants sorted by
-   * the moment they were acquired, each token must be greater than the one before it.
-   */
-  static FencingOrder fencingOrder(List<Grant> grants) {
-    Map<String, List<Grant>> byResource = new TreeMap<>();
-    for (Grant grant : grants) {
-      byResource.computeIfAbsent(grant.resource(), r -> new ArrayList<>()).add(grant);
-    }
-    long notIncreasing = 0;
-    Grant firstBefore = null;
-    Grant firstAfter = null;
-    for (List<Grant> leases : byResource.values()) {
-      leases.sort(Comparator.comparingLong(Grant::acquiredAt));
-      for (int i = 1; i < leases.size(); i++) {
-        Grant before = leases.get(i - 1);
-        Grant after = leases.get(i);
-        if (after.token() <= before.token()) {
-          notIncreasing++;
-          if (firstAfter == null || after.acquiredAt() < firstAfter.acquiredAt()) {
-            firstBefore = before;
-            firstAfter = after;
-          }
-        }
-      }
-    }
-    return new FencingOrder(
-        grants.size(),
-        notIncreasing,
-        Optional.ofNullable(firstBefore),
-        Optional.ofNullable(firstAfter));
-  }
-
-  // ---- report ----
-
-  private static void printHeader(
-      Config config, List<String> uris, String origin, Admission admission, PrintStream out) {
-    int quorum = uris.size() / 2 + 1;
-    out.println();
-    out.println("RedLock drill");
-    row(out, "masters", uris.size() + " (" + origin + "), quorum " + quorum);
-    for (String uri : uris) {
-      row(out, "", redact(uri));
-    }
-    row(out, "workers", config.workers() + ", each with its own RedLock (as separate processes)");
-    row(out, "duration", seconds(config.duration()));
-    row(
-        out,
-        "lock",
-        "'"
-            + RESOURCE
-            + "', ttl "
-            + config.ttl().toMillis()
-            + " ms, node timeout "
-            + config.nodeTimeout().toMillis()
-            + " ms");
-    row(out, "worker loop", "tryAcquire; if refused, back off 1-5 ms and retry;");
-    row(out, "", "holding the lease: read counter, yield, check validity, write counter - 1;");
-    row(out, "", "release");
-    row(out, "counter", String.format(Locale.ROOT, "%,d to start with", config.inventory()));
-    row(out, "", "a volatile field in this JVM: only the lock orders its read-then-write");
-    row(out, "RedLock config", "the library's defaults:");
-    row(
-        out,
-        "",
-        "fencing tokens, restart guard (maxLeaseTime "
-            + RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds()
-            + " s), circuit breakers (open wait "
-            + RedLock.DEFAULT_CIRCUIT_BREAKER_WAIT.toMillis()
-            + " ms)");
-    row(out, "fencing", "every lease's token is checked to rise in acquisition order");
-    if (admission == null) {
-      row(
-          out,
-          "restart guard",
-          "masters not admitted (--" + ADMIT_FRESH_NODES + " not given): a master whose data");
-      row(
-          out,
-          "",
-          "is younger than "
-              + RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds()
-              + " s answers RESTARTED and does not vote");
-    } else {
-      row(out, "restart guard", "a brand-new cluster: masters admitted explicitly (restart guard)");
-      for (String line : admission.describe()) {
-        row(out, "", line);
-      }
-    }
-  }
-
-  private static void printResult(Result r, PrintStream out) {
-    double seconds = r.elapsedNanos() / 1e9;
-    out.println();
-    out.println("Results");
-    row(
-        out,
-        "acquisitions",
-        String.format(
-            Locale.ROOT,
-            "%,d  (%,.0f/s; per worker %,d to %,d)",
-            r.acquisitions(),
-            r.acquisitions() / seconds,
-            r.fewestPerWorker(),
-            r.mostPerWorker()));
-    row(
-        out,
-        "contention",
-        String.format(
-            Locale.ROOT,
-            "%,d failed tryAcquire rounds (%.2f per acquisition)",
-            r.failedRounds(),
-            r.acquisitions() == 0 ? 0.0 : (double) r.failedRounds() / r.acquisitions()));
-    row(
-        out,
-        "unavailable rounds",
-        String.format(
-            Locale.ROOT,
-            "%,d (too few masters could vote: failed, timed out or RESTARTED)",
-            r.unavailableRounds()));
-    if (r.restartedRounds() > 0) {
-      row(
-          out,
-          "RESTARTED",
-          String.format(
-              Locale.ROOT,
-              "%,d rounds in which a master answered RESTARTED (did not vote)",
-              r.restartedRounds()));
-    }
-    row(
-        out,
-        "circuit breakers",
-        r.breakersOpened().isEmpty()
-            ? "none opened"
-            : "opened for " + String.join(", ", r.breakersOpened()));
-    row(
-        out,
-        "waits over " + MAX_WAIT.toSeconds() + " s",
-        String.format(
-            Locale.ROOT,
-            "%,d (acquire with maxWait %d s would have thrown LockTakenException)",
-            r.longWaits(),
-            MAX_WAIT.toSeconds()));
-    if (r.expiredBeforeWrite() > 0) {
-      row(
-          out,
-          "expired leases",
-          String.format(
-              Locale.ROOT,
-              "%,d (found invalid before the write, which was skipped)",
-              r.expiredBeforeWrite()));
-    }
-    row(
-        out,
-        "final inventory",
-        String.format(Locale.ROOT, "%,d%s", r.finalInventory(), r.soldOut() ? " (sold out)" : ""));
-    row(
-        out,
-        "expected inventory",
-        String.format(
-            Locale.ROOT,
-            "%,d  (%,d - %,d decrements)",
-            r.expectedInventory(),
-            r.initialInventory(),
-            r.decrements()));
-    row(
-        out,
-        "overlap violations",
-        String.format(
-            Locale.ROOT,
-            "%,d among %,d validity windows (closest hand-over %s us)",
-            r.violations(),
-            r.windows(),
-            Percentiles.micros(r.closestHandoverNanos())));
-    row(out, "tryAcquire latency", latency(r.acquireLatency()) + "  (the successful call)");
-    row(
-        out,
-        "wait for the lock",
-        latency(r.waitLatency()) + "  (first try to lease, with backoff)");
-    if (r.restartedRounds() > 0) {
-      out.println();
-      out.println(restartedHint(r.restartedRounds()));
-    }
-    out.println();
-    out.println(fencingLine(r.fencing()));
-    out.println(r.passed() ? "DRILL PASSED" : "DRILL FAILED: " + String.join("; ", r.failures()));
-  }
-
-  /** What to do about masters that answered RESTARTED. */
-  static String restartedHint(long rounds) {
-    long maxLease = RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds();
-    return String.format(
-        Locale.ROOT,
-        """
-        Hint: in %,d rounds some masters answered RESTARTED: their dataset is younger than
-          maxLeaseTime (%d s), so the restart guard did not count their votes. A brand-new (or
-          flushed) master looks exactly like one that restarted without its data. If these masters
-          are new, or none of them lost a lock it held within the last %d s, admit them: run again
-          with --%s. Otherwise they vote again once their data is %d s old.""",
-        rounds,
-        maxLease,
-        maxLease,
-        ADMIT_FRESH_NODES,
-        maxLease);
-  }
-
-  private static String fencingLine(FencingOrder f) {
-    String line =
-        String.format(
-            Locale.ROOT,
-            "fencing tokens: %,d leases, strictly increasing: %s",
-            f.leases(),
-            f.increasing() ? "yes" : "no");
-    if (!f.increasing()) {
-      Grant before = f.firstBefore().orElseThrow();
-      Grant after = f.firstAfter().orElseThrow();
-      line +=
-          String.format(
-              Locale.ROOT,
-              " (%,d not above the previous lease's; first: token %d at %.6f s after token %d at"
-                  + " %.6f s)",
-              f.notIncreasing(),
-              after.token(),
-              after.acquiredAt() / 1e9,
-              before.token(),
-              before.acquiredAt() / 1e9);
-    }
-    return line;
-  }
-
-  private static String latency(Summary s) {
-    if (s.count() == 0) {
-      return "no samples";
-    }
-    return String.format(
-        Locale.ROOT,
-        "p50 %6s us   p99 %6s us   max %7s us",
-        Percentiles.micros(s.p50()),
-        Percentiles.micros(s.p99()),
-        Percentiles.micros(s.max()));
-  }
-
-  private static void row(PrintStream out, String label, String value) {
-    out.printf("  %-20s %s%n", label, value);
-  }
-
-  private static String seconds(Duration d) {
-    return d.toMillis() % 1000 == 0
-        ? d.toSeconds() + " s"
-        : String.format(Locale.ROOT, "%.1f s", d.toNanos() / 1e9);
-  }
-
-  /** Hides the password (and user) of a URI such as {@code redis://user:secret@host:6379}. */
-  static String redact(String uri) {
-    int scheme = uri.indexOf("://");
-    int at = uri.lastIndexOf('@');
-    if (scheme < 0 || at < scheme) {
-      return uri;
-    }
-    return uri.substring(0, scheme + 3) + "***" + uri.substring(at);
-  }
-
-  // ---- the workload ----
-
-  /** The guarded counter; see the class comment for why volatile and why that is not enough. */
-  private static final class Counter {
-    volatile long value;
-    volatile boolean soldOut;
-
-    Counter(long value) {
-      this.value = value;
-    }
-  }
-
-  /** One worker: its own RedLock, its own tallies; read them only after joining its thread. */
-  private static final class Worker implements Runnable {
-    final Config config;
-    final RedLock redlock;
-    final Counter counter;
-    final long start;
-    final long deadline;
-    final CountDownLatch finished;
-
-    long acquisitions;
-    long decrements;
-    long failedRounds;
-    long unavailableRounds;
-    long longWaits;
-    long expiredBeforeWrite;
-    final Samples acquireLatency = new Samples();
-    final Samples waitLatency = new Samples();
-    final List<Window> windows = new ArrayList<>();
-    final List<Grant> grants = new ArrayList<>();
-    Throwable failure;
-
-    Worker(
-        Config config,
-        RedLock redlock,
-        Counter counter,
-        long start,
-        long deadline,
-        CountDownLatch finished) {
-      this.config = config;
-      this.redlock = redlock;
-      this.counter = counter;
-      this.start = start;
-      this.deadline = deadline;
-      this.finished = finished;
-    }
-
-    @Override
-    public void run() {
-      try {
-        while (!counter.soldOut) {
-          Optional<Lease> lease = awaitLease();
-          if (lease.isEmpty()) {
-            break;
-          }
-          holdAndDecrement(lease.get());
-        }
-      } catch (InterruptedException e) {
-        // Told to stop by the drill; what was recorded so far stands.
-      } catch (Throwable e) {
-        failure = e;
-      } finally {
-        finished.countDown();
-      }
-    }
-
-    /** Retries tryAcquire with a short random backoff; empty when the time is up. */
-    private Optional<Lease> awaitLease() throws InterruptedException {
-      long waitStart = System.nanoTime();
-      while (!counter.soldOut && System.nanoTime() - deadline < 0) {
-        long before = System.nanoTime();
-        Optional<Lease> lease;
-        try {
-          lease = redlock.tryAcquire(RESOURCE, config.ttl());
-        } catch (QuorumUnavailableException e) {
-          unavailableRounds++;
-          lease = null;
-        }
-        long after = System.nanoTime();
-        if (lease != null && lease.isPresent()) {
-          acquisitions++;
-          acquireLatency.add(after - before);
-          waitLatency.add(after - waitStart);
-          grants.add(new Grant(RESOURCE, after - start, lease.get().fencingToken()));
-          return lease;
-        }
-        if (lease != null) {
-          failedRounds++;
-        }
-        if (after - waitStart > MAX_WAIT.toNanos()) {
-          longWaits++;
-          waitStart = after;
-        }
-        long backoff = ThreadLocalRandom.current().nextLong(BACKOFF_MIN_NANOS, BACKOFF_MAX_NANOS);
-        TimeUnit.NANOSECONDS.sleep(backoff);
-      }
-      return Optional.empty();
-    }
-
-    private void holdAndDecrement(Lease lease) {
-      long from = System.nanoTime();
-      // Read the remaining validity first: the deadline computed is then a little late, never
-      // early, so the window is never shorter than the lease really was.
-      long remaining = lease.remainingValidity().toNanos();
-      long validUntil = System.nanoTime() + remaining;
-      try {
-        long seen = counter.value;
-        if (seen <= 0) {
-          counter.soldOut = true;
-          return;
-        }
-        Thread.yield();
-        if (!lease.isValid()) {
-          expiredBeforeWrite++;
-          return;
-        }
-        counter.value = seen - 1;
-        decrements++;
-      } finally {
-        long end = System.nanoTime();
-        lease.close();
-        long to = end - validUntil < 0 ? end : validUntil;
-        windows.add(new Window(from - start, to - start));
-      }
-    }
-  }
-
-  // ---- values ----
-
-  /**
    * What one drill runs with.
    *
-   * @param nodes the masters' URIs; empty to start {@link #LOCAL_MASTERS} local ones
+   * @param nodes the masters' URIs; empty to start {@link Masters#LOCAL_COUNT} local ones
    * @param workers how many workers, each with its own RedLock
    * @param duration how long the workers run
    * @param inventory the counter's initial value
@@ -838,13 +263,7 @@ public final class Drill {
     }
 
     static Config from(Flags flags) throws UsageException {
-      List<String> nodes = flags.list("nodes");
-      try {
-        // Checks the URIs and refuses a master given twice, without connecting.
-        RedLock.builder().nodes(nodes);
-      } catch (IllegalArgumentException e) {
-        throw new UsageException("--nodes: " + e.getMessage());
-      }
+      List<String> nodes = Harness.nodes(flags);
       int workers = flags.intValue("workers", DEFAULT_WORKERS, 1, 1024);
       Duration duration =
           flags.seconds("duration", DEFAULT_DURATION, Duration.ofMillis(100), Duration.ofDays(1));
@@ -862,317 +281,13 @@ public final class Drill {
                 + " ms)");
       }
       return new Config(
-          nodes, workers, duration, inventory, ttl, nodeTimeout, flags.isSet(ADMIT_FRESH_NODES));
-    }
-  }
-
-  /**
-   * One lease's validity window, in nanoseconds since the drill started.
-   *
-   * @param from when tryAcquire returned the lease
-   * @param to the earlier of the start of the release and the lease's deadline
-   */
-  record Window(long from, long to) {}
-
-  /**
-   * The hand-overs between consecutive windows.
-   *
-   * @param overlaps how many windows began before an earlier one ended; must be zero
-   * @param closestNanos the shortest gap between one window's end and the next one's start
-   *     (negative if some overlapped; zero with fewer than two windows)
-   */
-  record Handovers(long overlaps, long closestNanos) {}
-
-  /**
-   * One granted lease's fencing token.
-   *
-   * @param resource the resource locked
-   * @param acquiredAt when tryAcquire returned the lease, in nanoseconds since the drill started
-   * @param token the lease's fencing token
-   */
-  record Grant(String resource, long acquiredAt, long token) {
-    Grant {
-      requireNonNull(resource, "resource");
-    }
-  }
-
-  /**
-   * Whether the fencing tokens rose in acquisition order.
-   *
-   * @param leases how many leases were checked
-   * @param notIncreasing how many tokens were not greater than the previous lease's on the same
-   *     resource; must be zero
-   * @param firstBefore the earlier lease of the earliest such pair, if any
-   * @param firstAfter the later lease of the earliest such pair, if any
-   */
-  record FencingOrder(
-      long leases, long notIncreasing, Optional<Grant> firstBefore, Optional<Grant> firstAfter) {
-
-    FencingOrder {
-      requireNonNull(firstBefore, "firstBefore");
-      requireNonNull(firstAfter, "firstAfter");
-    }
-
-    /** Whether every token was greater than the one before it. */
-    boolean increasing() {
-      return notIncreasing == 0;
-    }
-  }
-
-  /**
-   * The masters' answers to the admission: per master, the best answer of every call.
-   *
-   * @param calls on how many RedLocks {@link RedLock#admitFreshNodes()} was called
-   * @param statuses per master: GRANTED (admitted by a call), TAKEN (already trusted) or why no
-   *     call reached it
-   * @param details per master, the error of a failure; otherwise empty
-   */
-  record Admission(int calls, Map<String, Status> statuses, Map<String, String> details) {
-
-    Admission {
-      statuses = Collections.unmodifiableMap(new LinkedHashMap<>(statuses));
-      details = Map.copyOf(details);
-    }
-
-    static boolean allAnswered(Map<String, Status> statuses) {
-      return statuses.values().stream().allMatch(Admission::answered);
-    }
-
-    private static boolean answered(Status status) {
-      return status == Status.GRANTED || status == Status.TAKEN;
-    }
-
-    /** Lines for the report. */
-    List<String> describe() {
-      long admittedNow = statuses.values().stream().filter(s -> s == Status.GRANTED).count();
-      long trusted = statuses.values().stream().filter(Admission::answered).count();
-      List<String> lines = new ArrayList<>();
-      lines.add(
-          String.format(
-              Locale.ROOT,
-              "admitFreshNodes() on each of the %d RedLocks: %d of %d masters trusted",
-              calls,
-              trusted,
-              statuses.size()));
-      lines.add(
-          String.format(
-              Locale.ROOT,
-              "(%d admitted by these calls, %d were already)",
-              admittedNow,
-              trusted - admittedNow));
-      statuses.forEach(
-          (node, status) -> {
-            if (!answered(status)) {
-              String detail = details.getOrDefault(node, "");
-              lines.add(
-                  "NOT admitted: " + node + " " + status + (detail.isEmpty() ? "" : ": " + detail));
-            }
-          });
-      return lines;
-    }
-  }
-
-  /**
-   * What the workers' RedLocks told their listener: rounds in which a master answered RESTARTED,
-   * and masters whose circuit breaker opened. Thread-safe, and quick, as a listener must be.
-   */
-  static final class Watch implements RedLockListener {
-    private final LongAdder restartedRounds = new LongAdder();
-    private final Set<String> breakersOpened = new ConcurrentSkipListSet<>();
-
-    @Override
-    public void acquired(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
-      countRestarted(outcomes);
-    }
-
-    @Override
-    public void denied(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
-      countRestarted(outcomes);
-    }
-
-    @Override
-    public void circuitChanged(String node, CircuitState state) {
-      if (state == CircuitState.OPEN) {
-        breakersOpened.add(node);
-      }
-    }
-
-    private void countRestarted(List<NodeOutcome> outcomes) {
-      for (NodeOutcome outcome : outcomes) {
-        if (outcome.status() == Status.RESTARTED) {
-          restartedRounds.increment();
-          return;
-        }
-      }
-    }
-
-    long restartedRounds() {
-      return restartedRounds.sum();
-    }
-
-    List<String> breakersOpened() {
-      return List.copyOf(breakersOpened);
-    }
-  }
-
-  /**
-   * The outcome of a drill.
-   *
-   * @param acquisitions leases granted
-   * @param decrements counter writes made under a lease
-   * @param failedRounds tryAcquire calls refused because another worker held the lock
-   * @param unavailableRounds tryAcquire calls that failed because too few masters answered
-   * @param longWaits waits for a lease longer than {@link #MAX_WAIT}
-   * @param expiredBeforeWrite leases found invalid before the write
-   * @param perWorker acquisitions of each worker
-   * @param initialInventory the counter's initial value
-   * @param finalInventory the counter's value after every worker stopped
-   * @param soldOut whether a worker found the counter at zero
-   * @param windows how many validity windows were recorded
-   * @param violations overlapping windows; see {@link #countOverlaps}
-   * @param closestHandoverNanos the shortest gap between consecutive windows
-   * @param acquireLatency durations of the successful tryAcquire calls, in nanoseconds
-   * @param waitLatency from the first try to the lease, backoff included, in nanoseconds
-   * @param elapsedNanos how long the workers ran
-   * @param fencing whether the fencing tokens rose in acquisition order
-   * @param restartedRounds rounds in which some master answered RESTARTED
-   * @param breakersOpened the masters whose circuit breaker opened, in any worker's RedLock
-   * @param failures why the drill failed; empty if it passed
-   */
-  record Result(
-      long acquisitions,
-      long decrements,
-      long failedRounds,
-      long unavailableRounds,
-      long longWaits,
-      long expiredBeforeWrite,
-      List<Long> perWorker,
-      long initialInventory,
-      long finalInventory,
-      boolean soldOut,
-      long windows,
-      long violations,
-      long closestHandoverNanos,
-      Summary acquireLatency,
-      Summary waitLatency,
-      long elapsedNanos,
-      FencingOrder fencing,
-      long restartedRounds,
-      List<String> breakersOpened,
-      List<String> failures) {
-
-    /** Whether the drill passed: no failures. */
-    boolean passed() {
-      return failures.isEmpty();
-    }
-
-    /** The counter's value if no update was lost. */
-    long expectedInventory() {
-      return initialInventory - decrements;
-    }
-
-    long fewestPerWorker() {
-      return perWorker.stream().mapToLong(Long::longValue).min().orElse(0);
-    }
-
-    long mostPerWorker() {
-      return perWorker.stream().mapToLong(Long::longValue).max().orElse(0);
-    }
-
-    /** Totals the workers' tallies (each read after its thread was joined) and decides. */
-    static Result of(
-        Config config,
-        List<Worker> workers,
-        List<Thread> threads,
-        long finalInventory,
-        long elapsedNanos,
-        Watch watch,
-        List<String> stopFailures) {
-      long acquisitions = 0;
-      long decrements = 0;
-      long failed = 0;
-      long unavailable = 0;
-      long longWaits = 0;
-      long expired = 0;
-      boolean soldOut = false;
-      List<Long> perWorker = new ArrayList<>();
-      List<Window> windows = new ArrayList<>();
-      List<Grant> grants = new ArrayList<>();
-      Samples acquire = new Samples();
-      Samples wait = new Samples();
-      List<String> failures = new ArrayList<>(stopFailures);
-      for (int i = 0; i < workers.size(); i++) {
-        if (threads.get(i).isAlive()) {
-          continue; // its fields may still change; already reported as not stopped
-        }
-        Worker w = workers.get(i);
-        acquisitions += w.acquisitions;
-        decrements += w.decrements;
-        failed += w.failedRounds;
-        unavailable += w.unavailableRounds;
-        longWaits += w.longWaits;
-        expired += w.expiredBeforeWrite;
-        soldOut |= w.counter.soldOut;
-        perWorker.add(w.acquisitions);
-        windows.addAll(w.windows);
-        grants.addAll(w.grants);
-        acquire.addAll(w.acquireLatency);
-        wait.addAll(w.waitLatency);
-        if (w.failure != null) {
-          failures.add("worker " + i + " failed: " + w.failure);
-        }
-      }
-      Handovers handovers = handovers(windows);
-      FencingOrder fencing = fencingOrder(grants);
-      long restarted = watch.restartedRounds();
-      long expected = config.inventory() - decrements;
-      if (acquisitions == 0) {
-        failures.add(
-            "no lease was granted"
-                + (unavailable > 0
-                    ? " (" + unavailable + " rounds: too few masters could vote)"
-                    : "")
-                + (restarted > 0 ? "; masters answered RESTARTED: see the hint above" : ""));
-      }
-      if (finalInventory != expected) {
-        failures.add(
-            "final inventory "
-                + finalInventory
-                + " but expected "
-                + expected
-                + ": "
-                + Math.abs(expected - finalInventory)
-                + " updates lost");
-      }
-      if (handovers.overlaps() > 0) {
-        failures.add(handovers.overlaps() + " leases overlapped another");
-      }
-      if (!fencing.increasing()) {
-        failures.add(
-            fencing.notIncreasing()
-                + " fencing tokens were not above the previous lease's (acquisition order)");
-      }
-      return new Result(
-          acquisitions,
-          decrements,
-          failed,
-          unavailable,
-          longWaits,
-          expired,
-          List.copyOf(perWorker),
-          config.inventory(),
-          finalInventory,
-          soldOut,
-          windows.size(),
-          handovers.overlaps(),
-          handovers.closestNanos(),
-          acquire.summary(),
-          wait.summary(),
-          elapsedNanos,
-          fencing,
-          restarted,
-          watch.breakersOpened(),
-          List.copyOf(failures));
+          nodes,
+          workers,
+          duration,
+          inventory,
+          ttl,
+          nodeTimeout,
+          flags.isSet(Harness.ADMIT_FRESH_NODES));
     }
   }
 }

@@ -107,12 +107,77 @@ class BenchmarkIT {
   }
 
   @Test
+  void theHealSectionRunsAloneOnItsOwnLocalMastersAndPrintsItsFigures() {
+    Output output = run(new String[] {"--only", "heal", "--heal-repeats", "2"});
+    String text = output.text;
+
+    assertEquals(0, output.code, text);
+    assertTrue(text.contains("Starting 5 local redis-server masters"), text);
+    assertTrue(text.contains("4. Heal: default RedLock (circuit breakers on"), text);
+    assertFalse(text.contains("1. Latency"), text);
+    for (String round : new String[] {"1/2", "2/2"}) {
+      assertTrue(
+          Pattern.compile(
+                  Pattern.quote(round)
+                      + " +hung: \\d+ of 15 tryAcquire threw QuorumUnavailableException")
+              .matcher(text)
+              .find(),
+          round + "\n" + text);
+    }
+    String figure = "([\\d,]+\\.\\d ms|none within 5 s)";
+    Matcher firstLeases =
+        Pattern.compile(
+                "(?m)^ {8}first lease ([\\d,]+\\.\\d ms after the last master resumed|none within"
+                    + " 5 s) \\([\\d,]+ tryAcquire calls\\)$")
+            .matcher(text);
+    assertEquals(2, firstLeases.results().count(), text);
+    assertEquals(
+        2,
+        Pattern.compile("(?m)^ {8}tryAcquire 1\\.5 s after the heal: \\S.*$")
+            .matcher(text)
+            .results()
+            .count(),
+        text);
+    assertTrue(
+        Pattern.compile(
+                "first lease after every master resumed: " + figure + " / " + figure + "\\n")
+            .matcher(text)
+            .find(),
+        text);
+    assertTrue(
+        Pattern.compile(
+                "median "
+                    + figure
+                    + ", max "
+                    + figure
+                    + "; goal: every first lease within 100 ms: (met|NOT met) \\(\\d of 2\\)")
+            .matcher(text)
+            .find(),
+        text);
+    assertTrue(
+        Pattern.compile("tryAcquire 1\\.5 s after the heal: granted in \\d of 2")
+            .matcher(text)
+            .find(),
+        text);
+    assertTrue(text.contains("Keys left on the masters"), text);
+  }
+
+  @Test
+  void theHealSectionNeedsLocalMasters(RedisCluster cluster) {
+    Output output =
+        run(new String[] {"--nodes", String.join(",", cluster.uris()), "--only", "heal"});
+
+    assertEquals(2, output.code, output.text);
+    assertTrue(output.text.contains("leave out --nodes"), output.text);
+  }
+
+  @Test
   void theBaselineLoadsTheSameReleaseScriptAsTheLibrary() throws Exception {
     String library;
     try (var in = dev.redlock.RedLock.class.getResourceAsStream("release.lua")) {
       library = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
-    assertEquals(library, BaselineClient.RELEASE_SCRIPT);
+    assertEquals(library, BaselineClient.releaseScript());
   }
 
   private static Output run(String[] args) {

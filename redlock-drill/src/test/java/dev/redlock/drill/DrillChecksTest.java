@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.drill.Drill.Config;
-import dev.redlock.drill.Drill.FencingOrder;
-import dev.redlock.drill.Drill.Grant;
-import dev.redlock.drill.Drill.Handovers;
-import dev.redlock.drill.Drill.Window;
+import dev.redlock.drill.DrillChecks.FencingOrder;
+import dev.redlock.drill.DrillChecks.Grant;
+import dev.redlock.drill.DrillChecks.Handovers;
+import dev.redlock.drill.DrillChecks.Window;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -23,13 +23,13 @@ class DrillChecksTest {
   @Test
   void backToBackWindowsDoNotOverlap() {
     List<Window> windows = List.of(new Window(20, 30), new Window(0, 10), new Window(10, 20));
-    assertEquals(new Handovers(0, 0), Drill.handovers(windows));
+    assertEquals(new Handovers(0, 0), DrillChecks.handovers(windows));
   }
 
   @Test
   void aWindowStartingBeforeThePreviousEndedIsAViolation() {
     List<Window> windows = List.of(new Window(0, 10), new Window(9, 20), new Window(25, 30));
-    Handovers handovers = Drill.handovers(windows);
+    Handovers handovers = DrillChecks.handovers(windows);
     assertEquals(1, handovers.overlaps());
     assertEquals(-1, handovers.closestNanos());
   }
@@ -39,13 +39,13 @@ class DrillChecksTest {
     // Sorted by start: [0,100], [10,20], [30,40]. [30,40] starts after [10,20] ended but inside
     // [0,100], so it counts too.
     List<Window> windows = List.of(new Window(0, 100), new Window(10, 20), new Window(30, 40));
-    assertEquals(2, Drill.countOverlaps(windows));
+    assertEquals(2, DrillChecks.countOverlaps(windows));
   }
 
   @Test
   void oneWindowOrNoneHasNoHandover() {
-    assertEquals(new Handovers(0, 0), Drill.handovers(List.of()));
-    assertEquals(new Handovers(0, 0), Drill.handovers(List.of(new Window(5, 6))));
+    assertEquals(new Handovers(0, 0), DrillChecks.handovers(List.of()));
+    assertEquals(new Handovers(0, 0), DrillChecks.handovers(List.of(new Window(5, 6))));
   }
 
   @Test
@@ -57,7 +57,7 @@ class DrillChecksTest {
             new Grant("r", 30, 300),
             new Grant("r", 20, 200),
             new Grant("r", 40, 401));
-    FencingOrder order = Drill.fencingOrder(grants);
+    FencingOrder order = DrillChecks.fencingOrder(grants);
     assertTrue(order.increasing());
     assertEquals(new FencingOrder(4, 0, Optional.empty(), Optional.empty()), order);
   }
@@ -70,7 +70,7 @@ class DrillChecksTest {
             new Grant("r", 20, 100), // equal: not strictly increasing
             new Grant("r", 30, 300),
             new Grant("r", 40, 250)); // lower
-    FencingOrder order = Drill.fencingOrder(grants);
+    FencingOrder order = DrillChecks.fencingOrder(grants);
     assertEquals(2, order.notIncreasing());
     assertEquals(new Grant("r", 10, 100), order.firstBefore().orElseThrow());
     assertEquals(new Grant("r", 20, 100), order.firstAfter().orElseThrow());
@@ -85,14 +85,15 @@ class DrillChecksTest {
             new Grant("b", 20, 7),
             new Grant("a", 30, 501),
             new Grant("b", 40, 8));
-    assertTrue(Drill.fencingOrder(grants).increasing());
+    assertTrue(DrillChecks.fencingOrder(grants).increasing());
     assertEquals(
-        new FencingOrder(0, 0, Optional.empty(), Optional.empty()), Drill.fencingOrder(List.of()));
+        new FencingOrder(0, 0, Optional.empty(), Optional.empty()),
+        DrillChecks.fencingOrder(List.of()));
   }
 
   @Test
   void theRestartedHintNamesTheFlagAndTheMaxLeaseTime() {
-    String hint = Drill.restartedHint(12);
+    String hint = Harness.restartedHint(12);
     assertTrue(hint.contains("12 rounds"), hint);
     assertTrue(hint.contains("RESTARTED"), hint);
     assertTrue(hint.contains("--admit-fresh-nodes"), hint);
@@ -105,22 +106,22 @@ class DrillChecksTest {
     Config plain =
         Config.from(
             Flags.parse(
-                new String[] {"--nodes", "redis://a:1"}, known, Set.of(Drill.ADMIT_FRESH_NODES)));
+                new String[] {"--nodes", "redis://a:1"}, known, Set.of(Harness.ADMIT_FRESH_NODES)));
     assertFalse(plain.admitFreshNodes());
     Config admitted =
         Config.from(
             Flags.parse(
                 new String[] {"--nodes", "redis://a:1", "--admit-fresh-nodes"},
                 known,
-                Set.of(Drill.ADMIT_FRESH_NODES)));
+                Set.of(Harness.ADMIT_FRESH_NODES)));
     assertTrue(admitted.admitFreshNodes());
     assertFalse(Config.defaults(List.of()).admitFreshNodes());
   }
 
   @Test
   void passwordsInNodeUrisAreNeverPrinted() {
-    assertEquals("redis://***@db1:6379/0", Drill.redact("redis://user:s3cret@db1:6379/0"));
-    assertEquals("redis://127.0.0.1:6379", Drill.redact("redis://127.0.0.1:6379"));
+    assertEquals("redis://***@db1:6379/0", Masters.redact("redis://user:s3cret@db1:6379/0"));
+    assertEquals("redis://127.0.0.1:6379", Masters.redact("redis://127.0.0.1:6379"));
   }
 
   @Test

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.drill.Drill.Config;
-import dev.redlock.drill.Drill.Result;
+import dev.redlock.drill.DrillChecks.Result;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import java.io.ByteArrayOutputStream;
