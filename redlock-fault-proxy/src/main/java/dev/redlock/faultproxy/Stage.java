@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
  * machine that moves chunks from that queue to the next stage's queue when the toxic allows. See
  * {@link ToxicLink} for how stages are driven; everything here runs under the link's lock.
  */
-abstract class Stage {
+abstract sealed class Stage {
   /** "No timer": the stage waits for new input or a chain change. */
   static final long NEVER = Long.MAX_VALUE;
 

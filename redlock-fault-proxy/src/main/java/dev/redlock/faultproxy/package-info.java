@@ -1,6 +1,7 @@
 /**
- * A Toxiproxy-compatible fault proxy written in Java, so chaos tests can drive faults through the
- * Toxiproxy Java client on machines without Docker or the Toxiproxy binary.
+ * A Toxiproxy-compatible fault proxy written in Java, so faults can be driven through the Toxiproxy
+ * clients (for example {@code eu.rekawek.toxiproxy:toxiproxy-java}) on machines without Docker or
+ * the Toxiproxy binary.
  *
  * <p>{@link dev.redlock.faultproxy.FaultProxyServer} serves the Toxiproxy v2 HTTP API on loopback;
  * every proxy it creates listens on {@code 127.0.0.1} and forwards to its upstream through two
