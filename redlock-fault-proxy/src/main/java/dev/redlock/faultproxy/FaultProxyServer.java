@@ -1,10 +1,14 @@
 package dev.redlock.faultproxy;
 
+import static java.util.Objects.requireNonNull;
+
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -27,11 +31,15 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
+ * <p>{@link #main} runs it as a standalone program, in place of the {@code toxiproxy-server}
+ * binary.
+ *
  * <p>Differences from Toxiproxy: proxies always listen on {@code 127.0.0.1} whatever host their
  * {@code listen} names; {@code /metrics} is not served; unknown routes get a JSON error body.
  *
- * <p>Thread-safe. All threads it starts are daemon threads named {@code fault-proxy-N-...}; {@link
- * #close()} stops them.
+ * <p>Thread-safe. The threads it starts are daemon threads named {@code fault-proxy-N-...}, plus
+ * the JDK HTTP server's own dispatcher thread ({@code HTTP-Dispatcher}, which takes the daemon
+ * status of the thread that called {@code start}); {@link #close()} stops them all.
  */
 public final class FaultProxyServer implements AutoCloseable {
   /** The Toxiproxy server version whose API this server speaks, reported by {@code /version}. */
@@ -89,6 +97,64 @@ public final class FaultProxyServer implements AutoCloseable {
     FaultProxyServer server = new FaultProxyServer(http, executor, registry, threads);
     log.debug("Toxiproxy-compatible API listening on {}:{}", server.host(), server.apiPort());
     return server;
+  }
+
+  /**
+   * Runs a server from the command line until the JVM stops (Ctrl-C or SIGTERM close it through a
+   * shutdown hook). The API listens on {@code 127.0.0.1:8474}, Toxiproxy's default, unless {@code
+   * --port PORT} names another port (0 for an ephemeral one); once it listens, one line with its
+   * address goes to standard output. {@code --help} prints the usage. Exits with status 2 for bad
+   * arguments and 1 when the port cannot be bound.
+   *
+   * @param args {@code [--port PORT] [--help]}
+   * @throws InterruptedException if the main thread is interrupted while the server runs
+   */
+  public static void main(String[] args) throws InterruptedException {
+    requireNonNull(args, "args");
+    CommandLine.Options options;
+    try {
+      options = CommandLine.parse(List.of(args));
+    } catch (IllegalArgumentException e) {
+      System.err.println(e.getMessage());
+      System.err.println(CommandLine.USAGE);
+      System.exit(2);
+      return;
+    }
+    if (options.help()) {
+      System.out.println(CommandLine.USAGE);
+      return;
+    }
+    FaultProxyServer server;
+    try {
+      server = start(options.port());
+    } catch (IOException e) {
+      System.err.println(
+          "cannot listen on "
+              + FaultProxy.LOOPBACK_HOST
+              + ":"
+              + options.port()
+              + ": "
+              + e.getMessage());
+      System.exit(1);
+      return;
+    }
+    CountDownLatch closed = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  server.close();
+                  closed.countDown();
+                },
+                "fault-proxy-shutdown"));
+    System.out.println(
+        "Toxiproxy "
+            + TOXIPROXY_VERSION
+            + " API listening on "
+            + server.host()
+            + ":"
+            + server.apiPort());
+    closed.await();
   }
 
   /**
