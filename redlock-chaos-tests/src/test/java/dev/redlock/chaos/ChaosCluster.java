@@ -2,7 +2,7 @@ package dev.redlock.chaos;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.redlock.chaos.proxy.FaultProxyServer;
+import dev.redlock.faultproxy.FaultProxyServer;
 import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisProcess;
