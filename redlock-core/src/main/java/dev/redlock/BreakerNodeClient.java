@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
+import java.util.function.Supplier;
 
 /**
  * The only class that talks to Resilience4j: a circuit breaker in front of one master's client.
@@ -122,13 +123,26 @@ final class BreakerNodeClient implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    return ending(() -> delegate.release(key, token));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+    return ending(() -> delegate.shorten(key, token, ttlMillis));
+  }
+
+  /**
+   * A command that ends a lease (release, shorten): sent whatever the breaker's state, since
+   * nothing else will clean up the key if the master is alive, but waited for only while the
+   * breaker is closed, so a caller's close() never pays a dead master's timeout. Probing is left to
+   * acquires and extends.
+   */
+  private CompletableFuture<NodeReply> ending(Supplier<CompletableFuture<NodeReply>> command) {
     recordOverdue(ticker.read());
-    // Probing is left to acquires: a release waited for only while the breaker is closed, so a
-    // caller's close() never pays a dead master's timeout for a half-open probe.
     if (breaker.getState() == CircuitBreaker.State.CLOSED && breaker.tryAcquirePermission()) {
-      return recorded(delegate.release(key, token), false);
+      return recorded(command.get(), false);
     }
-    delegate.release(key, token);
+    command.get();
     return CompletableFuture.failedFuture(new NodeUnavailableException("circuit breaker open"));
   }
 
@@ -226,6 +240,11 @@ final class BreakerNodeClient implements NodeClient {
     @Override
     public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
       return BreakerNodeClient.this.release(key, token);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+      return BreakerNodeClient.this.shorten(key, token, ttlMillis);
     }
 
     @Override

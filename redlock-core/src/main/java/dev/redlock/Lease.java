@@ -3,8 +3,8 @@ package dev.redlock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The handle on one acquisition of a resource: valid until its deadline, which only a successful
@@ -20,9 +20,12 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class Lease implements AutoCloseable {
 
-  private static final int ACTIVE = 0;
-  private static final int LOST = 1;
-  private static final int RELEASED = 2;
+  /** Where a lease is in its lifecycle: it leaves ACTIVE once, and LOST only for RELEASED. */
+  enum State {
+    ACTIVE,
+    LOST,
+    RELEASED
+  }
 
   /** The fencing token of a lease acquired with fencing turned off. */
   static final long NO_FENCE = -1;
@@ -33,7 +36,7 @@ public final class Lease implements AutoCloseable {
   private final byte[] token;
   private final long fence;
   private final AtomicLong deadlineNanos;
-  private final AtomicInteger state = new AtomicInteger(ACTIVE);
+  private final AtomicReference<State> state = new AtomicReference<>(State.ACTIVE);
   private final CompletableFuture<Lease> lost = new CompletableFuture<>();
 
   Lease(Leases owner, String resource, byte[] key, byte[] token, long deadlineNanos, long fence) {
@@ -78,7 +81,7 @@ public final class Lease implements AutoCloseable {
    * @return a non-negative duration
    */
   public Duration remainingValidity() {
-    if (state.get() != ACTIVE) {
+    if (state.get() != State.ACTIVE) {
       return Duration.ZERO;
     }
     long left = deadlineNanos.get() - owner.ticker().read();
@@ -153,6 +156,36 @@ public final class Lease implements AutoCloseable {
     owner.release(this);
   }
 
+  /**
+   * Releases this lease after {@code delay} rather than now: on every master where the key still
+   * holds this lease's token, its expiry is shortened to {@code delay}; it is never lengthened and
+   * never re-created. For a lock that must be kept at least until some time (ShedLock's {@code
+   * lockAtLeastFor}) even though the work is done. From this call on the handle is released: {@link
+   * #isValid()} is false and it cannot be extended. A zero or negative delay releases at once, as
+   * {@link #release()} does. Blocks for at most the node timeout.
+   *
+   * @param delay how long the masters should keep the lock from now; shortened to whole
+   *     milliseconds, at least 1
+   * @return true if a majority of masters confirmed (the lock ends within {@code delay} there);
+   *     false if not, in which case the key expires with its current TTL where it was not reached,
+   *     or if this lease was already released or lost
+   * @throws NullPointerException if {@code delay} is null
+   */
+  public boolean releaseAfter(Duration delay) {
+    return owner.releaseAfter(this, delay);
+  }
+
+  /**
+   * Returns whether this lease was lost: a majority of masters answered an extend that the key is
+   * gone or holds another token, or a renewed lease ran out before a renewal got through. A lease
+   * that was released, or that simply ran out without renewal, is not lost (but not valid either).
+   *
+   * @return true once the lease is lost; then {@link #onLost()} has completed
+   */
+  public boolean isLost() {
+    return state.get() == State.LOST;
+  }
+
   /** Same as {@link #release()}. */
   @Override
   public void close() {
@@ -177,7 +210,7 @@ public final class Lease implements AutoCloseable {
   }
 
   boolean isReleased() {
-    return state.get() == RELEASED;
+    return state.get() == State.RELEASED;
   }
 
   byte[] key() {
@@ -189,7 +222,7 @@ public final class Lease implements AutoCloseable {
   }
 
   boolean validAt(long nowNanos) {
-    return state.get() == ACTIVE && deadlineNanos.get() - nowNanos > 0;
+    return state.get() == State.ACTIVE && deadlineNanos.get() - nowNanos > 0;
   }
 
   /** Moves the deadline to {@code candidate} if that is later; never moves it back. */
@@ -198,9 +231,9 @@ public final class Lease implements AutoCloseable {
         candidate, (current, next) -> next - current > 0 ? next : current);
   }
 
-  /** Marks the lease released; returns whether this call released it. */
-  boolean markReleased() {
-    return state.getAndSet(RELEASED) != RELEASED;
+  /** Marks the lease released; returns the state it was in. */
+  State markReleased() {
+    return state.getAndSet(State.RELEASED);
   }
 
   /**
@@ -208,7 +241,7 @@ public final class Lease implements AutoCloseable {
    * caller then tells the listener and calls {@link #signalLost()}.
    */
   boolean markLost() {
-    return state.compareAndSet(ACTIVE, LOST);
+    return state.compareAndSet(State.ACTIVE, State.LOST);
   }
 
   /** Completes {@link #onLost()}, after the listener has heard of the loss. */

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,6 +46,7 @@ final class Leases {
   private final Arguments arguments;
   private final double driftFactor;
   private final long minValidityNanos;
+  private final AtomicInteger held = new AtomicInteger(); // granted, not yet released or lost
 
   Leases(
       Masters masters,
@@ -65,7 +67,13 @@ final class Leases {
 
   /** A new lease, valid until {@code deadlineNanos} on the ticker. */
   Lease grant(String resource, byte[] key, byte[] token, long deadlineNanos, long fence) {
+    held.incrementAndGet();
     return new Lease(this, resource, key, token, deadlineNanos, fence);
+  }
+
+  /** How many leases were granted and are neither released nor lost. */
+  int held() {
+    return held.get();
   }
 
   /**
@@ -118,6 +126,7 @@ final class Leases {
           Arguments.quote(lease.resource()),
           tally.outcomes());
     }
+    events.emit(l -> l.notExtended(lease.resource(), tally.outcomes(), elapsed));
     return Extension.NOT_EXTENDED;
   }
 
@@ -142,6 +151,7 @@ final class Leases {
     if (!lease.markLost()) {
       return; // already lost or released
     }
+    held.decrementAndGet();
     log.warn("lease on {} lost: {}", Arguments.quote(lease.resource()), why);
     events.emit(l -> l.lost(lease.resource(), outcomes, elapsed));
     lease.signalLost();
@@ -152,12 +162,46 @@ final class Leases {
 
   /** Releases {@code lease} on every master, waiting at most the node timeout. */
   void release(Lease lease) {
-    if (!lease.markReleased()) {
+    if (ended(lease)) {
       return;
     }
     byte[] key = lease.key();
     byte[] token = lease.token();
-    Tally tally = masters.all((node, i) -> node.release(key, token));
+    released(lease, masters.all((node, i) -> node.release(key, token)));
+  }
+
+  /**
+   * Releases {@code lease} after {@code delay}: shortens its keys' expiry to the delay where they
+   * still hold its token. Returns whether a majority confirmed.
+   */
+  boolean releaseAfter(Lease lease, Duration delay) {
+    java.util.Objects.requireNonNull(delay, "delay");
+    if (delay.isNegative() || delay.isZero() || delay.toMillis() < 1) {
+      boolean active = lease.isValid();
+      release(lease);
+      return active;
+    }
+    if (ended(lease)) {
+      return false;
+    }
+    byte[] key = lease.key();
+    byte[] token = lease.token();
+    long millis = Math.min(delay.toMillis(), RedLock.MAX_TTL.toMillis());
+    Tally tally = masters.all((node, i) -> node.shorten(key, token, millis));
+    released(lease, tally);
+    return tally.reachedQuorum();
+  }
+
+  /** Marks {@code lease} released; returns true if it already was (nothing left to do). */
+  private boolean ended(Lease lease) {
+    Lease.State before = lease.markReleased();
+    if (before == Lease.State.ACTIVE) {
+      held.decrementAndGet();
+    }
+    return before == Lease.State.RELEASED;
+  }
+
+  private void released(Lease lease, Tally tally) {
     if (tally.unreachable() > 0 && log.isDebugEnabled()) {
       log.debug(
           "release of {} incomplete: {}", Arguments.quote(lease.resource()), tally.outcomes());

@@ -20,10 +20,11 @@ final class LuaScript {
   static final LuaScript RELEASE = load("release.lua");
   static final LuaScript EXTEND = load("extend.lua");
   static final LuaScript ADMIT = load("admit.lua");
+  static final LuaScript SHORTEN = load("shorten.lua");
 
   /** Every script, loaded on each new connection. */
   static final java.util.List<LuaScript> ALL =
-      java.util.List.of(ACQUIRE, FENCE, RELEASE, EXTEND, ADMIT);
+      java.util.List.of(ACQUIRE, FENCE, RELEASE, EXTEND, ADMIT, SHORTEN);
 
   /** The key of each master's dataset-birth marker, read and written by the scripts. */
   static final byte[] DATASET_MARKER = "redlock:dataset-born".getBytes(StandardCharsets.US_ASCII);

@@ -31,6 +31,12 @@ interface NodeClient extends AutoCloseable {
   /** The extend script: GRANTED if extended, TAKEN if another token holds it, GONE if absent. */
   CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis);
 
+  /**
+   * The shorten script: GRANTED if the key holds our token (its expiry is now at most {@code
+   * ttlMillis}), TAKEN if another token holds it, GONE if absent.
+   */
+  CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis);
+
   /** The admit script: GRANTED if the dataset was admitted now, TAKEN if it already was. */
   CompletableFuture<NodeReply> admit(long minDatasetAgeMillis);
 

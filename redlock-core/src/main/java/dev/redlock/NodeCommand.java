@@ -51,9 +51,9 @@ final class NodeCommand {
   final CompletableFuture<NodeReply> reply = new CompletableFuture<>();
 
   /**
-   * Whether the command may be sent again, whole, after a NOSCRIPT answer: only a release, which is
-   * its lease's last command, so sending it later cannot let it overtake or be overtaken by any
-   * other command of the same lease.
+   * Whether the command may be sent again, whole, after a NOSCRIPT answer: only a release or a
+   * shorten, which end their lease, so sending one later cannot let it overtake or be overtaken by
+   * any other command of the same lease.
    */
   final boolean resendable;
 
@@ -62,7 +62,7 @@ final class NodeCommand {
 
   private NodeCommand(Kind kind, LuaScript script, byte[][] keys, byte[]... args) {
     this.kind = kind;
-    this.resendable = script == LuaScript.RELEASE;
+    this.resendable = script == LuaScript.RELEASE || script == LuaScript.SHORTEN;
     this.script = script;
     this.keys = keys;
     this.args = args;
@@ -106,6 +106,11 @@ final class NodeCommand {
   /** The extend script: compare-and-lengthen, never re-creating the key. */
   static NodeCommand extend(byte[] key, byte[] token, long ttlMillis) {
     return script(LuaScript.EXTEND, new byte[][] {key}, token, number(ttlMillis));
+  }
+
+  /** The shorten script: compare-and-shorten, never lengthening or re-creating the key. */
+  static NodeCommand shorten(byte[] key, byte[] token, long ttlMillis) {
+    return script(LuaScript.SHORTEN, new byte[][] {key}, token, number(ttlMillis));
   }
 
   /** The admit script: marks the master's dataset as old enough to vote. */

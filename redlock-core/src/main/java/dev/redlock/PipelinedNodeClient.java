@@ -80,6 +80,11 @@ final class PipelinedNodeClient implements NodeClient {
   }
 
   @Override
+  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+    return submit(NodeCommand.shorten(key, token, ttlMillis));
+  }
+
+  @Override
   public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
     return submit(NodeCommand.admit(minDatasetAgeMillis));
   }

@@ -3,6 +3,7 @@ package dev.redlock;
 import static java.util.Objects.requireNonNull;
 
 import dev.redlock.QuorumRound.Tally;
+import dev.redlock.RedLockListener.Denial;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -12,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -191,31 +193,102 @@ public final class RedLock implements AutoCloseable {
     long ttlMillis = arguments.ttlMillis(ttl);
     long waitNanos = Arguments.positiveNanos(maxWait, "maxWait");
     checkOpen();
-    if (Thread.interrupted()) {
+    Attempt attempt = retry(resource, key, ttlMillis, waitNanos, true);
+    if (attempt.lease == null) {
+      throw attempt.failure(
+          "could not acquire "
+              + Arguments.quote(resource)
+              + " within "
+              + maxWait.toMillis()
+              + " ms");
+    }
+    return attempt.lease;
+  }
+
+  /**
+   * Runs rounds, with randomized pauses between them, until one grants a lease or {@code waitNanos}
+   * has passed ({@link Long#MAX_VALUE}: no limit); returns the last attempt. If not {@code
+   * interruptible}, an interrupt does not stop the wait: it is kept pending for the caller.
+   */
+  Attempt retry(String resource, byte[] key, long ttlMillis, long waitNanos, boolean interruptible)
+      throws InterruptedException {
+    if (interruptible && Thread.interrupted()) {
       throw new InterruptedException();
     }
     Ticker ticker = masters.ticker();
-    long deadline = ticker.read() + waitNanos;
-    while (true) {
-      Attempt attempt = attempt(resource, key, ttlMillis);
-      if (attempt.lease != null) {
-        return attempt.lease;
+    long deadline = waitNanos == Long.MAX_VALUE ? 0 : ticker.read() + waitNanos;
+    boolean interrupted = false;
+    try {
+      while (true) {
+        Attempt attempt = attempt(resource, key, ttlMillis);
+        long left = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - ticker.read();
+        if (attempt.lease != null || left <= 0) {
+          return attempt;
+        }
+        long pause =
+            Math.min(
+                left, retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos));
+        if (interruptible) {
+          if (Thread.interrupted()) {
+            throw new InterruptedException();
+          }
+          TimeUnit.NANOSECONDS.sleep(pause);
+        } else {
+          LockSupport.parkNanos(pause);
+          interrupted |= Thread.interrupted();
+        }
+        checkOpen();
       }
-      long left = deadline - ticker.read();
-      if (left <= 0) {
-        throw attempt.failure(
-            "could not acquire "
-                + Arguments.quote(resource)
-                + " within "
-                + maxWait.toMillis()
-                + " ms");
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
-      if (Thread.interrupted()) {
-        throw new InterruptedException();
-      }
-      long jitter = retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos);
-      TimeUnit.NANOSECONDS.sleep(Math.min(left, jitter));
-      checkOpen();
+    }
+  }
+
+  /**
+   * Returns a {@link java.util.concurrent.locks.Lock} on {@code resource}: each outermost {@code
+   * lock()} acquires a lease for {@code ttl} and renews it while held; the last {@code unlock()}
+   * releases it. See {@link LeaseLock} for how it follows the {@code Lock} contract and what
+   * happens when a held lock is lost.
+   *
+   * @param resource the name of the lock, as for {@link #tryAcquire}
+   * @param ttl the TTL of each lease and each renewal, as for {@link #tryAcquire}
+   * @return a new lock object; thread-safe, and cheap (nothing is sent until it is locked)
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if an argument is out of range
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public LeaseLock newLock(String resource, Duration ttl) {
+    byte[] key = Arguments.resourceKey(resource);
+    long ttlMillis = arguments.ttlMillis(ttl);
+    checkOpen();
+    return new LeaseLock(this, resource, key, ttlMillis);
+  }
+
+  /**
+   * Returns how many leases this RedLock granted that are neither released nor lost, for metrics. A
+   * lease that ran out without being released still counts until it is closed.
+   *
+   * @return a snapshot, zero or more
+   */
+  public int leasesHeld() {
+    return leases.held();
+  }
+
+  /**
+   * Returns how many automatic renewal rounds (of {@link #withLock} and {@link LeaseLock}) have
+   * been sent and not yet decided, for metrics: a number that stays high means renewals are waiting
+   * on slow masters.
+   *
+   * @return a snapshot, zero or more
+   */
+  public int renewalsInFlight() {
+    renewerLock.lock();
+    try {
+      return renewer == null ? 0 : renewer.inFlight();
+    } finally {
+      renewerLock.unlock();
     }
   }
 
@@ -291,6 +364,17 @@ public final class RedLock implements AutoCloseable {
     }
   }
 
+  /** Starts renewing {@code lease}; for {@link LeaseLock}. */
+  Renewer.Renewal renew(Lease lease, long ttlMillis) {
+    return renewer().start(lease, ttlMillis);
+  }
+
+  /** One round, for {@link LeaseLock#tryLock()}. */
+  Attempt attemptOnce(String resource, byte[] key, long ttlMillis) {
+    checkOpen();
+    return attempt(resource, key, ttlMillis);
+  }
+
   private Renewer renewer() {
     renewerLock.lock();
     try {
@@ -336,15 +420,16 @@ public final class RedLock implements AutoCloseable {
     }
 
     masters.releaseAll(key, token);
+    // A majority voted for us but the lease still failed: too slow, or the fence store failed.
+    boolean unavailable =
+        votes.reachedQuorum() || votes.unreachable() > masters.size() - masters.quorum();
     if (events.enabled()) {
-      events.emit(l -> l.denied(resource, outcomes, took));
+      Denial reason = unavailable ? Denial.UNAVAILABLE : Denial.TAKEN;
+      events.emit(l -> l.denied(resource, reason, outcomes, took));
     }
     if (log.isDebugEnabled()) {
       log.debug("{} not acquired: {}", Arguments.quote(resource), outcomes);
     }
-    // A majority voted for us but the lease still failed: too slow, or the fence store failed.
-    boolean unavailable =
-        votes.reachedQuorum() || votes.unreachable() > masters.size() - masters.quorum();
     return new Attempt(null, outcomes, unavailable);
   }
 
@@ -431,7 +516,7 @@ public final class RedLock implements AutoCloseable {
   }
 
   /** The result of one acquisition attempt. */
-  private static final class Attempt {
+  static final class Attempt {
     final Lease lease;
     final List<NodeOutcome> outcomes;
     final boolean unavailable;

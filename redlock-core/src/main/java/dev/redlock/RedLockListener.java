@@ -25,14 +25,15 @@ public interface RedLockListener {
   default void acquired(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
 
   /**
-   * A round did not grant a lease: the lock was taken, too few masters answered, or too little
-   * validity was left. An {@code acquire} with a wait reports each round.
+   * A round did not grant a lease. An {@code acquire} with a wait reports each round.
    *
    * @param resource the resource
+   * @param reason why: the lock is held by others, or too few masters could vote in time
    * @param outcomes what each master answered
    * @param elapsed how long the round took
    */
-  default void denied(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
+  default void denied(
+      String resource, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {}
 
   /**
    * A lease was extended by a quorum.
@@ -44,7 +45,18 @@ public interface RedLockListener {
   default void extended(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
 
   /**
-   * A lease was lost: an extend (manual or automatic) failed, or the renewer found it expired.
+   * An extend (manual or automatic) reached no quorum in time, but no majority said the key was
+   * gone: the lease stands until its old deadline, and the renewer tries again.
+   *
+   * @param resource the resource
+   * @param outcomes what each master answered
+   * @param elapsed how long the round took
+   */
+  default void notExtended(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
+
+  /**
+   * A lease was lost: a majority answered an extend (manual or automatic) that the key is gone or
+   * holds another token, or a renewed lease ran out before a renewal got through.
    *
    * @param resource the resource
    * @param outcomes what each master answered in the failed round; empty if no round was run
@@ -53,7 +65,8 @@ public interface RedLockListener {
   default void lost(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
 
   /**
-   * A lease was released.
+   * A lease was released, at once or (by {@link Lease#releaseAfter}) with its keys left to expire
+   * after a delay.
    *
    * @param resource the resource
    * @param outcomes what each master answered
@@ -70,6 +83,18 @@ public interface RedLockListener {
    * @param state the new state
    */
   default void circuitChanged(String node, CircuitState state) {}
+
+  /** Why a round did not grant a lease. */
+  enum Denial {
+    /** Enough masters answered, and the lock is held by others (or the votes split). */
+    TAKEN,
+    /**
+     * Too few masters could vote in time (failed, timed out, or too young for the restart guard),
+     * or a majority granted but the lease was not: the round was too slow, or the fence store
+     * failed.
+     */
+    UNAVAILABLE
+  }
 
   /** The states of a master's circuit breaker. */
   enum CircuitState {

@@ -5,6 +5,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,6 +30,7 @@ final class Renewer {
   private final Leases leases;
   private final long retryDelayNanos;
   private final ScheduledThreadPoolExecutor timer;
+  private final AtomicInteger inFlight = new AtomicInteger(); // extend rounds awaiting answers
 
   Renewer(Leases leases, long retryDelayNanos) {
     this.leases = leases;
@@ -50,6 +52,11 @@ final class Renewer {
     Renewal renewal = new Renewal(lease, ttlMillis);
     renewal.renewWhenDue();
     return renewal;
+  }
+
+  /** How many renewal rounds have been sent and not yet decided. */
+  int inFlight() {
+    return inFlight.get();
   }
 
   void close(long timeoutNanos) {
@@ -110,8 +117,10 @@ final class Renewer {
         leases.expired(lease);
         return;
       }
+      inFlight.incrementAndGet();
       leases
           .extendAsync(lease, ttlMillis, timer)
+          .whenComplete((result, error) -> inFlight.decrementAndGet())
           .thenAccept(
               result -> {
                 switch (result) {

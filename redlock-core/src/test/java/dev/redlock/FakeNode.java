@@ -90,6 +90,12 @@ final class FakeNode implements NodeClient {
   }
 
   @Override
+  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+    received.add("SHORTEN " + text(key) + " PX " + ttlMillis);
+    return answer(onRelease).thenApply(NodeReply::of);
+  }
+
+  @Override
   public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
     received.add("ADMIT " + minDatasetAgeMillis);
     return answer(Answer.GRANT).thenApply(NodeReply::of);

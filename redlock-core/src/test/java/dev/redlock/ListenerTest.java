@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.FakeNode.Answer;
+import dev.redlock.RedLockListener.Denial;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -34,8 +35,14 @@ class ListenerTest {
         }
 
         @Override
-        public void denied(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
-          record("denied", resource, outcomes);
+        public void denied(
+            String resource, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
+          record("denied(" + reason + ")", resource, outcomes);
+        }
+
+        @Override
+        public void notExtended(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+          record("notExtended", resource, outcomes);
         }
 
         @Override
@@ -87,18 +94,26 @@ class ListenerTest {
     assertEquals(null, second);
     nodes.get(1).onSet = Answer.GRANT;
     Lease third = redlock.tryAcquire("t", TTL).orElseThrow();
+    nodes.get(0).onExtend = Answer.FAIL;
+    nodes.get(1).onExtend = Answer.FAIL;
+    assertFalse(third.extend(TTL));
     nodes.forEach(node -> node.onExtend = Answer.GONE);
     assertFalse(third.extend(TTL));
+    nodes.get(0).onSet = Answer.FAIL;
+    nodes.get(1).onSet = Answer.FAIL;
+    assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("u", TTL));
 
     assertEquals(
         List.of(
             "acquired r GRANTED GRANTED PENDING", // decided at quorum
-            "denied r GRANTED FAILED TAKEN",
+            "denied(TAKEN) r GRANTED FAILED TAKEN",
             "extended r GRANTED GRANTED PENDING",
             "released r GRANTED GRANTED GRANTED",
-            "denied s GRANTED FAILED TAKEN",
+            "denied(TAKEN) s GRANTED FAILED TAKEN",
             "acquired t GRANTED GRANTED PENDING",
-            "lost t GONE GONE PENDING"),
+            "notExtended t FAILED FAILED PENDING", // no quorum possible after two failures
+            "lost t GONE GONE PENDING",
+            "denied(UNAVAILABLE) u FAILED FAILED PENDING"),
         heard);
   }
 

@@ -256,7 +256,8 @@ final class DrillRun {
     }
 
     @Override
-    public void denied(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+    public void denied(
+        String resource, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
       countRestarted(outcomes);
     }
 

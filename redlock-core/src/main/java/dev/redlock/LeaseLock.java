@@ -1,0 +1,270 @@
+package dev.redlock;
+
+import static java.util.Objects.requireNonNull;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A {@link Lock} on one resource, held across processes by a quorum lease: each outermost {@link
+ * #lock()} acquires a lease on the masters and renews it automatically while held; the last {@link
+ * #unlock()} releases it. Obtained from {@link RedLock#newLock}.
+ *
+ * <p>Within one process the lock behaves as a {@link ReentrantLock} (it is built on one): it is
+ * reentrant for the holding thread, which must unlock as many times as it locked; an {@code
+ * unlock()} by a thread that does not hold it throws {@link IllegalMonitorStateException}; {@link
+ * #lock()} waits without being interruptible, {@link #lockInterruptibly()} and {@link
+ * #tryLock(long, TimeUnit)} can be interrupted, and {@link #tryLock()} never waits. Across
+ * processes, each wait is a series of quorum rounds with randomized pauses between them.
+ *
+ * <p><b>A lost lock is never silent.</b> A held lease can be lost (a majority of masters says the
+ * key is gone, or renewals fail until its validity runs out). The holder can see it at any time
+ * through {@link #lease()} ({@link Lease#isValid()}, {@link Lease#ensureValid()}, {@link
+ * Lease#onLost()}), and the last {@link #unlock()} of a lock that was lost while held throws {@link
+ * LeaseLostException} after releasing everything, because the work it protected may have overlapped
+ * with another holder's. Check {@code lease().ensureValid()} before each step that must not
+ * overlap, and catch the exception at {@code unlock()} where the outcome of the work matters.
+ *
+ * <p>{@link #tryLock()} and a timed-out {@link #tryLock(long, TimeUnit)} return false both when the
+ * lock is held elsewhere and when too few masters answered; {@link RedLock#tryAcquire} tells the
+ * two apart. Thread-safe.
+ */
+public final class LeaseLock implements Lock {
+
+  private final RedLock redlock;
+  private final String resource;
+  private final byte[] key;
+  private final long ttlMillis;
+  private final ReentrantLock local = new ReentrantLock();
+  private Lease lease; // guarded by local: set while held
+  private Renewer.Renewal renewal; // guarded by local: set while held
+
+  LeaseLock(RedLock redlock, String resource, byte[] key, long ttlMillis) {
+    this.redlock = redlock;
+    this.resource = resource;
+    this.key = key;
+    this.ttlMillis = ttlMillis;
+  }
+
+  /**
+   * Acquires the lock, waiting as long as it takes: for other threads of this process, then for the
+   * masters. Not interruptible: an interrupt is kept pending and the wait goes on.
+   *
+   * @throws IllegalStateException if the RedLock is closed
+   */
+  @Override
+  public void lock() {
+    local.lock();
+    try {
+      if (local.getHoldCount() == 1) {
+        hold(redlock.retry(resource, key, ttlMillis, Long.MAX_VALUE, false));
+      }
+    } catch (InterruptedException e) {
+      throw new AssertionError("an uninterruptible wait was interrupted", e);
+    } catch (RuntimeException | Error e) {
+      local.unlock();
+      throw e;
+    }
+  }
+
+  /**
+   * Acquires the lock, waiting as long as it takes unless interrupted.
+   *
+   * @throws InterruptedException if interrupted before the lock was acquired; nothing is then held
+   * @throws IllegalStateException if the RedLock is closed
+   */
+  @Override
+  public void lockInterruptibly() throws InterruptedException {
+    local.lockInterruptibly();
+    try {
+      if (local.getHoldCount() == 1) {
+        hold(redlock.retry(resource, key, ttlMillis, Long.MAX_VALUE, true));
+      }
+    } catch (InterruptedException | RuntimeException | Error e) {
+      local.unlock();
+      throw e;
+    }
+  }
+
+  /**
+   * Acquires the lock if it is free now: in this process, and on the masters in one round.
+   *
+   * @return true if the lock was acquired (or this thread already held it)
+   * @throws IllegalStateException if the RedLock is closed
+   */
+  @Override
+  public boolean tryLock() {
+    if (!local.tryLock()) {
+      return false;
+    }
+    try {
+      if (local.getHoldCount() == 1 && !hold(redlock.attemptOnce(resource, key, ttlMillis).lease)) {
+        local.unlock();
+        return false;
+      }
+      return true;
+    } catch (RuntimeException | Error e) {
+      local.unlock();
+      throw e;
+    }
+  }
+
+  /**
+   * Acquires the lock if it becomes free within {@code time}: waits for other threads of this
+   * process, then runs rounds on the masters for what is left of the time. A time of zero or less
+   * makes one round.
+   *
+   * @param time how long to wait
+   * @param unit the unit of {@code time}
+   * @return true if the lock was acquired (or this thread already held it), false if the time ran
+   *     out
+   * @throws InterruptedException if interrupted while waiting; nothing is then held
+   * @throws NullPointerException if {@code unit} is null
+   * @throws IllegalStateException if the RedLock is closed
+   */
+  @Override
+  public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+    requireNonNull(unit, "unit");
+    long start = System.nanoTime();
+    long wait = Math.max(0, unit.toNanos(time));
+    if (!local.tryLock(wait, TimeUnit.NANOSECONDS)) {
+      return false;
+    }
+    try {
+      if (local.getHoldCount() == 1) {
+        long left = Math.max(0, wait - (System.nanoTime() - start));
+        if (!hold(redlock.retry(resource, key, ttlMillis, left, true).lease)) {
+          local.unlock();
+          return false;
+        }
+      }
+      return true;
+    } catch (InterruptedException | RuntimeException | Error e) {
+      local.unlock();
+      throw e;
+    }
+  }
+
+  /** Keeps a lease this thread just acquired and starts renewing it; false if there is none. */
+  private boolean hold(Lease acquired) {
+    if (acquired == null) {
+      return false;
+    }
+    try {
+      renewal = redlock.renew(acquired, ttlMillis);
+    } catch (RuntimeException | Error e) {
+      acquired.release();
+      throw e;
+    }
+    lease = acquired;
+    return true;
+  }
+
+  private void hold(RedLock.Attempt attempt) {
+    if (!hold(attempt.lease)) {
+      throw new AssertionError("an unbounded wait ended without a lease");
+    }
+  }
+
+  /**
+   * Releases one hold; the last one stops the renewal and releases the lease on the masters.
+   *
+   * @throws IllegalMonitorStateException if the calling thread does not hold this lock
+   * @throws LeaseLostException if this was the last hold and the lease had been lost (or had run
+   *     out) while held; the lock is released all the same
+   */
+  @Override
+  public void unlock() {
+    if (!local.isHeldByCurrentThread()) {
+      throw new IllegalMonitorStateException(
+          "the lock on " + Arguments.quote(resource) + " is not held by this thread");
+    }
+    try {
+      if (local.getHoldCount() == 1) {
+        Lease ending = lease;
+        lease = null;
+        renewal.cancel();
+        renewal = null;
+        boolean lost = !ending.isValid();
+        ending.release();
+        if (lost) {
+          throw new LeaseLostException(
+              "the lock on "
+                  + Arguments.quote(resource)
+                  + " was lost while held ("
+                  + (ending.isLost() ? "lost" : "expired")
+                  + "): the work it protected may have overlapped with another holder's");
+        }
+      }
+    } finally {
+      local.unlock();
+    }
+  }
+
+  /**
+   * Not supported: a condition's waiters and signals would have to span processes, which a lease
+   * cannot carry.
+   *
+   * @throws UnsupportedOperationException always
+   */
+  @Override
+  public Condition newCondition() {
+    throw new UnsupportedOperationException(
+        "a distributed lock has no conditions: waiters and signals would have to span processes;"
+            + " signal through the protected store, or use a local lock and condition");
+  }
+
+  /**
+   * Returns the lease behind the current hold: its fencing token, its validity, and whether it was
+   * lost ({@link Lease#isValid()}, {@link Lease#onLost()}). Do not release or extend it: {@link
+   * #unlock()} and the renewal do.
+   *
+   * @return the lease the calling thread holds
+   * @throws IllegalMonitorStateException if the calling thread does not hold this lock
+   */
+  public Lease lease() {
+    if (!local.isHeldByCurrentThread()) {
+      throw new IllegalMonitorStateException(
+          "the lock on " + Arguments.quote(resource) + " is not held by this thread");
+    }
+    return lease;
+  }
+
+  /**
+   * Returns whether the calling thread holds this lock.
+   *
+   * @return true between a successful lock and the matching last unlock
+   */
+  public boolean isHeldByCurrentThread() {
+    return local.isHeldByCurrentThread();
+  }
+
+  /**
+   * Returns how many times the calling thread holds this lock.
+   *
+   * @return zero if it does not hold it
+   */
+  public int getHoldCount() {
+    return local.getHoldCount();
+  }
+
+  /**
+   * Returns the resource this lock is on.
+   *
+   * @return the resource name
+   */
+  public String resource() {
+    return resource;
+  }
+
+  @Override
+  public String toString() {
+    return "LeaseLock{resource="
+        + Arguments.quote(resource)
+        + ", "
+        + (local.isLocked() ? "held in this process" : "not held in this process")
+        + "}";
+  }
+}
