@@ -24,8 +24,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * through {@link #lease()} ({@link Lease#isValid()}, {@link Lease#ensureValid()}, {@link
  * Lease#onLost()}), and the last {@link #unlock()} of a lock that was lost while held throws {@link
  * LeaseLostException} after releasing everything, because the work it protected may have overlapped
- * with another holder's. Check {@code lease().ensureValid()} before each step that must not
- * overlap, and catch the exception at {@code unlock()} where the outcome of the work matters.
+ * with another holder's; a nested {@code lock()} or {@code tryLock()} by the holder of a lost lock
+ * throws it too (the outer hold must still be unlocked). Check {@code lease().ensureValid()} before
+ * each step that must not overlap, and catch the exception at {@code unlock()} where the outcome of
+ * the work matters.
  *
  * <p>{@link #tryLock()} and a timed-out {@link #tryLock(long, TimeUnit)} return false both when the
  * lock is held elsewhere and when too few masters answered; {@link RedLock#tryAcquire} tells the
@@ -52,6 +54,8 @@ public final class LeaseLock implements Lock {
    * Acquires the lock, waiting as long as it takes: for other threads of this process, then for the
    * masters. Not interruptible: an interrupt is kept pending and the wait goes on.
    *
+   * @throws LeaseLostException if the calling thread already holds this lock and its lease was
+   *     lost: the nested hold is not taken
    * @throws IllegalStateException if the RedLock is closed
    */
   @Override
@@ -60,6 +64,8 @@ public final class LeaseLock implements Lock {
     try {
       if (local.getHoldCount() == 1) {
         hold(redlock.retry(resource, key, ttlMillis, Long.MAX_VALUE, false));
+      } else {
+        ensureStillHeld();
       }
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible wait was interrupted", e);
@@ -73,6 +79,8 @@ public final class LeaseLock implements Lock {
    * Acquires the lock, waiting as long as it takes unless interrupted.
    *
    * @throws InterruptedException if interrupted before the lock was acquired; nothing is then held
+   * @throws LeaseLostException if the calling thread already holds this lock and its lease was
+   *     lost: the nested hold is not taken
    * @throws IllegalStateException if the RedLock is closed
    */
   @Override
@@ -81,6 +89,8 @@ public final class LeaseLock implements Lock {
     try {
       if (local.getHoldCount() == 1) {
         hold(redlock.retry(resource, key, ttlMillis, Long.MAX_VALUE, true));
+      } else {
+        ensureStillHeld();
       }
     } catch (InterruptedException | RuntimeException | Error e) {
       local.unlock();
@@ -92,6 +102,8 @@ public final class LeaseLock implements Lock {
    * Acquires the lock if it is free now: in this process, and on the masters in one round.
    *
    * @return true if the lock was acquired (or this thread already held it)
+   * @throws LeaseLostException if the calling thread already holds this lock and its lease was
+   *     lost: the nested hold is not taken
    * @throws IllegalStateException if the RedLock is closed
    */
   @Override
@@ -100,7 +112,9 @@ public final class LeaseLock implements Lock {
       return false;
     }
     try {
-      if (local.getHoldCount() == 1 && !hold(redlock.attemptOnce(resource, key, ttlMillis).lease)) {
+      if (local.getHoldCount() > 1) {
+        ensureStillHeld();
+      } else if (!hold(redlock.attemptOnce(resource, key, ttlMillis).lease)) {
         local.unlock();
         return false;
       }
@@ -122,6 +136,8 @@ public final class LeaseLock implements Lock {
    *     out
    * @throws InterruptedException if interrupted while waiting; nothing is then held
    * @throws NullPointerException if {@code unit} is null
+   * @throws LeaseLostException if the calling thread already holds this lock and its lease was
+   *     lost: the nested hold is not taken
    * @throws IllegalStateException if the RedLock is closed
    */
   @Override
@@ -133,7 +149,9 @@ public final class LeaseLock implements Lock {
       return false;
     }
     try {
-      if (local.getHoldCount() == 1) {
+      if (local.getHoldCount() > 1) {
+        ensureStillHeld();
+      } else {
         long left = Math.max(0, wait - (System.nanoTime() - start));
         if (!hold(redlock.retry(resource, key, ttlMillis, left, true).lease)) {
           local.unlock();
@@ -144,6 +162,19 @@ public final class LeaseLock implements Lock {
     } catch (InterruptedException | RuntimeException | Error e) {
       local.unlock();
       throw e;
+    }
+  }
+
+  /**
+   * For a nested acquisition by the holder: the outer hold's lease must still be valid, or the
+   * nested lock would pretend to hold what is lost.
+   */
+  private void ensureStillHeld() {
+    if (!lease.isValid()) {
+      throw new LeaseLostException(
+          "the lock on "
+              + Arguments.quote(resource)
+              + " was lost while held; unlock it to release what is left");
     }
   }
 

@@ -270,6 +270,8 @@ class LeaseLockIT {
     assertTrue(lost.await(WAIT_SECONDS, TimeUnit.SECONDS), "the next renewal finds it gone");
     assertTrue(lease.isLost());
     assertFalse(lease.isValid());
+    assertThrows(LeaseLostException.class, lock::tryLock, "a nested hold on a lost lock");
+    assertEquals(1, lock.getHoldCount(), "the nested hold was not taken");
     LeaseLostException e = assertThrows(LeaseLostException.class, lock::unlock);
     assertTrue(e.getMessage().contains("lost while held"), e.getMessage());
     assertEquals(0, lock.getHoldCount(), "the hold is gone all the same");
