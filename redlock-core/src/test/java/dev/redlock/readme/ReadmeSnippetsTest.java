@@ -1,0 +1,65 @@
+package dev.redlock.readme;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every block of test code marked {@code // README: name} ... {@code // end README: name}, in any
+ * module's test sources, must appear in the README exactly (indentation removed): the README shows
+ * only code that compiles and runs.
+ */
+class ReadmeSnippetsTest {
+
+  private static final Pattern BLOCK =
+      Pattern.compile("// README: (.+?)\\n(.*?)\\n[ \\t]*// end README: \\1", Pattern.DOTALL);
+
+  @Test
+  void everyMarkedSnippetAppearsInTheReadmeAsCompiled() throws IOException {
+    Path root = Path.of("..").toAbsolutePath().normalize();
+    String readme = Files.readString(root.resolve("README.md"));
+    List<String> missing = new ArrayList<>();
+    int found = 0;
+    try (Stream<Path> files = Files.walk(root, 8)) {
+      for (Path file :
+          files
+              .filter(p -> p.toString().endsWith(".java"))
+              .filter(p -> p.toString().contains("/src/test/java/"))
+              .toList()) {
+        Matcher block = BLOCK.matcher(Files.readString(file));
+        while (block.find()) {
+          found++;
+          if (!readme.contains(dedent(block.group(2)))) {
+            missing.add(block.group(1) + " (" + root.relativize(file) + ")");
+          }
+        }
+      }
+    }
+    assertTrue(found >= 2, "found the marked snippets: " + found);
+    assertEquals(List.of(), missing, "snippets whose README copy differs from the compiled code");
+  }
+
+  private static String dedent(String block) {
+    List<String> lines = block.lines().toList();
+    int indent =
+        lines.stream()
+            .filter(l -> !l.isBlank())
+            .mapToInt(l -> l.length() - l.stripLeading().length())
+            .min()
+            .orElse(0);
+    StringBuilder out = new StringBuilder();
+    for (String line : lines) {
+      out.append(line.isBlank() ? "" : line.substring(indent)).append('\n');
+    }
+    return out.toString().stripTrailing();
+  }
+}
