@@ -43,6 +43,8 @@ final class BreakerNodeClient implements NodeClient {
   private static final NodeUnavailableException TIMED_OUT =
       new NodeUnavailableException("no reply within the node timeout");
   private static final NodeUnavailableException SLOW = new NodeUnavailableException("slow reply");
+  private static final NodeUnavailableException BREAKER_OPEN =
+      new NodeUnavailableException("circuit breaker open");
 
   private final NodeClient delegate;
   private final CircuitBreaker breaker;
@@ -101,6 +103,11 @@ final class BreakerNodeClient implements NodeClient {
   }
 
   @Override
+  public NodeUnavailableException skipped() {
+    return BREAKER_OPEN;
+  }
+
+  @Override
   public CompletableFuture<NodeReply> acquire(
       byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
     return recorded(delegate.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis), false);
@@ -119,6 +126,11 @@ final class BreakerNodeClient implements NodeClient {
   @Override
   public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
     return delegate.admit(minDatasetAgeMillis); // an operator's call: never skipped
+  }
+
+  @Override
+  public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
+    return delegate.query(verb, args); // diagnostics: never skipped
   }
 
   @Override
@@ -143,7 +155,7 @@ final class BreakerNodeClient implements NodeClient {
       return recorded(command.get(), false);
     }
     command.get();
-    return CompletableFuture.failedFuture(new NodeUnavailableException("circuit breaker open"));
+    return CompletableFuture.failedFuture(BREAKER_OPEN);
   }
 
   /**
@@ -250,6 +262,11 @@ final class BreakerNodeClient implements NodeClient {
     @Override
     public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
       return delegate.admit(minDatasetAgeMillis);
+    }
+
+    @Override
+    public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
+      return delegate.query(verb, args);
     }
 
     @Override

@@ -151,6 +151,9 @@ final class JedisLink {
       case EVALSHA -> Protocol.Command.EVALSHA;
       case EVAL -> Protocol.Command.EVAL;
       case SCRIPT -> Protocol.Command.SCRIPT;
+      case INFO -> Protocol.Command.INFO;
+      case CONFIG -> Protocol.Command.CONFIG;
+      case TIME -> Protocol.Command.TIME;
     };
   }
 

@@ -29,21 +29,37 @@ final class Masters {
 
   private final List<NodeClient> nodes;
   private final List<String> names;
+  private final List<String> datacenters;
   private final int quorum;
-  private final long nodeTimeoutNanos;
+  private final long[] timeoutNanos;
+  private final long longestTimeoutNanos;
   private final Ticker ticker;
 
-  private static final NodeUnavailableException BREAKER_OPEN =
-      new NodeUnavailableException("circuit breaker open");
   private static final NodeUnavailableException NOT_VOTED =
       new NodeUnavailableException("did not grant the lock");
 
-  Masters(List<NodeClient> nodes, List<String> names, long nodeTimeoutNanos, Ticker ticker) {
+  Masters(
+      List<NodeClient> nodes,
+      List<String> names,
+      List<String> datacenters,
+      long[] timeoutNanos,
+      Ticker ticker) {
     this.nodes = List.copyOf(nodes);
     this.names = List.copyOf(names);
+    this.datacenters = List.copyOf(datacenters);
     this.quorum = nodes.size() / 2 + 1;
-    this.nodeTimeoutNanos = nodeTimeoutNanos;
+    this.timeoutNanos = timeoutNanos.clone();
+    this.longestTimeoutNanos = java.util.Arrays.stream(timeoutNanos).max().orElse(0);
     this.ticker = ticker;
+  }
+
+  List<NodeClient> nodes() {
+    return nodes;
+  }
+
+  /** Each master's datacenter label, or empty. */
+  List<String> datacenters() {
+    return datacenters;
   }
 
   int size() {
@@ -62,8 +78,9 @@ final class Masters {
     return ticker;
   }
 
+  /** The longest node timeout of any master: a round never waits longer. */
   long nodeTimeoutNanos() {
-    return nodeTimeoutNanos;
+    return longestTimeoutNanos;
   }
 
   /** A round decided at a majority of grants, or as soon as a majority can no longer grant. */
@@ -77,26 +94,28 @@ final class Masters {
    */
   Tally vote(boolean[] voters, Call call) {
     QuorumRound round = start(voters, call);
-    return round.await(round.startNanos() + nodeTimeoutNanos);
+    return round.await(round.startNanos() + longestTimeoutNanos);
   }
 
   /** A round, as {@link #vote(Call)}, whose result is completed on {@code timer}'s thread. */
   CompletableFuture<Tally> voteAsync(Call call, ScheduledExecutorService timer) {
     QuorumRound round = start(null, call);
-    return round.whenDecided(timer, round.startNanos() + nodeTimeoutNanos);
+    return round.whenDecided(timer, round.startNanos() + longestTimeoutNanos);
   }
 
   /** A round decided when every master answered, or at the node timeout. */
   Tally all(Call call) {
     QuorumRound round =
-        QuorumRound.start(names, quorum, Mode.ALL, ticker, i -> call.send(nodes.get(i), i));
-    return round.await(round.startNanos() + nodeTimeoutNanos);
+        QuorumRound.start(
+            names, timeoutNanos, quorum, Mode.ALL, ticker, i -> call.send(nodes.get(i), i));
+    return round.await(round.startNanos() + longestTimeoutNanos);
   }
 
   private QuorumRound start(boolean[] voters, Call call) {
     NodeClient[] chosen = choose(voters);
     return QuorumRound.start(
         names,
+        timeoutNanos,
         quorum,
         Mode.QUORUM,
         ticker,
@@ -105,7 +124,7 @@ final class Masters {
             return call.send(chosen[i], i);
           }
           boolean voter = voters == null || voters[i];
-          return CompletableFuture.failedFuture(voter ? BREAKER_OPEN : NOT_VOTED);
+          return CompletableFuture.failedFuture(voter ? nodes.get(i).skipped() : NOT_VOTED);
         });
   }
 

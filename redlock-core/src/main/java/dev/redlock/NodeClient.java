@@ -37,6 +37,13 @@ interface NodeClient extends AutoCloseable {
    */
   CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis);
 
+  /**
+   * A read-only diagnostic command for the preflight ({@code INFO}, {@code CONFIG GET}, {@code
+   * TIME}): completes with the raw answer, or exceptionally with the server's error (an ACL that
+   * forbids it, say) or the failure. Never guarded by a circuit breaker.
+   */
+  CompletableFuture<Object> query(NodeCommand.Verb verb, String... args);
+
   /** The admit script: GRANTED if the dataset was admitted now, TAKEN if it already was. */
   CompletableFuture<NodeReply> admit(long minDatasetAgeMillis);
 
@@ -47,6 +54,11 @@ interface NodeClient extends AutoCloseable {
    */
   default boolean permits() {
     return true;
+  }
+
+  /** Why a master that {@link #permits()} refused counts as a failed vote when it is not probed. */
+  default NodeUnavailableException skipped() {
+    return new NodeUnavailableException("skipped");
   }
 
   /**

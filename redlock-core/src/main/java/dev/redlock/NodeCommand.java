@@ -24,7 +24,9 @@ final class NodeCommand {
     /** Any other script: answers 1, 0 or -1. */
     SCRIPT,
     /** {@code SCRIPT LOAD}: the transport's own; its reply is not a vote. */
-    LOAD
+    LOAD,
+    /** A read-only diagnostic ({@code INFO}, {@code CONFIG GET}, {@code TIME}): a raw answer. */
+    QUERY
   }
 
   /** The Redis command a {@link NodeCommand} is sent as. */
@@ -32,7 +34,10 @@ final class NodeCommand {
     SET,
     EVALSHA,
     EVAL,
-    SCRIPT
+    SCRIPT,
+    INFO,
+    CONFIG,
+    TIME
   }
 
   private static final byte[] NX = ascii("NX");
@@ -51,6 +56,14 @@ final class NodeCommand {
   final CompletableFuture<NodeReply> reply = new CompletableFuture<>();
 
   /**
+   * For a {@link Kind#QUERY}: the raw answer ({@code byte[]}, {@link Long}, {@link List}, or null),
+   * or exceptionally with the server's error or the failure.
+   */
+  final CompletableFuture<Object> value;
+
+  private final Verb queryVerb; // for a QUERY
+
+  /**
    * Whether the command may be sent again, whole, after a NOSCRIPT answer: only a release or a
    * shorten, which end their lease, so sending one later cannot let it overtake or be overtaken by
    * any other command of the same lease.
@@ -61,7 +74,13 @@ final class NodeCommand {
   boolean sendWhole; // guarded by the pipeline's lock: EVAL rather than EVALSHA
 
   private NodeCommand(Kind kind, LuaScript script, byte[][] keys, byte[]... args) {
+    this(kind, null, script, keys, args);
+  }
+
+  private NodeCommand(Kind kind, Verb queryVerb, LuaScript script, byte[][] keys, byte[]... args) {
     this.kind = kind;
+    this.queryVerb = queryVerb;
+    this.value = kind == Kind.QUERY ? new CompletableFuture<>() : null;
     this.resendable = script == LuaScript.RELEASE || script == LuaScript.SHORTEN;
     this.script = script;
     this.keys = keys;
@@ -113,6 +132,15 @@ final class NodeCommand {
     return script(LuaScript.SHORTEN, new byte[][] {key}, token, number(ttlMillis));
   }
 
+  /** A read-only diagnostic command, e.g. {@code INFO replication} or {@code CONFIG GET x}. */
+  static NodeCommand query(Verb verb, String... args) {
+    byte[][] words = new byte[args.length][];
+    for (int i = 0; i < args.length; i++) {
+      words[i] = args[i].getBytes(StandardCharsets.UTF_8);
+    }
+    return new NodeCommand(Kind.QUERY, verb, null, new byte[0][], words);
+  }
+
   /** The admit script: marks the master's dataset as old enough to vote. */
   static NodeCommand admit(long minDatasetAgeMillis) {
     return script(
@@ -132,6 +160,7 @@ final class NodeCommand {
     return switch (kind) {
       case SET -> Verb.SET;
       case LOAD -> Verb.SCRIPT;
+      case QUERY -> queryVerb;
       default -> sendWhole ? Verb.EVAL : Verb.EVALSHA;
     };
   }
@@ -147,6 +176,9 @@ final class NodeCommand {
     if (kind == Kind.LOAD) {
       return new byte[][] {LOAD_WORD, script.body()};
     }
+    if (kind == Kind.QUERY) {
+      return args;
+    }
     byte[][] words = new byte[2 + keys.length + args.length][];
     words[0] = sendWhole ? script.body() : script.sha1();
     words[1] = number(keys.length);
@@ -157,6 +189,15 @@ final class NodeCommand {
 
   /** Decodes the master's reply and completes {@link #reply}. */
   void complete(Object answer) {
+    if (kind == Kind.QUERY) {
+      if (answer instanceof ServerError error) {
+        value.completeExceptionally(new NodeUnavailableException(error.firstLine()));
+      } else {
+        value.complete(answer);
+      }
+      reply.complete(NodeReply.of(Status.GRANTED));
+      return;
+    }
     if (answer instanceof ServerError error) {
       reply.completeExceptionally(new NodeUnavailableException(error.firstLine()));
       return;
@@ -177,6 +218,9 @@ final class NodeCommand {
   /** Fails the command: the master could not answer it. */
   void fail(NodeUnavailableException error) {
     reply.completeExceptionally(error);
+    if (value != null) {
+      value.completeExceptionally(error);
+    }
   }
 
   private NodeReply decode(Object answer) {

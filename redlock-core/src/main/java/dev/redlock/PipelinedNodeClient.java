@@ -85,6 +85,13 @@ final class PipelinedNodeClient implements NodeClient {
   }
 
   @Override
+  public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
+    NodeCommand command = NodeCommand.query(verb, args);
+    pipeline.submit(command);
+    return command.value;
+  }
+
+  @Override
   public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
     return submit(NodeCommand.admit(minDatasetAgeMillis));
   }

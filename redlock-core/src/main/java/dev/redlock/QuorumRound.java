@@ -36,6 +36,7 @@ final class QuorumRound {
   }
 
   private final List<String> names;
+  private final long[] timeoutNanos; // per master: how long after the start it counts as timed out
   private final int quorum;
   private final Mode mode;
   private final Ticker ticker;
@@ -55,8 +56,10 @@ final class QuorumRound {
   private ScheduledFuture<?> timeout; // guarded by lock: set by whenDecided()
   private long deadlineNanos; // guarded by lock: set by whenDecided()
 
-  private QuorumRound(List<String> names, int quorum, Mode mode, Ticker ticker) {
+  private QuorumRound(
+      List<String> names, long[] timeoutNanos, int quorum, Mode mode, Ticker ticker) {
     this.names = names;
+    this.timeoutNanos = timeoutNanos;
     this.quorum = quorum;
     this.mode = mode;
     this.ticker = ticker;
@@ -73,11 +76,12 @@ final class QuorumRound {
    */
   static QuorumRound start(
       List<String> names,
+      long[] timeoutNanos,
       int quorum,
       Mode mode,
       Ticker ticker,
       IntFunction<CompletableFuture<NodeReply>> command) {
-    QuorumRound round = new QuorumRound(names, quorum, mode, ticker);
+    QuorumRound round = new QuorumRound(names, timeoutNanos, quorum, mode, ticker);
     for (int i = 0; i < names.size(); i++) {
       int node = i;
       CompletableFuture<NodeReply> reply;
@@ -240,13 +244,16 @@ final class QuorumRound {
   private Tally freezeLocked(long now, long deadlineNanos) {
     decided = true;
     boolean late = now - deadlineNanos >= 0;
+    long elapsed = now - startNanos;
     List<NodeOutcome> outcomes = new ArrayList<>(statuses.length);
     for (int i = 0; i < statuses.length; i++) {
       Status status = statuses[i];
       long at = answeredAt[i];
       String detail = details[i];
       if (status == null) {
-        status = late ? Status.TIMED_OUT : Status.PENDING;
+        // Past its own node timeout (or the round's deadline), a master that has not answered
+        // timed out; before, the round was decided without it.
+        status = late || elapsed >= timeoutNanos[i] ? Status.TIMED_OUT : Status.PENDING;
         at = now - startNanos;
         detail = "";
       }

@@ -91,6 +91,12 @@ public final class RedLock implements AutoCloseable {
   /** How long an open circuit breaker skips its master unless set otherwise: 1 s. */
   public static final Duration DEFAULT_CIRCUIT_BREAKER_WAIT = Duration.ofSeconds(1);
 
+  /**
+   * How often, at most, {@link Builder#excludeUnfitMasters} checks a master again while it is used:
+   * 10 s.
+   */
+  public static final Duration PREFLIGHT_INTERVAL = Duration.ofSeconds(10);
+
   /** The longest TTL accepted: one day. */
   public static final Duration MAX_TTL = Duration.ofDays(1);
 
@@ -109,13 +115,15 @@ public final class RedLock implements AutoCloseable {
   private final boolean fencing;
   private final boolean restartGuard;
   private final long maxLeaseMillis;
+  private final Preflight preflight;
   private final Tokens tokens = new Tokens();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final ReentrantLock renewerLock = new ReentrantLock();
   private Renewer renewer; // guarded by renewerLock; created by the first withLock
 
-  private RedLock(Builder builder, Masters masters, Events events) {
+  private RedLock(Builder builder, Masters masters, Events events, Preflight preflight) {
     this.masters = masters;
+    this.preflight = preflight;
     this.events = events;
     this.driftFactor = builder.driftFactor;
     this.minValidityNanos = builder.minValidity.toNanos();
@@ -462,6 +470,44 @@ public final class RedLock implements AutoCloseable {
   }
 
   /**
+   * Checks whether each master is fit for Redlock, and what the placement across datacenters
+   * survives: the deployment preflight. Per master, with PASS / WARN / FAIL / UNKNOWN and why:
+   * reachable and version; role (a replica FAILs; a master with replicas WARNs, since a failover
+   * can lose a lock); cluster mode (FAIL: a lock's keys hash to one shard); {@code
+   * maxmemory-policy} (an evicting policy under a {@code maxmemory} limit FAILs: it can evict lock
+   * keys and fence counters); persistence ({@code appendonly}, {@code appendfsync}) and what the
+   * restart guard then relies on; uptime against {@code maxLeaseTime}; the master's clock offset
+   * from this client, from {@code TIME}, bounded by the round trip. A command an ACL forbids gives
+   * UNKNOWN for its check. With datacenter labels ({@link Builder#datacenter}), it also says which
+   * single-datacenter losses leave a quorum. Read-only; sends nothing that changes a master. Blocks
+   * for at most the longer of 1 s and twice the longest node timeout.
+   *
+   * @return the findings; {@link Inspection#toString()} prints them as a table
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public Inspection inspect() {
+    checkOpen();
+    List<Preflight.Probe> probes = new ArrayList<>();
+    for (int i = 0; i < masters.size(); i++) {
+      probes.add(
+          preflight.start(
+              masters.nodes().get(i), masters.names().get(i), masters.datacenters().get(i)));
+    }
+    Ticker ticker = masters.ticker();
+    long deadline = ticker.read() + preflightWaitNanos(masters.nodeTimeoutNanos());
+    List<Inspection.Master> found = new ArrayList<>();
+    for (Preflight.Probe probe : probes) {
+      found.add(probe.await(deadline, ticker));
+    }
+    return new Inspection(found, Preflight.losses(masters.datacenters()));
+  }
+
+  /** How long the preflight waits for its answers: the longer of 1 s and two node timeouts. */
+  static long preflightWaitNanos(long nodeTimeoutNanos) {
+    return Math.max(TimeUnit.SECONDS.toNanos(1), 2 * nodeTimeoutNanos);
+  }
+
+  /**
    * Admits every reachable master whose dataset is younger than the maximum lease time, so that its
    * votes count at once. Call it only when no master can have lost a lock it held within the last
    * maximum lease time: for a brand-new cluster, or after restarts longer ago than that. Until then
@@ -541,7 +587,10 @@ public final class RedLock implements AutoCloseable {
   public static final class Builder {
 
     private final List<NodeAddress> addresses = new ArrayList<>();
+    private final List<String> datacenters = new ArrayList<>(); // per address; empty: no label
+    private final List<Duration> timeouts = new ArrayList<>(); // per address; null: nodeTimeout
     private final Map<String, String> servers = new HashMap<>();
+    private boolean excludeUnfitMasters;
     private Duration nodeTimeout = DEFAULT_NODE_TIMEOUT;
     private double driftFactor = DEFAULT_DRIFT_FACTOR;
     private Duration minValidity = Duration.ZERO;
@@ -569,6 +618,38 @@ public final class RedLock implements AutoCloseable {
      *     already added (one server cannot be two independent masters)
      */
     public Builder node(String uri) {
+      return add(uri, "", null);
+    }
+
+    /**
+     * Adds the masters of one datacenter, under one label and with a node timeout of their own: a
+     * remote datacenter needs a longer timeout than the local one. The labels let {@link
+     * RedLock#inspect()} say which single-datacenter losses the placement survives (2/2/1 masters
+     * across three datacenters survives any; 3/2 across two does not survive losing the first).
+     *
+     * @param name the datacenter's label; non-empty
+     * @param nodeTimeout how long each of these masters may take to connect or answer; positive,
+     *     less than {@link #MAX_TTL}
+     * @param uris the masters' URIs, as for {@link #node(String)}
+     * @return this builder
+     * @throws NullPointerException if an argument or a URI is null
+     * @throws IllegalArgumentException if the name is empty, the timeout out of range, a URI
+     *     malformed or a master repeated
+     */
+    public Builder datacenter(String name, Duration nodeTimeout, List<String> uris) {
+      requireNonNull(name, "name");
+      requireNonNull(uris, "uris");
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("datacenter name must not be blank");
+      }
+      checkNodeTimeout(nodeTimeout);
+      for (String uri : uris) {
+        add(uri, name, nodeTimeout);
+      }
+      return this;
+    }
+
+    private Builder add(String uri, String datacenter, Duration timeout) {
       NodeAddress address = NodeAddress.parse(uri);
       String previous = servers.putIfAbsent(address.serverKey(), address.toString());
       if (previous != null) {
@@ -581,6 +662,8 @@ public final class RedLock implements AutoCloseable {
                 + " independent servers");
       }
       addresses.add(address);
+      datacenters.add(datacenter);
+      timeouts.add(timeout);
       return this;
     }
 
@@ -611,11 +694,31 @@ public final class RedLock implements AutoCloseable {
      * @throws IllegalArgumentException if it is not positive
      */
     public Builder nodeTimeout(Duration timeout) {
+      this.nodeTimeout = checkNodeTimeout(timeout);
+      return this;
+    }
+
+    private static Duration checkNodeTimeout(Duration timeout) {
       Arguments.positiveNanos(timeout, "nodeTimeout");
       if (timeout.compareTo(MAX_TTL) >= 0) {
         throw new IllegalArgumentException("nodeTimeout must be less than " + MAX_TTL);
       }
-      this.nodeTimeout = timeout;
+      return timeout;
+    }
+
+    /**
+     * Keeps masters that the preflight finds unfit for Redlock from voting: a replica, a master in
+     * cluster mode, or one whose {@code maxmemory-policy} can evict keys under a {@code maxmemory}
+     * limit (see {@link RedLock#inspect()}; a FAIL verdict). Their acquire, fence and extend votes
+     * fail at once with the reason in the outcome's detail; releases still reach them. Each master
+     * is checked when the RedLock is built and again at most every {@link #PREFLIGHT_INTERVAL}
+     * while it is used, so a master whose configuration is corrected votes again. Default off.
+     *
+     * @param enabled whether unfit masters are kept from voting
+     * @return this builder
+     */
+    public Builder excludeUnfitMasters(boolean enabled) {
+      this.excludeUnfitMasters = enabled;
       return this;
     }
 
@@ -777,10 +880,11 @@ public final class RedLock implements AutoCloseable {
     private void checkSettingsTogether() {
       Duration longest = restartGuard ? maxLeaseTime : MAX_TTL;
       String longestName = restartGuard ? "maxLeaseTime" : "the longest TTL";
-      if (nodeTimeout.compareTo(longest) >= 0) {
+      Duration slowest = longestNodeTimeout();
+      if (slowest.compareTo(longest) >= 0) {
         throw new IllegalArgumentException(
             "nodeTimeout ("
-                + nodeTimeout
+                + slowest
                 + ") must be less than "
                 + longestName
                 + " ("
@@ -802,6 +906,15 @@ public final class RedLock implements AutoCloseable {
                 + Duration.ofNanos(best)
                 + "; no lease could ever be granted");
       }
+    }
+
+    private Duration longestNodeTimeout() {
+      Duration longest = Duration.ZERO;
+      for (Duration timeout : timeouts) {
+        Duration own = timeout == null ? nodeTimeout : timeout;
+        longest = own.compareTo(longest) > 0 ? own : longest;
+      }
+      return longest;
     }
 
     private static Duration atMostOneDay(Duration value, String name) {
@@ -836,7 +949,6 @@ public final class RedLock implements AutoCloseable {
         throw new IllegalArgumentException("at least one node is required");
       }
       checkSettingsTogether();
-      long timeoutNanos = nodeTimeout.toNanos();
       NodeClientFactory factory = nodeClients;
       if (factory == null) {
         SSLContext tls = sslContext != null ? sslContext : defaultSslContext(addresses);
@@ -846,9 +958,13 @@ public final class RedLock implements AutoCloseable {
       }
       List<NodeClient> clients = new ArrayList<>(addresses.size());
       List<String> names = new ArrayList<>(addresses.size());
+      long[] timeoutsNanos = new long[addresses.size()];
       Events events = new Events(listener);
+      Preflight preflight = new Preflight(restartGuard, maxLeaseTime.toMillis());
       try {
         for (int i = 0; i < addresses.size(); i++) {
+          long timeoutNanos = (timeouts.get(i) == null ? nodeTimeout : timeouts.get(i)).toNanos();
+          timeoutsNanos[i] = timeoutNanos;
           NodeClient client = factory.create(addresses.get(i), i, timeoutNanos, ticker);
           if (circuitBreakers) {
             client =
@@ -863,6 +979,16 @@ public final class RedLock implements AutoCloseable {
                       events.emit(l -> l.circuitChanged(node, state));
                     });
           }
+          if (excludeUnfitMasters) {
+            client =
+                new FitNodeClient(
+                    client,
+                    preflight,
+                    addresses.get(i).toString(),
+                    datacenters.get(i),
+                    PREFLIGHT_INTERVAL.toNanos(),
+                    ticker);
+          }
           clients.add(client);
           names.add(addresses.get(i).toString());
         }
@@ -870,9 +996,16 @@ public final class RedLock implements AutoCloseable {
         clients.forEach(NodeClient::close);
         throw e;
       }
-      Masters masters = new Masters(clients, names, timeoutNanos, ticker);
-      masters.awaitFirstConnect(ticker.read() + timeoutNanos);
-      return new RedLock(this, masters, events);
+      Masters masters = new Masters(clients, names, datacenters, timeoutsNanos, ticker);
+      masters.awaitFirstConnect(ticker.read() + masters.nodeTimeoutNanos());
+      if (excludeUnfitMasters) {
+        // The first verdicts before the first round, bounded like inspect().
+        long deadline = ticker.read() + preflightWaitNanos(masters.nodeTimeoutNanos());
+        for (NodeClient client : clients) {
+          ((FitNodeClient) client).awaitFirstCheck(deadline);
+        }
+      }
+      return new RedLock(this, masters, events, preflight);
     }
   }
 

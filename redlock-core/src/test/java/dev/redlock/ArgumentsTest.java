@@ -289,6 +289,34 @@ class ArgumentsTest {
   }
 
   @Test
+  void everyTtlMustExceedTheLongestNodeTimeoutOfAnyDatacenter() {
+    FakeCluster fakes = new FakeCluster();
+    try (RedLock redlock =
+        fakes
+            .builder(0)
+            .datacenter("near", Duration.ofMillis(20), List.of("redis://127.0.0.1:7000"))
+            .datacenter("far", Duration.ofMillis(200), List.of("redis://127.0.0.1:7001"))
+            .node("redis://127.0.0.1:7002")
+            .build()) {
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> redlock.tryAcquire("r", Duration.ofMillis(150)));
+      assertTrue(e.getMessage().contains("PT0.2S"), e.getMessage());
+      assertTrue(redlock.tryAcquire("r", Duration.ofMillis(250)).isPresent());
+    }
+    RedLock.Builder slow =
+        new FakeCluster()
+            .builder(0)
+            .datacenter("far", Duration.ofMinutes(2), List.of("redis://127.0.0.1:7000"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, slow::build);
+    assertTrue(e.getMessage().contains("maxLeaseTime"), e.getMessage());
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> RedLock.builder().datacenter(" ", Duration.ofMillis(5), List.of()));
+  }
+
+  @Test
   void withoutTheRestartGuardMaxLeaseTimeBoundsNothing() {
     FakeCluster fakes = new FakeCluster();
     try (RedLock redlock =

@@ -10,6 +10,9 @@ final class FakeCluster {
   final FakeTicker ticker = new FakeTicker();
   final List<FakeNode> nodes = new ArrayList<>();
 
+  /** Scripts each master as it is created, before the RedLock uses it (for the first preflight). */
+  volatile java.util.function.Consumer<FakeNode> beforeBuild = node -> {};
+
   /**
    * A builder for {@code n} fake masters named {@code 127.0.0.1:7000} and up, with a 20 ms node
    * timeout, on the fake clock. The masters exist once the RedLock is built.
@@ -23,6 +26,7 @@ final class FakeCluster {
                 (address, index, timeout, t) -> {
                   FakeNode node = new FakeNode(ticker);
                   nodes.add(node);
+                  beforeBuild.accept(node);
                   return node;
                 });
     for (int i = 0; i < n; i++) {

@@ -95,6 +95,56 @@ final class FakeNode implements NodeClient {
     return answer(onRelease).thenApply(NodeReply::of);
   }
 
+  /**
+   * Answers to diagnostic queries by command ("INFO replication", "CONFIG GET maxmemory", "TIME"):
+   * a String is sent as bulk text, a List as is, a Throwable fails the query. Defaults describe a
+   * healthy standalone master.
+   */
+  final java.util.Map<String, Object> queries =
+      new java.util.concurrent.ConcurrentHashMap<>(
+          java.util.Map.of(
+              "INFO server", "redis_version:7.0.15\r\nuptime_in_seconds:86400\r\n",
+              "INFO replication", "role:master\r\nconnected_slaves:0\r\n",
+              "INFO cluster", "cluster_enabled:0\r\n",
+              "CONFIG GET maxmemory", List.of("maxmemory", "0"),
+              "CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "noeviction"),
+              "CONFIG GET appendonly", List.of("appendonly", "no"),
+              "CONFIG GET appendfsync", List.of("appendfsync", "everysec")));
+
+  @Override
+  public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
+    String command = (verb + " " + String.join(" ", args)).trim();
+    received.add("QUERY " + command);
+    if (command.equals("TIME") && failTime) {
+      return CompletableFuture.failedFuture(new NodeUnavailableException("Connection refused"));
+    }
+    if (command.equals("TIME")) {
+      long micros = System.currentTimeMillis() * 1000;
+      return CompletableFuture.completedFuture(
+          List.of(
+              bytes(Long.toString(micros / 1_000_000)), bytes(Long.toString(micros % 1_000_000))));
+    }
+    Object answer = queries.get(command);
+    if (answer instanceof Throwable error) {
+      return CompletableFuture.failedFuture(error);
+    }
+    if (answer instanceof String text) {
+      return CompletableFuture.completedFuture(bytes(text));
+    }
+    if (answer instanceof List<?> list) {
+      return CompletableFuture.completedFuture(
+          list.stream().map(o -> (Object) bytes(String.valueOf(o))).toList());
+    }
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /** Whether TIME fails as if the master were unreachable. */
+  volatile boolean failTime;
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
   @Override
   public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
     received.add("ADMIT " + minDatasetAgeMillis);

@@ -1,0 +1,191 @@
+package dev.redlock;
+
+import dev.redlock.Inspection.Check;
+import dev.redlock.Inspection.Verdict;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps a master that the preflight finds unfit for Redlock (a FAIL: a replica, cluster mode, an
+ * evicting memory policy) from voting: its acquires, fences and extends fail at once with the
+ * reason; releases, shortens, admits and diagnostics go through. The verdict is taken when the
+ * RedLock is built and refreshed in the background, at most once per interval, while the master is
+ * used, so a corrected master votes again. A master that cannot be checked (unreachable, or an ACL
+ * that forbids the commands) is not excluded: that is the vote's own business.
+ *
+ * <p>It sits outside the circuit breaker: an unfit master is neither a failure for the breaker nor
+ * a candidate for a probe when the others cannot make a quorum.
+ */
+final class FitNodeClient implements NodeClient {
+
+  private static final Logger log = LoggerFactory.getLogger(FitNodeClient.class);
+
+  private final NodeClient delegate;
+  private final Preflight preflight;
+  private final String name;
+  private final String datacenter;
+  private final long intervalNanos;
+  private final Ticker ticker;
+  private final AtomicBoolean checking = new AtomicBoolean();
+  private final CompletableFuture<Void> firstCheck = new CompletableFuture<>();
+  private volatile NodeUnavailableException unfit; // null: fit (or not known to be unfit)
+  private volatile long checkedAtNanos;
+
+  FitNodeClient(
+      NodeClient delegate,
+      Preflight preflight,
+      String name,
+      String datacenter,
+      long intervalNanos,
+      Ticker ticker) {
+    this.delegate = delegate;
+    this.preflight = preflight;
+    this.name = name;
+    this.datacenter = datacenter;
+    this.intervalNanos = intervalNanos;
+    this.ticker = ticker;
+    this.checkedAtNanos = ticker.read();
+    check();
+  }
+
+  /** Starts a check unless one is running; its verdict replaces the last when it completes. */
+  private void check() {
+    if (!checking.compareAndSet(false, true)) {
+      return;
+    }
+    Preflight.Probe probe = preflight.start(delegate, name, datacenter);
+    probe
+        .done()
+        .whenComplete(
+            (v, e) -> {
+              judge(probe.result());
+              checkedAtNanos = ticker.read();
+              checking.set(false);
+              firstCheck.complete(null);
+            });
+  }
+
+  private void judge(Inspection.Master found) {
+    NodeUnavailableException before = unfit;
+    NodeUnavailableException now = null;
+    for (Check check : found.checks()) {
+      if (check.verdict() == Verdict.FAIL && !check.name().equals("reachable")) {
+        now = new NodeUnavailableException("unfit for Redlock: " + check.detail());
+        break;
+      }
+    }
+    unfit = now;
+    if (now != null && before == null) {
+      log.warn("master {} does not vote: {}", name, now.getMessage());
+    } else if (now == null && before != null) {
+      log.info("master {} is fit for Redlock again and votes", name);
+    }
+  }
+
+  /** Waits for the first verdict, until the deadline at most. */
+  void awaitFirstCheck(long deadlineNanos) {
+    long left = deadlineNanos - ticker.read();
+    try {
+      if (left > 0) {
+        firstCheck.get(left, java.util.concurrent.TimeUnit.NANOSECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      // not known yet: it votes until a check says otherwise
+    }
+  }
+
+  /** The reason this master may not vote, or null; refreshes the verdict when it is due. */
+  private NodeUnavailableException unfit() {
+    if (ticker.read() - checkedAtNanos > intervalNanos) {
+      check();
+    }
+    return unfit;
+  }
+
+  @Override
+  public boolean permits() {
+    // An unfit master does not count toward a possible quorum, and no breaker permission is
+    // taken for it: if the round calls it anyway (through probe()), the call fails at once.
+    return unfit() == null && delegate.permits();
+  }
+
+  @Override
+  public NodeUnavailableException skipped() {
+    NodeUnavailableException reason = unfit;
+    return reason != null ? reason : delegate.skipped();
+  }
+
+  @Override
+  public NodeClient probe() {
+    return unfit() != null ? this : delegate.probe();
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
+    NodeUnavailableException reason = unfit();
+    return reason != null
+        ? CompletableFuture.failedFuture(reason)
+        : delegate.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
+    NodeUnavailableException reason = unfit();
+    return reason != null
+        ? CompletableFuture.failedFuture(reason)
+        : delegate.fence(key, fenceKey, token, fence);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+    NodeUnavailableException reason = unfit();
+    return reason != null
+        ? CompletableFuture.failedFuture(reason)
+        : delegate.extend(key, token, ttlMillis);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    return delegate.release(key, token);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+    return delegate.shorten(key, token, ttlMillis);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
+    return delegate.admit(minDatasetAgeMillis);
+  }
+
+  @Override
+  public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
+    return delegate.query(verb, args);
+  }
+
+  @Override
+  public void awaitFirstConnect(long deadlineNanos) {
+    delegate.awaitFirstConnect(deadlineNanos);
+  }
+
+  @Override
+  public boolean awaitTermination(long deadlineNanos) {
+    return delegate.awaitTermination(deadlineNanos);
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+
+  @Override
+  public String toString() {
+    return "FitNodeClient{" + delegate + (unfit == null ? "" : ", unfit") + "}";
+  }
+}

@@ -1,0 +1,178 @@
+package dev.redlock;
+
+import static java.util.Objects.requireNonNull;
+
+import java.util.List;
+
+/**
+ * What {@link RedLock#inspect()} found: for each master, whether it is fit for Redlock, check by
+ * check, and for the placement across datacenters, which single-datacenter losses a quorum
+ * survives. Immutable.
+ *
+ * @param masters one entry per master, in configuration order
+ * @param losses for each datacenter label, what losing all of its masters leaves; empty when no
+ *     master has a label
+ */
+public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
+
+  /** How a check, a master or the whole placement came out; later constants are worse. */
+  public enum Verdict {
+    /** Fit. */
+    PASS,
+    /** Could not be checked (an ACL forbids the command, or the master did not answer it). */
+    UNKNOWN,
+    /** Works, but a safety assumption rests on something outside the library's control. */
+    WARN,
+    /** Unfit for Redlock: locks on it can be lost or shared. */
+    FAIL;
+
+    /**
+     * Returns the worse of this and {@code other}.
+     *
+     * @param other another verdict
+     * @return the later constant of the two
+     */
+    public Verdict worse(Verdict other) {
+      return compareTo(other) >= 0 ? this : other;
+    }
+  }
+
+  /**
+   * One check on one master.
+   *
+   * @param name what was checked: {@code reachable}, {@code role}, {@code cluster}, {@code
+   *     eviction}, {@code persistence}, {@code uptime} or {@code clock}
+   * @param verdict how it came out
+   * @param detail what was found and why it matters; never a password
+   */
+  public record Check(String name, Verdict verdict, String detail) {
+    /**
+     * Creates a check.
+     *
+     * @param name what was checked
+     * @param verdict how it came out
+     * @param detail what was found
+     * @throws NullPointerException if an argument is null
+     */
+    public Check {
+      requireNonNull(name, "name");
+      requireNonNull(verdict, "verdict");
+      requireNonNull(detail, "detail");
+    }
+  }
+
+  /**
+   * One master's checks.
+   *
+   * @param node the master's {@code host:port}
+   * @param datacenter its datacenter label, or empty
+   * @param checks every check, in a fixed order
+   */
+  public record Master(String node, String datacenter, List<Check> checks) {
+    /**
+     * Creates a master's entry.
+     *
+     * @param node the master's {@code host:port}
+     * @param datacenter its label, or empty
+     * @param checks its checks
+     * @throws NullPointerException if an argument is null
+     */
+    public Master {
+      requireNonNull(node, "node");
+      requireNonNull(datacenter, "datacenter");
+      checks = List.copyOf(checks);
+    }
+
+    /**
+     * Returns the worst verdict of this master's checks.
+     *
+     * @return {@link Verdict#FAIL} if any check failed, and so on
+     */
+    public Verdict verdict() {
+      Verdict worst = Verdict.PASS;
+      for (Check check : checks) {
+        worst = worst.worse(check.verdict());
+      }
+      return worst;
+    }
+  }
+
+  /**
+   * What losing one whole datacenter leaves.
+   *
+   * @param datacenter the datacenter's label
+   * @param lost how many masters it holds
+   * @param left how many masters the others hold
+   * @param quorum how many make a majority of all masters
+   */
+  public record DatacenterLoss(String datacenter, int lost, int left, int quorum) {
+    /**
+     * Returns whether a quorum survives the loss.
+     *
+     * @return true if the other datacenters still hold a majority
+     */
+    public boolean survives() {
+      return left >= quorum;
+    }
+  }
+
+  /**
+   * Creates an inspection.
+   *
+   * @param masters one entry per master
+   * @param losses one entry per datacenter label
+   * @throws NullPointerException if an argument is null
+   */
+  public Inspection {
+    masters = List.copyOf(masters);
+    losses = List.copyOf(losses);
+  }
+
+  /**
+   * Returns the worst verdict over every master, and {@link Verdict#WARN} at least if the loss of
+   * some single datacenter would leave no quorum.
+   *
+   * @return the overall verdict
+   */
+  public Verdict verdict() {
+    Verdict worst = Verdict.PASS;
+    for (Master master : masters) {
+      worst = worst.worse(master.verdict());
+    }
+    for (DatacenterLoss loss : losses) {
+      if (!loss.survives()) {
+        worst = worst.worse(Verdict.WARN);
+      }
+    }
+    return worst;
+  }
+
+  /** A report, one line per check, for logs and the drill. */
+  @Override
+  public String toString() {
+    StringBuilder out = new StringBuilder("preflight: ").append(verdict()).append('\n');
+    for (Master master : masters) {
+      out.append("  ")
+          .append(master.node())
+          .append(master.datacenter().isEmpty() ? "" : " (" + master.datacenter() + ")")
+          .append(": ")
+          .append(master.verdict())
+          .append('\n');
+      for (Check check : master.checks()) {
+        out.append(
+            String.format("    %-7s %-11s %s%n", check.verdict(), check.name(), check.detail()));
+      }
+    }
+    for (DatacenterLoss loss : losses) {
+      out.append(
+          String.format(
+              "  losing %s (%d of %d masters) leaves %d: %s%n",
+              loss.datacenter(),
+              loss.lost(),
+              loss.lost() + loss.left(),
+              loss.left(),
+              loss.survives() ? "a quorum survives" : "NO QUORUM (" + loss.quorum() + " needed)"));
+    }
+    return out.toString();
+  }
+}
