@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The handle on one acquisition of a resource: valid until its deadline, which only a successful
@@ -34,17 +35,28 @@ public final class Lease implements AutoCloseable {
   private final String resource;
   private final byte[] key;
   private final byte[] token;
-  private final long fence;
+  private final long fence; // the token to store when first asked for, or NO_FENCE
+  private final byte[] fenceKey;
+  private final ReentrantLock fenceLock = new ReentrantLock();
+  private volatile boolean fenceStored; // set once, under fenceLock
   private final AtomicLong deadlineNanos;
   private final AtomicReference<State> state = new AtomicReference<>(State.ACTIVE);
   private final CompletableFuture<Lease> lost = new CompletableFuture<>();
 
-  Lease(Leases owner, String resource, byte[] key, byte[] token, long deadlineNanos, long fence) {
+  Lease(
+      Leases owner,
+      String resource,
+      byte[] key,
+      byte[] token,
+      long deadlineNanos,
+      long fence,
+      byte[] fenceKey) {
     this.owner = owner;
     this.resource = resource;
     this.key = key;
     this.token = token;
     this.fence = fence;
+    this.fenceKey = fenceKey;
     this.deadlineNanos = new AtomicLong(deadlineNanos);
   }
 
@@ -64,14 +76,37 @@ public final class Lease implements AutoCloseable {
    * that resource reject a write whose token is lower than the highest it has seen: a holder that
    * was paused past its validity is then refused.
    *
+   * <p>The token is chosen during the acquire (from the fence counters and clocks the granting
+   * masters reported) but stored on the masters only when this method is first called, by one
+   * quorum round that stores it only where the key still holds this lease's token: a lease whose
+   * token is never read costs no second round. The first call therefore blocks for at most the node
+   * timeout; later calls return at once. The README explains why a token stored later is as good as
+   * one stored during the acquire.
+   *
    * @return a positive token, fixed for the lease's lifetime (extends keep it)
    * @throws IllegalStateException if the RedLock was built with fencing turned off
+   * @throws LeaseLostException if the token was never stored and the lease is no longer valid, or a
+   *     majority of masters answered that its key is gone or another's (the lease is then lost)
+   * @throws QuorumUnavailableException if too few masters answered the store in time; the lease is
+   *     unchanged and a later call tries again
    */
   public long fencingToken() {
     if (fence == NO_FENCE) {
       throw new IllegalStateException("fencing is turned off for this RedLock");
     }
-    return fence;
+    if (fenceStored) {
+      return fence;
+    }
+    fenceLock.lock();
+    try {
+      if (!fenceStored) {
+        owner.storeFence(this);
+        fenceStored = true;
+      }
+      return fence;
+    } finally {
+      fenceLock.unlock();
+    }
   }
 
   /**
@@ -219,6 +254,15 @@ public final class Lease implements AutoCloseable {
 
   byte[] token() {
     return token;
+  }
+
+  byte[] fenceKey() {
+    return fenceKey;
+  }
+
+  /** The token to store; NO_FENCE without fencing. */
+  long fence() {
+    return fence;
   }
 
   boolean validAt(long nowNanos) {

@@ -65,10 +65,69 @@ final class Leases {
     return masters.ticker();
   }
 
-  /** A new lease, valid until {@code deadlineNanos} on the ticker. */
-  Lease grant(String resource, byte[] key, byte[] token, long deadlineNanos, long fence) {
+  /**
+   * A new lease, valid until {@code deadlineNanos} on the ticker, whose fencing token {@code fence}
+   * (or NO_FENCE) is stored in {@code fenceKey} when first asked for.
+   */
+  Lease grant(
+      String resource, byte[] key, byte[] token, long deadlineNanos, long fence, byte[] fenceKey) {
     held.incrementAndGet();
-    return new Lease(this, resource, key, token, deadlineNanos, fence);
+    return new Lease(this, resource, key, token, deadlineNanos, fence, fenceKey);
+  }
+
+  /**
+   * Stores {@code lease}'s fencing token on the masters, only where its key still holds its token,
+   * and returns normally once a majority did while the lease was valid. Called once per lease, by
+   * its first {@link Lease#fencingToken()}, under the lease's own lock.
+   *
+   * <p>Why a token stored now is as good as one stored during the acquire. The token t was chosen
+   * above every counter the granting majority M had stored when each of them ran our SET NX (the
+   * acquire script reads the counter atomically with the SET). Take any earlier lease that stored
+   * its token t' on a majority M'. Each master of M' stored t' while the key held that lease's
+   * token; on a master x in both M and M', that key had to be gone before our SET NX succeeded
+   * there, and a key is never re-created, so x stored t' before it ran our acquire and we read at
+   * least t'. Hence t > t'. Symmetrically, we store t now only where our key still holds, so on
+   * every master of our store majority the store happens before any later lease's SET NX, and every
+   * later lease reads at least t. A lease that is never asked for its token stores nothing and
+   * orders nothing, and nothing relies on it. A token that cannot be stored on a majority while the
+   * key holds is never returned.
+   *
+   * @throws LeaseLostException if the lease is no longer valid, or a majority refused (then it is
+   *     lost)
+   * @throws QuorumUnavailableException if too few masters answered in time
+   */
+  void storeFence(Lease lease) {
+    if (!lease.isValid()) {
+      throw new LeaseLostException(
+          "lease on "
+              + Arguments.quote(lease.resource())
+              + " is no longer valid: a fencing token is stored only while the lease holds");
+    }
+    byte[] key = lease.key();
+    byte[] token = lease.token();
+    byte[] fenceKey = lease.fenceKey();
+    long fence = lease.fence();
+    Tally tally = masters.vote((node, i) -> node.fence(key, fenceKey, token, fence));
+    boolean stillValid = lease.validAt(tally.decidedAtNanos());
+    if (tally.reachedQuorum() && stillValid) {
+      return;
+    }
+    if (!stillValid || refusedByMajority(tally)) {
+      lose(
+          lease,
+          "its fencing token could not be stored: " + tally.outcomes(),
+          tally.outcomes(),
+          Duration.ofNanos(tally.elapsedNanos()));
+      throw new LeaseLostException(
+          "lease on "
+              + Arguments.quote(lease.resource())
+              + " was lost before its fencing token could be stored");
+    }
+    throw new QuorumUnavailableException(
+        "could not store the fencing token of "
+            + Arguments.quote(lease.resource())
+            + ": too few masters answered in time",
+        tally.outcomes());
   }
 
   /** How many leases were granted and are neither released nor lost. */

@@ -397,8 +397,10 @@ public final class RedLock implements AutoCloseable {
   }
 
   /**
-   * One acquisition, read top to bottom: a fresh token; the vote on every master; with fencing, the
-   * fence store where our vote holds; the validity; the lease, or else the release on every master.
+   * One acquisition, read top to bottom: a fresh token; the vote on every master; the validity; the
+   * lease, or else the release on every master. With fencing, the vote also reads each master's
+   * fence counter and clock, and the lease keeps the next token to store when it is first asked for
+   * ({@link Lease#fencingToken()}).
    */
   private Attempt attempt(String resource, byte[] key, long ttlMillis) {
     byte[] token = tokens.next();
@@ -407,20 +409,15 @@ public final class RedLock implements AutoCloseable {
     long minAge = restartGuard ? maxLeaseMillis : 0;
 
     Tally votes = masters.vote((node, i) -> node.acquire(key, fenceKey, token, ttlMillis, minAge));
-    Tally result = votes;
-    long fence = Lease.NO_FENCE;
-    if (fencing && votes.reachedQuorum()) {
-      fence = nextFence(votes);
-      boolean[] voted = granted(votes);
-      result = votes.then(storeFence(voted, key, fenceKey, token, fence), voted);
-    }
 
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
-    long validity = Validity.remainingNanos(ttlNanos, result.elapsedNanos(), driftFactor);
-    Duration took = Duration.ofNanos(result.elapsedNanos());
-    List<NodeOutcome> outcomes = result.outcomes();
-    if (result.reachedQuorum() && validity > minValidityNanos) {
-      Lease lease = leases.grant(resource, key, token, result.decidedAtNanos() + validity, fence);
+    long validity = Validity.remainingNanos(ttlNanos, votes.elapsedNanos(), driftFactor);
+    Duration took = Duration.ofNanos(votes.elapsedNanos());
+    List<NodeOutcome> outcomes = votes.outcomes();
+    if (votes.reachedQuorum() && validity > minValidityNanos) {
+      long fence = fencing ? nextFence(votes) : Lease.NO_FENCE;
+      Lease lease =
+          leases.grant(resource, key, token, votes.decidedAtNanos() + validity, fence, fenceKey);
       if (events.enabled()) { // no allocation on the hot path without a listener
         events.emit(l -> l.acquired(resource, outcomes, took));
       }
@@ -428,7 +425,7 @@ public final class RedLock implements AutoCloseable {
     }
 
     masters.releaseAll(key, token);
-    // A majority voted for us but the lease still failed: too slow, or the fence store failed.
+    // A majority voted for us but the lease still failed: the round was too slow.
     boolean unavailable =
         votes.reachedQuorum() || votes.unreachable() > masters.size() - masters.quorum();
     if (events.enabled()) {
@@ -442,23 +439,10 @@ public final class RedLock implements AutoCloseable {
   }
 
   /**
-   * Phase two of a fenced acquire: stores {@code fence} on the masters that granted, only where the
-   * key still holds our token. A majority that stored it intersects every later granting majority,
-   * so tokens only rise.
+   * The lease's fencing token, to be stored when first asked for: above every counter the granting
+   * masters had stored and not below any answering master's clock. See {@link Leases#fence} for why
+   * a token stored later is as good as one stored during the acquire.
    */
-  private Tally storeFence(boolean[] voted, byte[] key, byte[] fenceKey, byte[] token, long fence) {
-    return masters.vote(voted, (node, i) -> node.fence(key, fenceKey, token, fence));
-  }
-
-  private static boolean[] granted(Tally tally) {
-    boolean[] granted = new boolean[tally.outcomes().size()];
-    for (int i = 0; i < granted.length; i++) {
-      granted[i] = tally.outcomes().get(i).status() == NodeOutcome.Status.GRANTED;
-    }
-    return granted;
-  }
-
-  /** The next fencing token: above every stored counter and not below any master's clock. */
   private static long nextFence(Tally votes) {
     long next = 1;
     for (NodeReply reply : votes.replies()) {

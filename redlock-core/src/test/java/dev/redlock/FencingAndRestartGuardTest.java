@@ -54,16 +54,19 @@ class FencingAndRestartGuardTest {
   @Test
   void theNextTokenExceedsTheCounterOfAnyMajorityThatStoredTheLastOne() {
     build(3, b -> b);
-    // Lease one is granted and fenced by masters 0 and 1 only.
+    // Lease one is granted, and its token stored, by masters 0 and 1 only.
     nodes.get(2).onSet = Answer.TAKEN;
+    nodes.get(2).onFence = Answer.TAKEN;
     Lease first = redlock.tryAcquire("r", TTL).orElseThrow();
+    long firstToken = first.fencingToken();
     first.close();
     assertEquals(0L, nodes.get(2).fences.getOrDefault("r", 0L), "master 2 never stored it");
     // Lease two is granted by masters 1 and 2: master 1 carries lease one's token across.
     nodes.get(2).onSet = Answer.GRANT;
+    nodes.get(2).onFence = Answer.GRANT;
     nodes.get(0).onSet = Answer.TAKEN;
     Lease second = redlock.tryAcquire("r", TTL).orElseThrow();
-    assertTrue(second.fencingToken() > first.fencingToken());
+    assertTrue(second.fencingToken() > firstToken);
   }
 
   @Test
@@ -71,37 +74,55 @@ class FencingAndRestartGuardTest {
     build(3, b -> b);
     nodes.forEach(node -> node.timeMicros = 1_000_000);
     Lease before = redlock.tryAcquire("r", TTL).orElseThrow();
+    long beforeToken = before.fencingToken();
     before.close();
     nodes.forEach(node -> node.fences.clear()); // every master lost its data
     nodes.forEach(node -> node.timeMicros = 2_000_000);
     Lease after = redlock.tryAcquire("r", TTL).orElseThrow();
-    assertTrue(after.fencingToken() > before.fencingToken());
+    assertTrue(after.fencingToken() > beforeToken);
     assertEquals(2_000_000, after.fencingToken());
   }
 
   @Test
-  void leaseIsRefusedUnlessAMajorityStoredItsToken() {
+  void theAcquireIsOneRoundAndTheTokenIsStoredOnceWhenFirstAsked() {
     build(3, b -> b);
-    nodes.get(0).onFence = Answer.GONE; // the key expired between the phases
-    nodes.get(1).onFence = Answer.FAIL;
-    QuorumUnavailableException e =
-        assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("r", TTL));
-    assertEquals(
-        List.of(Status.GONE, Status.FAILED, Status.PENDING), // master 2 was not needed to vote
-        e.outcomes().stream().map(NodeOutcome::status).toList());
+    nodes.get(0).latency = Duration.ofMillis(10);
+    Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+    assertEquals(Duration.ofMillis(978), lease.remainingValidity(), "1000 - 10 - (10 + 2)");
+    assertEquals(0, count(0, "FENCE"), "nothing stored until the token is asked for");
+    long token = lease.fencingToken();
+    assertEquals(token, lease.fencingToken());
     for (int i = 0; i < 3; i++) {
-      assertEquals(1, count(i, "RELEASE"), "released on master " + i);
+      assertEquals(1, count(i, "FENCE " + "r " + token), "stored once on master " + i);
     }
+    assertEquals(Duration.ofMillis(978), lease.remainingValidity(), "the store cost no validity");
   }
 
   @Test
-  void bothPhasesCountAgainstTheValidity() {
+  void aTokenNoMajorityStoredIsNeverReturnedAndALaterCallTriesAgain() {
     build(3, b -> b);
-    nodes.get(0).latency = Duration.ofMillis(10); // phase one
     Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
-    // 1000 - 10 - (10 + 2); the fence phase took no time on the fake clock
-    assertEquals(Duration.ofMillis(978), lease.remainingValidity());
-    assertEquals(1, count(0, "FENCE"));
+    nodes.get(0).onFence = Answer.GONE;
+    nodes.get(1).onFence = Answer.FAIL;
+    QuorumUnavailableException e =
+        assertThrows(QuorumUnavailableException.class, lease::fencingToken);
+    assertEquals(
+        List.of(Status.GONE, Status.FAILED, Status.PENDING), // decided: no majority possible
+        e.outcomes().stream().map(NodeOutcome::status).toList());
+    assertTrue(lease.isValid(), "no majority refused: the lease stands");
+    nodes.get(1).onFence = Answer.GRANT;
+    assertTrue(lease.fencingToken() > 0, "stored by masters 1 and 2 on the next call");
+  }
+
+  @Test
+  void aTokenAMajorityRefusesLosesTheLease() {
+    build(3, b -> b);
+    Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+    nodes.get(0).onFence = Answer.GONE;
+    nodes.get(1).onFence = Answer.TAKEN;
+    assertThrows(LeaseLostException.class, lease::fencingToken);
+    assertTrue(lease.isLost());
+    assertThrows(LeaseLostException.class, lease::fencingToken, "and stays lost");
   }
 
   @Test
