@@ -66,8 +66,9 @@ import java.util.function.Function;
  * <p><b>Thread-safety.</b> Instances are thread-safe: {@link #build} and {@link #bindTo} may be
  * called from any threads in either order, each for one RedLock and one registry. Events are
  * recorded from the moment both are done (breaker states are followed from {@link #build} on).
- * Recording never blocks and never throws into the RedLock: a meter that cannot be registered is
- * logged at WARN once (then at DEBUG) and the event left out.
+ * Recording does no I/O, allocates nothing once an event's meters exist (unless resources are
+ * tagged) and never throws into the RedLock: a meter that cannot be registered is logged at WARN
+ * once (then at DEBUG) and the event left out.
  */
 public final class RedLockMetrics implements MeterBinder {
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.redlock.NodeOutcome;
 import dev.redlock.NodeOutcome.Status;
@@ -300,6 +301,38 @@ class RedLockMetricsTest {
     assertEquals(1, log.split("WARN", -1).length - 1, log);
     assertTrue(log.contains("refused redlock.node.outcomes"), log);
     assertNull(registry.find("redlock.node.outcomes").counter());
+  }
+
+  @Test
+  void recordingAnEventAllocatesNothingOnceItsMetersExist() {
+    java.lang.management.ThreadMXBean threads =
+        java.lang.management.ManagementFactory.getThreadMXBean();
+    assumeTrue(
+        threads instanceof com.sun.management.ThreadMXBean
+            && ((com.sun.management.ThreadMXBean) threads).isThreadAllocatedMemorySupported(),
+        "this JVM does not measure a thread's allocations");
+    com.sun.management.ThreadMXBean allocations = (com.sun.management.ThreadMXBean) threads;
+    RedLockListener events = bound(RedLockMetrics.create());
+    List<NodeOutcome> outcomes = granted();
+    Duration elapsed = ms(1);
+    for (int i = 0; i < 20_000; i++) { // registers the meters; lets the JIT settle
+      events.acquired("r", outcomes, elapsed);
+      events.extended("r", outcomes, elapsed);
+      events.released("r", outcomes, elapsed);
+    }
+    long thread = Thread.currentThread().getId();
+
+    long before = allocations.getThreadAllocatedBytes(thread);
+    for (int i = 0; i < 10_000; i++) {
+      events.acquired("r", outcomes, elapsed);
+      events.extended("r", outcomes, elapsed);
+      events.released("r", outcomes, elapsed);
+    }
+    long allocated = allocations.getThreadAllocatedBytes(thread) - before;
+
+    // 30,000 events: even 8 bytes each would be 240 KB; the measurement itself costs a few.
+    assertTrue(allocated < 4_096, allocated + " bytes allocated for 30,000 events");
+    assertEquals(30_000, registry.get("redlock.acquire").tag("result", "acquired").timer().count());
   }
 
   @Test
