@@ -1,6 +1,7 @@
 package dev.redlock.micrometer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
 import dev.redlock.RedLock;
@@ -24,6 +25,7 @@ class ReadmeExampleIT {
       redlock.admitFreshNodes();
       try (Lease lease =
           redlock.acquire("orders:42", Duration.ofSeconds(10), Duration.ofSeconds(5))) {
+        assertTrue(lease.isValid());
         assertEquals(1, registry.get("redlock.leases.held").gauge().value());
       }
     }
