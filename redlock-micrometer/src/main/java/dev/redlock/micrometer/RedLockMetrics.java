@@ -222,7 +222,9 @@ public final class RedLockMetrics implements MeterBinder {
 
     /**
      * Sets extra tags for every meter, for instance to tell apart the meters of two RedLocks in one
-     * registry ({@code Tags.of("cluster", "orders")}). Replaces earlier extra tags.
+     * registry ({@code Tags.of("cluster", "orders")}). Replaces earlier extra tags. The breaker
+     * state gauges carry them too: where Resilience4j's own binding publishes into the same
+     * Prometheus registry, its breakers need the same tag keys.
      *
      * @param tags the tags; their keys must differ from the tags the meters have of their own
      *     ({@code result}, {@code resource}, {@code node}, {@code operation}, {@code outcome},
