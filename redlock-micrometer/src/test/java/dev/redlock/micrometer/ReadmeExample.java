@@ -7,13 +7,13 @@ import java.util.List;
 
 /**
  * The README's Micrometer snippet: the code between the markers is in the README word for word
- * ({@code ReadmeSnippetTest} checks), and {@code ReadmeExampleIT} runs it against real masters.
+ * (redlock-core's {@code ReadmeSnippetsTest} checks every marked snippet), and {@code ReadmeExampleIT} runs it against real masters.
  */
 final class ReadmeExample {
 
   private ReadmeExample() {}
 
-  // README:begin
+  // README: Metrics
   static RedLock instrumented(List<String> uris, MeterRegistry registry) {
     RedLockMetrics metrics = RedLockMetrics.create();
     RedLock redlock = metrics.build(RedLock.builder().nodes(uris)); // sets the listener, builds
@@ -27,5 +27,5 @@ final class ReadmeExample {
         .resourceTag(resource -> resource.split(":", 2)[0]) // "orders:42" -> resource=orders
         .build();
   }
-  // README:end
+  // end README: Metrics
 }
