@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * The README's Micrometer snippet: the code between the markers is in the README word for word
- * (redlock-core's {@code ReadmeSnippetsTest} checks every marked snippet), and {@code ReadmeExampleIT} runs it against real masters.
+ * (redlock-core's {@code ReadmeSnippetsTest} checks every marked snippet), and {@code
+ * ReadmeExampleIT} runs it against real masters.
  */
 final class ReadmeExample {
 
