@@ -10,7 +10,9 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.integration.support.locks.DistributedLock;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
 import org.springframework.integration.support.locks.RenewableLockRegistry;
@@ -65,16 +67,23 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * runs on the thread that checks.
  *
  * <p>Thread-safe. The registry owns no threads: the {@link RedLock} it was built on renews the
- * leases, and closing that RedLock ends every lock of this registry.
+ * leases, and closing that RedLock ends every lock of this registry. As a Spring bean, its {@link
+ * #destroy()} gives the locks being unlocked at shutdown (a stopping leader's) a moment to be
+ * released before the RedLock closes.
  */
 public final class RedLockRegistry
-    implements ExpirableLockRegistry<DistributedLock>, RenewableLockRegistry<DistributedLock> {
+    implements ExpirableLockRegistry<DistributedLock>,
+        RenewableLockRegistry<DistributedLock>,
+        DisposableBean {
 
   /** The TTL of each hold unless {@link Builder#ttl} says otherwise: 10 s. */
   public static final Duration DEFAULT_TTL = Duration.ofSeconds(10);
 
   /** How many lock objects are cached unless {@link Builder#cacheCapacity} says otherwise. */
   public static final int DEFAULT_CACHE_CAPACITY = 100_000;
+
+  /** How long {@link #destroy()} waits for the locks held in this process to be unlocked: 2 s. */
+  public static final Duration DESTROY_WAIT = Duration.ofSeconds(2);
 
   private final RedLock redlock;
   private final String keyPrefix;
@@ -85,6 +94,9 @@ public final class RedLockRegistry
 
   // guarded by cacheLock; in access order, so that eviction takes the least recently obtained
   private final Map<String, RegistryLock> locks = new LinkedHashMap<>(16, 0.75f, true);
+  private final ReentrantLock holdsLock = new ReentrantLock();
+  private final Condition allReleased = holdsLock.newCondition();
+  private int holds; // guarded by holdsLock: holds of this registry's locks in this process
 
   private RedLockRegistry(Builder builder) {
     this.redlock = builder.redlock;
@@ -247,11 +259,40 @@ public final class RedLockRegistry
   }
 
   /**
+   * Waits until no thread of this process holds a lock of this registry, for at most {@link
+   * #DESTROY_WAIT}, so that locks being unlocked as the application shuts down are released on the
+   * masters before the {@link RedLock} closes (which Spring does after this, as the registry
+   * depends on it). Spring's {@code LockRegistryLeaderInitiator} stops by interrupting its thread
+   * and returns at once; without this wait the leader's lock would be left to expire, and the next
+   * leader would wait out the TTL. Locks still held after the wait are left as they are.
+   *
+   * @throws InterruptedException if interrupted while waiting
+   */
+  @Override
+  public void destroy() throws InterruptedException {
+    long left = DESTROY_WAIT.toNanos();
+    holdsLock.lock();
+    try {
+      while (holds > 0 && left > 0) {
+        left = allReleased.awaitNanos(left);
+      }
+    } finally {
+      holdsLock.unlock();
+    }
+  }
+
+  /**
    * Called by a lock that its thread has just acquired: a lock object dropped from the cache while
    * someone was about to lock it becomes the one {@link #obtain} returns again, unless another
    * object for its key is in use.
    */
   void acquired(RegistryLock lock) {
+    holdsLock.lock();
+    try {
+      holds++;
+    } finally {
+      holdsLock.unlock();
+    }
     cacheLock.lock();
     try {
       RegistryLock cached = locks.get(lock.key());
@@ -261,6 +302,18 @@ public final class RedLockRegistry
       }
     } finally {
       cacheLock.unlock();
+    }
+  }
+
+  /** Called by a lock whose last unlock just ended its hold. */
+  void released() {
+    holdsLock.lock();
+    try {
+      if (--holds == 0) {
+        allReleased.signalAll();
+      }
+    } finally {
+      holdsLock.unlock();
     }
   }
 

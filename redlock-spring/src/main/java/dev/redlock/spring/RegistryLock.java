@@ -239,6 +239,7 @@ final class RegistryLock implements DistributedLock {
     } finally {
       touch(System.nanoTime());
       local.unlock();
+      registry.released();
     }
   }
 

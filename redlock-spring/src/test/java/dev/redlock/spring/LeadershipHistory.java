@@ -101,6 +101,31 @@ final class LeadershipHistory {
   }
 
   /**
+   * Waits until some candidate leads.
+   *
+   * @return the leader, or empty if none led within {@code timeoutNanos}
+   */
+  Optional<String> awaitLeader(long timeoutNanos) throws InterruptedException {
+    long deadline = System.nanoTime() + timeoutNanos;
+    lock.lock();
+    try {
+      while (true) {
+        Optional<String> leader = leader();
+        if (leader.isPresent()) {
+          return leader;
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return Optional.empty();
+        }
+        changed.awaitNanos(left);
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
    * Waits until a candidate other than {@code except} is granted at or after {@code sinceNanos}.
    *
    * @return that grant, or empty if none came within {@code timeoutNanos}

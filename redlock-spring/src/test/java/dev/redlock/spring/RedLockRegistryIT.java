@@ -1,12 +1,15 @@
 package dev.redlock.spring;
 
+import static dev.redlock.spring.Masters.admitted;
+import static dev.redlock.spring.Masters.awaitHolders;
+import static dev.redlock.spring.Masters.awaitTrue;
+import static dev.redlock.spring.Masters.holders;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.redlock.Lease;
 import dev.redlock.LeaseLostException;
@@ -20,11 +23,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -40,6 +46,7 @@ class RedLockRegistryIT {
 
   private static final String PREFIX = "it:";
   private static final Duration WAIT = Duration.ofSeconds(5);
+  private static final Duration NODE_TIMEOUT = Duration.ofMillis(200);
 
   private final List<RedLock> redlocks = new ArrayList<>();
 
@@ -50,39 +57,19 @@ class RedLockRegistryIT {
 
   /** A RedLock of its own, as a separate process would have; the masters are admitted. */
   private RedLock redlock(RedisCluster cluster) {
-    RedLock redlock = RedLock.builder().nodes(cluster.uris()).build();
+    // A node timeout that a loaded build machine does not miss by accident.
+    RedLock redlock = RedLock.builder().nodes(cluster.uris()).nodeTimeout(NODE_TIMEOUT).build();
     redlocks.add(redlock);
-    redlock.admitFreshNodes();
-    return redlock;
+    return admitted(redlock);
   }
 
   private RedLockRegistry registry(RedisCluster cluster) {
     return RedLockRegistry.builder(redlock(cluster)).keyPrefix(PREFIX).build();
   }
 
-  private static List<Integer> holders(RedisCluster cluster, String resource) {
-    List<Integer> holders = new ArrayList<>();
-    for (int i = 0; i < cluster.nodes().size(); i++) {
-      if (cluster.node(i).admin().exists(resource)) {
-        holders.add(i);
-      }
-    }
-    return holders;
-  }
-
   /** Runs {@code attempt} on another thread, as another thread of the same process would. */
   private static boolean onAnotherThread(BooleanSupplier attempt) throws Exception {
     return CompletableFuture.supplyAsync(attempt::getAsBoolean).get(10, TimeUnit.SECONDS);
-  }
-
-  private static void awaitTrue(BooleanSupplier condition, String what) {
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        fail("not within " + WAIT.toMillis() + " ms: " + what);
-      }
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-    }
   }
 
   @Test
@@ -104,14 +91,14 @@ class RedLockRegistryIT {
 
     mine.lock();
     assertTrue(mine.tryLock(), "reentrant");
-    assertEquals(List.of(0, 1, 2), holders(cluster, PREFIX + "orders"));
+    awaitHolders(cluster, PREFIX + "orders", List.of(0, 1, 2));
     assertFalse(theirs.tryLock());
     mine.unlock();
     assertFalse(theirs.tryLock(), "still held once");
     assertFalse(onAnotherThread(mine::tryLock), "another thread of this process waits too");
     mine.unlock();
 
-    assertEquals(List.of(), holders(cluster, PREFIX + "orders"));
+    awaitHolders(cluster, PREFIX + "orders", List.of());
     assertTrue(theirs.tryLock(1, TimeUnit.SECONDS));
     theirs.unlock();
   }
@@ -195,11 +182,10 @@ class RedLockRegistryIT {
     lock.lock();
     try {
       registry.renewLock("renew", Duration.ofSeconds(10));
-      assertEquals(List.of(0, 1, 2), holders(cluster, "renew"));
-      for (int i = 0; i < 3; i++) {
-        long pttl = cluster.node(i).admin().pttl("renew");
-        assertTrue(pttl > 8_000, "node " + i + " pttl " + pttl);
-      }
+      awaitTrue(
+          WAIT,
+          () -> IntStream.range(0, 3).allMatch(i -> cluster.node(i).admin().pttl("renew") > 8_000),
+          () -> "not extended on every master");
       assertTrue(registry.lease("renew").remainingValidity().compareTo(Duration.ofSeconds(8)) > 0);
 
       registry.renewLock("renew"); // the registry's 2 s: shortens nothing
@@ -382,7 +368,7 @@ class RedLockRegistryIT {
     cluster.node(0).pause();
     cluster.node(1).pause();
     Lease lease = registry.lease("lost");
-    awaitTrue(() -> !lease.isValid(), "the lease ran out");
+    awaitTrue(WAIT, () -> !lease.isValid(), () -> "the lease never ran out");
 
     assertThrows(LeaseLostException.class, () -> lock.tryLock(1, TimeUnit.SECONDS), "nested");
     assertThrows(LeaseLostException.class, lock::unlock, "the last unlock");
@@ -418,6 +404,61 @@ class RedLockRegistryIT {
   }
 
   @Test
+  void destroyWaitsForTheHoldsOfThisProcessToEndButNoLongerThanItsBound(RedisCluster cluster)
+      throws Exception {
+    RedLockRegistry registry = registry(cluster);
+    DistributedLock lock = registry.obtain("shutdown");
+    CountDownLatch locked = new CountDownLatch(1);
+    CountDownLatch unlock = new CountDownLatch(1);
+    Thread holder =
+        new Thread(
+            () -> {
+              lock.lock();
+              try {
+                locked.countDown();
+                unlock.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              } finally {
+                lock.unlock();
+              }
+            });
+    holder.start();
+    locked.await();
+
+    CompletableFuture<Void> destroyed =
+        CompletableFuture.runAsync(
+            () -> {
+              try {
+                registry.destroy();
+              } catch (InterruptedException e) {
+                throw new CompletionException(e);
+              }
+            });
+    assertThrows(
+        TimeoutException.class,
+        () -> destroyed.get(200, TimeUnit.MILLISECONDS),
+        "returned while the lock was held");
+    unlock.countDown();
+    destroyed.get(1, TimeUnit.SECONDS); // as soon as the hold ended
+    holder.join();
+    awaitHolders(cluster, PREFIX + "shutdown", List.of());
+
+    lock.lock(); // a hold that does not end: destroy gives up after DESTROY_WAIT
+    try {
+      long start = System.nanoTime();
+      registry.destroy();
+      long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertTrue(
+          waited >= RedLockRegistry.DESTROY_WAIT.toMillis()
+              && waited < RedLockRegistry.DESTROY_WAIT.toMillis() + 1_000,
+          "waited " + waited + " ms");
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Test
   void executeLockedAndALeaderInitiatorLogNothingAtWarnOrAbove(RedisCluster cluster)
       throws Exception {
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
@@ -434,7 +475,7 @@ class RedLockRegistryIT {
                 return "done";
               });
       assertEquals("done", result);
-      assertEquals(List.of(), holders(cluster, PREFIX + "job"));
+      awaitHolders(cluster, PREFIX + "job", List.of());
 
       CountDownLatch granted = new CountDownLatch(1);
       CountDownLatch revoked = new CountDownLatch(1);
@@ -465,10 +506,10 @@ class RedLockRegistryIT {
       initiator.start();
       assertTrue(granted.await(10, TimeUnit.SECONDS), "leader");
       assertTrue(initiator.getContext().isLeader());
-      assertEquals(List.of(0, 1, 2), holders(cluster, PREFIX + "quiet-leader"));
+      awaitHolders(cluster, PREFIX + "quiet-leader", List.of(0, 1, 2));
       initiator.stop();
       assertTrue(revoked.await(10, TimeUnit.SECONDS), "revoked on stop");
-      awaitTrue(() -> holders(cluster, PREFIX + "quiet-leader").isEmpty(), "released on stop");
+      awaitHolders(cluster, PREFIX + "quiet-leader", List.of()); // released on stop
     } finally {
       System.setErr(original);
     }
