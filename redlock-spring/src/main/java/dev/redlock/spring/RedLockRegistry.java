@@ -328,7 +328,7 @@ public final class RedLockRegistry
     }
     if (lock == null || !lock.isHeldByCurrentThread()) {
       throw new IllegalMonitorStateException(
-          "the lock for key '" + key + "' is not held by this thread");
+          "the lock for key " + RegistryLock.shown(key) + " is not held by this thread");
     }
     return lock;
   }

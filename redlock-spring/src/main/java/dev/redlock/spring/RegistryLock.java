@@ -283,6 +283,11 @@ final class RegistryLock implements DistributedLock {
 
   /** The key in quotes for messages, cut at 64 characters. */
   String shownKey() {
+    return shown(key);
+  }
+
+  /** {@code key} in quotes for messages, cut at 64 characters. */
+  static String shown(String key) {
     return "'" + (key.length() <= 64 ? key : key.substring(0, 64) + "...") + "'";
   }
 
