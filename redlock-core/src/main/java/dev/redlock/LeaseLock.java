@@ -282,6 +282,15 @@ public final class LeaseLock implements Lock {
   }
 
   /**
+   * Returns the TTL of each lease this lock takes, and of each of its renewals.
+   *
+   * @return the TTL given to {@link RedLock#newLock}, in whole milliseconds
+   */
+  public java.time.Duration ttl() {
+    return java.time.Duration.ofMillis(ttlMillis);
+  }
+
+  /**
    * Returns the resource this lock is on.
    *
    * @return the resource name

@@ -8,7 +8,13 @@ public final class LeaseLostException extends IllegalStateException {
 
   private static final long serialVersionUID = 1L;
 
-  LeaseLostException(String message) {
+  /**
+   * Creates an exception; public so that integrations built on a lease (a lock registry that steps
+   * down before its lease runs out, say) can signal a loss with the same type.
+   *
+   * @param message what was lost and why
+   */
+  public LeaseLostException(String message) {
     super(message);
   }
 }
