@@ -60,6 +60,11 @@ final class BenchmarkReport {
             + " ms)");
     rows.row("", "masters " + admission);
     rows.row(
+        "transport",
+        config.transport() == null
+            ? "the library's default for redis:// masters"
+            : config.transport() + " (--transport)");
+    rows.row(
         "baseline",
         "one thread, "
             + uris.size()
