@@ -44,14 +44,20 @@ final class FaultSchedule {
   }
 
   /**
-   * One fault as it ran, in nanoseconds since the start of the workers.
+   * One fault as it ran, in nanoseconds since the start of the workers. Making and undoing a fault
+   * takes time (a signal and a wait for the process state, a Toxiproxy API call per master), so
+   * each has two instants: the fault may be in effect from {@code began} to {@code ended}, and is
+   * surely in effect from {@code applied} to {@code healing}.
    *
    * @param fault the plan's line
    * @param began just before the fault was made
-   * @param ended just after it was undone; -1 if it never began
+   * @param applied just after it was made on every master
+   * @param healing just before it was undone
+   * @param ended just after it was undone
    * @param errors what failed, if anything
    */
-  record FaultWindow(Fault fault, long began, long ended, List<String> errors) {
+  record FaultWindow(
+      Fault fault, long began, long applied, long healing, long ended, List<String> errors) {
     FaultWindow {
       requireNonNull(fault, "fault");
       errors = List.copyOf(errors);
@@ -144,7 +150,7 @@ final class FaultSchedule {
   }
 
   /** A fault that began and has not ended. */
-  private record Pending(Fault fault, long began, List<String> errors) {}
+  private record Pending(Fault fault, long began, long applied, List<String> errors) {}
 
   private void run() {
     List<Pending> waiting = new ArrayList<>();
@@ -210,15 +216,17 @@ final class FaultSchedule {
         errors.add("master " + master + ": " + e);
       }
     }
+    long applied = System.nanoTime() - start;
     active.add(fault);
     events.began(fault, began, errors);
-    return new Pending(fault, began, errors);
+    return new Pending(fault, began, applied, errors);
   }
 
   private void end(Pending pending) {
     Fault fault = pending.fault();
     List<String> errors = new ArrayList<>(pending.errors());
     List<String> undoErrors = new ArrayList<>();
+    long healing = System.nanoTime() - start;
     for (int master : fault.masters()) {
       try {
         targets.undo(fault.kind(), master);
@@ -231,7 +239,8 @@ final class FaultSchedule {
     errors.addAll(undoErrors);
     synchronized (this) {
       begun.remove(pending);
-      windows.add(new FaultWindow(fault, pending.began(), ended, errors));
+      windows.add(
+          new FaultWindow(fault, pending.began(), pending.applied(), healing, ended, errors));
     }
     events.ended(fault, ended, undoErrors);
   }

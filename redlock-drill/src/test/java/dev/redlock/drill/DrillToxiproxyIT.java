@@ -104,24 +104,22 @@ class DrillToxiproxyIT {
     List<FaultWindow> windows = outcome.timeline().faults();
     assertEquals(2, windows.size(), windows.toString());
     windows.forEach(w -> assertEquals(List.of(), w.errors(), w.toString()));
-    long settled = TimeUnit.MILLISECONDS.toNanos(100);
-    long beforeHeal = TimeUnit.MILLISECONDS.toNanos(60);
+    long margin = TimeUnit.MILLISECONDS.toNanos(100);
     assertFalse(
         voted(
             outcome.timeline(),
             1,
-            windows.get(0).began() + settled,
-            windows.get(0).ended() - beforeHeal),
+            windows.get(0).applied() + margin,
+            windows.get(0).healing() - margin),
         "master 2 voted while partitioned\n" + text);
     assertFalse(
         voted(
             outcome.timeline(),
             2,
-            windows.get(1).began() + settled,
-            windows.get(1).ended() - beforeHeal),
+            windows.get(1).applied() + margin,
+            windows.get(1).healing() - margin),
         "master 3 voted while 120 ms slow with a 50 ms node timeout\n" + text);
-    assertTrue(
-        voted(outcome.timeline(), 1, windows.get(0).ended() + settled, Long.MAX_VALUE), text);
+    assertTrue(voted(outcome.timeline(), 1, windows.get(0).ended() + margin, Long.MAX_VALUE), text);
 
     // Afterwards the user's proxies are as the user left them.
     for (String name : NAMES) {

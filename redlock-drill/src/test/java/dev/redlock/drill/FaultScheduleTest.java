@@ -54,7 +54,10 @@ class FaultScheduleTest {
     FaultWindow pause = windows.get(0);
     assertEquals(Kind.PAUSE, pause.fault().kind());
     assertTrue(pause.began() >= TimeUnit.MILLISECONDS.toNanos(50), pause.toString());
-    assertTrue(pause.ended() >= TimeUnit.MILLISECONDS.toNanos(150), pause.toString());
+    assertTrue(pause.began() <= pause.applied(), pause.toString());
+    assertTrue(pause.applied() < pause.healing(), pause.toString());
+    assertTrue(pause.healing() >= TimeUnit.MILLISECONDS.toNanos(150), pause.toString());
+    assertTrue(pause.healing() <= pause.ended(), pause.toString());
     assertTrue(pause.errors().isEmpty());
     FaultWindow partition = windows.get(1);
     assertTrue(partition.ended() >= TimeUnit.MILLISECONDS.toNanos(200), partition.toString());

@@ -174,9 +174,9 @@ class HtmlReportTest {
     }
     List<FaultWindow> windows = new ArrayList<>();
     for (Fault fault : plan.faults()) {
-      windows.add(
-          new FaultWindow(
-              fault, fault.at().toNanos(), fault.end(Duration.ofNanos(span)).toNanos(), List.of()));
+      long from = fault.at().toNanos();
+      long to = fault.end(Duration.ofNanos(span)).toNanos();
+      windows.add(new FaultWindow(fault, from, from, to, to, List.of()));
     }
     return new Timeline(
         span,
