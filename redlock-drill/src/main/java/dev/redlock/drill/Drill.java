@@ -166,8 +166,8 @@ public final class Drill {
       minority of the masters faulted at once (every kind counts).
 
       Progress line: acquisitions per second and contention (refused rounds per acquisition)
-      since the last line, masters up (whose votes counted in the last half second), the active
-      faults.
+      since the last line, masters up (whose votes counted in the last quarter second), the
+      active faults.
 
       Exit code: 0 DRILL PASSED, 1 DRILL FAILED (an overlap, a lost update, a token that did not
       rise, no lease at all, or a fault that could not be made), 2 bad command line or plan.

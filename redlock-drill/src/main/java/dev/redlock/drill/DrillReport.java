@@ -58,7 +58,7 @@ final class DrillReport implements FaultSchedule.Events {
    * @param acquisitionsPerSecond leases granted per second since the last line
    * @param contention refused tryAcquire rounds per lease since the last line (infinite if some
    *     were refused and none granted)
-   * @param mastersUp masters whose vote counted in some round within the last half second
+   * @param mastersUp masters whose vote counted in some round within the last quarter second
    * @param masters all masters
    * @param sold decrements so far
    * @param left the counter now

@@ -34,7 +34,7 @@ final class DrillRun {
   private static final Duration STOP_GRACE = Duration.ofSeconds(10);
 
   /** A master is "up" on the progress line if its vote counted within this window. */
-  static final Duration UP_WINDOW = Duration.ofMillis(500);
+  static final Duration UP_WINDOW = Duration.ofMillis(250);
 
   /** How often the admission is retried for masters that did not answer it, 100 ms apart. */
   private static final int ADMIT_RETRIES = 5;

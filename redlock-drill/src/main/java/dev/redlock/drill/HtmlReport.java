@@ -792,8 +792,8 @@ final class HtmlReport {
         perSecond[b] = sum / (n * bucketSeconds);
         max = Math.max(max, perSecond[b]);
       }
-      double top10 = niceStep(max);
-      double high = Math.ceil(max / top10) * top10;
+      double step = niceStep(max / 4);
+      double high = Math.ceil(max / step) * step;
       svg.append(
           String.format(
               Locale.ROOT,
