@@ -35,6 +35,9 @@ final class DrillReport implements FaultSchedule.Events {
 
   private static final String CLEAR_LINE = "\r\u001b[K";
 
+  /** Making or undoing a fault that takes this long is worth a mention on its line. */
+  private static final Duration SLOW_FAULT = Duration.ofMillis(100);
+
   private final PrintStream out;
   private final Rows rows;
   private final boolean live;
@@ -280,28 +283,37 @@ final class DrillReport implements FaultSchedule.Events {
   }
 
   @Override
-  public synchronized void began(Fault fault, long nanos, List<String> errors) {
-    event(nanos, "began", fault, errors);
+  public synchronized void began(Fault fault, long began, long applied, List<String> errors) {
+    event(began, applied, "began", "made", fault, errors);
   }
 
   @Override
-  public synchronized void ended(Fault fault, long nanos, List<String> errors) {
-    event(nanos, "ended", fault, errors);
+  public synchronized void ended(Fault fault, long healing, long ended, List<String> errors) {
+    event(healing, ended, "ended", "undone", fault, errors);
   }
 
-  private void event(long nanos, String what, Fault fault, List<String> errors) {
+  /**
+   * One line per begin and end, at the moment it was asked for; if making or undoing the fault took
+   * a while (an API call on a busy machine), how long, since the fault held only after that.
+   */
+  private void event(
+      long from, long to, String what, String done, Fault fault, List<String> errors) {
     if (lineOpen) {
       out.print(CLEAR_LINE);
       lineOpen = false;
     }
+    long took = to - from;
     out.printf(
         Locale.ROOT,
-        "  %6s  fault %s: %s (%s %d)%s%n",
-        seconds(Duration.ofNanos(nanos)),
+        "  %6s  fault %s: %s (%s %d)%s%s%n",
+        seconds(Duration.ofNanos(from)),
         what,
         fault.summary(),
         planUnit,
         fault.line(),
+        took >= SLOW_FAULT.toNanos()
+            ? String.format(Locale.ROOT, ", %s in %.2f s", done, took / 1e9)
+            : "",
         errors.isEmpty() ? "" : " FAILED: " + String.join("; ", errors));
   }
 

@@ -34,13 +34,16 @@ final class FaultSchedule {
     void undo(FaultPlan.Kind kind, int master) throws Exception;
   }
 
-  /** Hears the schedule's begins and ends, on the schedule's thread. */
+  /**
+   * Hears the schedule's begins and ends, on the schedule's thread, once the fault is made or
+   * undone; times in nanoseconds since the start.
+   */
   interface Events {
-    /** A fault began (or could not) at {@code nanos} since the start. */
-    void began(Fault fault, long nanos, List<String> errors);
+    /** A fault was made (or could not be) from {@code began} to {@code applied}. */
+    void began(Fault fault, long began, long applied, List<String> errors);
 
-    /** A fault ended (or could not be undone) at {@code nanos} since the start. */
-    void ended(Fault fault, long nanos, List<String> errors);
+    /** A fault was undone (or could not be) from {@code healing} to {@code ended}. */
+    void ended(Fault fault, long healing, long ended, List<String> errors);
   }
 
   /**
@@ -208,6 +211,7 @@ final class FaultSchedule {
 
   private Pending begin(Fault fault) {
     long began = System.nanoTime() - start;
+    active.add(fault); // on the progress line while it is being made, too
     List<String> errors = new ArrayList<>();
     for (int master : fault.masters()) {
       try {
@@ -217,8 +221,7 @@ final class FaultSchedule {
       }
     }
     long applied = System.nanoTime() - start;
-    active.add(fault);
-    events.began(fault, began, errors);
+    events.began(fault, began, applied, errors);
     return new Pending(fault, began, applied, errors);
   }
 
@@ -242,6 +245,6 @@ final class FaultSchedule {
       windows.add(
           new FaultWindow(fault, pending.began(), pending.applied(), healing, ended, errors));
     }
-    events.ended(fault, ended, undoErrors);
+    events.ended(fault, healing, ended, undoErrors);
   }
 }

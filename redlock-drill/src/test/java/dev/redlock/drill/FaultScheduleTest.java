@@ -155,14 +155,14 @@ class FaultScheduleTest {
     }
 
     @Override
-    public void began(Fault fault, long nanos, List<String> errors) {
+    public void began(Fault fault, long began, long applied, List<String> errors) {
       events.add("began " + fault.line());
       errorSuffix.add(" with " + errors.size() + " errors");
       heard.countDown();
     }
 
     @Override
-    public void ended(Fault fault, long nanos, List<String> errors) {
+    public void ended(Fault fault, long healing, long ended, List<String> errors) {
       events.add("ended " + fault.line());
       errorSuffix.add(" with " + errors.size() + " errors");
       heard.countDown();
