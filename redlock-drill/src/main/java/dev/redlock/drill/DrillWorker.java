@@ -88,7 +88,6 @@ final class DrillWorker implements Runnable {
         lease = redlock.tryAcquire(Drill.RESOURCE, config.ttl());
       } catch (QuorumUnavailableException e) {
         unavailableRounds++;
-        live.unavailable();
         lease = null;
       }
       long after = System.nanoTime();

@@ -74,7 +74,8 @@ final class FaultSchedule {
   private final List<Fault> active = new CopyOnWriteArrayList<>();
   private final List<FaultWindow> windows = new ArrayList<>(); // guarded by this
   private final List<Pending> begun = new ArrayList<>(); // schedule thread, then stop()
-  private final Object stopping = new Object();
+  private final Object stopLock = new Object();
+  private volatile boolean stopRequested;
   private volatile Thread thread;
   private long start;
 
@@ -106,14 +107,17 @@ final class FaultSchedule {
    * resumed, a killed one restarted), then returns. Idempotent.
    */
   void stop() {
-    synchronized (stopping) {
+    synchronized (stopLock) {
       stopNow();
     }
   }
 
   private void stopNow() {
+    stopRequested = true;
     if (thread != null) {
-      thread.interrupt();
+      // Not an interrupt: a fault being made or undone (a signal, a restart, an API call) is
+      // finished first, and then the thread sees the request instead of parking again.
+      LockSupport.unpark(thread);
       boolean interrupted = false;
       while (thread.isAlive()) {
         try {
@@ -158,7 +162,7 @@ final class FaultSchedule {
   private void run() {
     List<Pending> waiting = new ArrayList<>();
     List<Fault> toBegin = new ArrayList<>(plan.faults());
-    while (!Thread.currentThread().isInterrupted()) {
+    while (!stopRequested) {
       // The next event: the earliest end, or the next begin; ends first at equal times.
       Pending nextEnd =
           waiting.stream().min(Comparator.comparing(p -> p.fault().end(runLength))).orElse(null);
@@ -195,10 +199,10 @@ final class FaultSchedule {
     }
   }
 
-  /** Parks until {@code deadline} (nanoTime); false if interrupted first. */
-  private static boolean parkUntil(long deadline) {
+  /** Parks until {@code deadline} (nanoTime); false if a stop was requested first. */
+  private boolean parkUntil(long deadline) {
     while (true) {
-      if (Thread.currentThread().isInterrupted()) {
+      if (stopRequested) {
         return false;
       }
       long left = deadline - System.nanoTime();

@@ -256,13 +256,6 @@ final class FaultTargets implements FaultSchedule.Injector, AutoCloseable {
     return notes;
   }
 
-  /** Whether faults of {@code kind} can be made on master {@code master} (from 1). */
-  boolean supports(Kind kind, int master) {
-    return kind.network()
-        ? proxies.get(master - 1).isPresent()
-        : processes.get(master - 1).isPresent();
-  }
-
   /**
    * Begins a fault on one master (numbered from 1).
    *

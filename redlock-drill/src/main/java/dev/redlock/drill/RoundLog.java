@@ -130,7 +130,6 @@ final class RoundLog implements RedLockListener {
   static final class Live {
     private final LongAdder acquisitions = new LongAdder();
     private final LongAdder refused = new LongAdder();
-    private final LongAdder unavailable = new LongAdder();
     private final AtomicLongArray lastVote;
 
     Live(int masters) {
@@ -151,14 +150,6 @@ final class RoundLog implements RedLockListener {
 
     void refusedRound() {
       refused.increment();
-    }
-
-    void unavailable() {
-      unavailable.increment();
-    }
-
-    long unavailableRounds() {
-      return unavailable.sum();
     }
 
     long acquisitions() {
