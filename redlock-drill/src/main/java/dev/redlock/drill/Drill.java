@@ -550,7 +550,8 @@ public final class Drill {
       }
       List<FaultPlan.Problem> unreadable = new ArrayList<>();
       FaultPlan plan = plan(flags, unreadable);
-      Optional<String> toxiproxy = flags.list("toxiproxy").stream().findFirst();
+      Optional<String> toxiproxy =
+          flags.has("toxiproxy") ? Optional.of(flags.value("toxiproxy")) : Optional.empty();
       List<String> proxies = flags.list("proxies");
       if (toxiproxy.isPresent()) {
         try {
@@ -586,7 +587,7 @@ public final class Drill {
                 + String.join("\n  ", FaultPlan.messages(problems)));
       }
       Optional<Path> report =
-          Optional.of(Path.of(flags.list("report").stream().findFirst().orElse(DEFAULT_REPORT)));
+          Optional.of(Path.of(flags.has("report") ? flags.value("report") : DEFAULT_REPORT));
       return new Config(
           nodes,
           workers,

@@ -137,6 +137,8 @@ class DrillFaultOptionsTest {
     assertEquals(Optional.of(Path.of("drill-report.html")), Drill.config().report());
     assertEquals(
         Optional.of(Path.of("out/r.html")), Drill.config("--report", "out/r.html").report());
+    assertEquals(
+        Optional.of(Path.of("runs/a,b.html")), Drill.config("--report", "runs/a,b.html").report());
     assertEquals(Optional.empty(), Config.defaults(List.of()).report());
   }
 
