@@ -28,6 +28,7 @@ final class DrillWorker implements Runnable {
   private final long start;
   private final long deadline;
   private final CountDownLatch finished;
+  private final RoundLog.Live live;
 
   long acquisitions;
   long decrements;
@@ -47,13 +48,15 @@ final class DrillWorker implements Runnable {
       Counter counter,
       long start,
       long deadline,
-      CountDownLatch finished) {
+      CountDownLatch finished,
+      RoundLog.Live live) {
     this.config = config;
     this.redlock = redlock;
     this.counter = counter;
     this.start = start;
     this.deadline = deadline;
     this.finished = finished;
+    this.live = live;
   }
 
   @Override
@@ -90,6 +93,8 @@ final class DrillWorker implements Runnable {
       long after = System.nanoTime();
       if (lease != null && lease.isPresent()) {
         acquisitions++;
+        live.acquired();
+        // In the order of grants: acquireLatency.get(i) is the call that returned grants.get(i).
         acquireLatency.add(after - before);
         waitLatency.add(after - waitStart);
         grants.add(new Grant(Drill.RESOURCE, after - start, lease.get().fencingToken()));
@@ -97,6 +102,7 @@ final class DrillWorker implements Runnable {
       }
       if (lease != null) {
         failedRounds++;
+        live.refusedRound();
       }
       if (after - waitStart > Drill.MAX_WAIT.toNanos()) {
         longWaits++;
