@@ -1,6 +1,7 @@
 package dev.redlock.drill;
 
 import dev.redlock.Lease;
+import dev.redlock.LeaseLostException;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.drill.Drill.Config;
@@ -90,6 +91,17 @@ final class DrillWorker implements Runnable {
         unavailableRounds++;
         lease = null;
       }
+      long token = 0;
+      if (lease != null && lease.isPresent()) {
+        try {
+          token = lease.get().fencingToken(); // stored by a quorum round when first read
+        } catch (QuorumUnavailableException | LeaseLostException e) {
+          // Granted, but its token could not be stored on a majority: not used, released.
+          lease.get().release();
+          unavailableRounds++;
+          lease = null;
+        }
+      }
       long after = System.nanoTime();
       if (lease != null && lease.isPresent()) {
         acquisitions++;
@@ -97,7 +109,7 @@ final class DrillWorker implements Runnable {
         // In the order of grants: acquireLatency.get(i) is the call that returned grants.get(i).
         acquireLatency.add(after - before);
         waitLatency.add(after - waitStart);
-        grants.add(new Grant(Drill.RESOURCE, after - start, lease.get().fencingToken()));
+        grants.add(new Grant(Drill.RESOURCE, after - start, token));
         return lease;
       }
       if (lease != null) {
