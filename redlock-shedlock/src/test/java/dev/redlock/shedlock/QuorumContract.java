@@ -36,9 +36,12 @@ abstract class QuorumContract extends AbstractExtensibleLockProviderIntegrationT
   static final Duration SHORT_NODE_TIMEOUT = Duration.ofMillis(25);
 
   /**
-   * The node timeout for every other test, as redlock-core's contention IT uses: {@code FuzzTester}
-   * runs eight threads that retry as fast as they can on a 2-core build machine, where 25 ms is too
-   * tight (an answer that misses it is a failed vote, and too many make {@code lock} throw).
+   * The node timeout for every other test, whose locks are 2 s or longer; redlock-core's contention
+   * IT uses the same. {@code FuzzTester} runs eight threads that retry as fast as they can: on a
+   * loaded 2-core machine 25 ms was missed often (a missed answer is a failed vote, and too many
+   * make {@code lock} throw). Longer is not better: a starved master's breaker opens, and its
+   * stalled link is dropped, only after its answers miss the node timeout, and until then the
+   * retries pile up commands for it (1 s did worse than this under load).
    */
   static final Duration NODE_TIMEOUT = Duration.ofMillis(200);
 
