@@ -2,7 +2,6 @@ package dev.redlock.shedlock;
 
 import dev.redlock.Lease;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Optional;
 import net.javacrumbs.shedlock.core.AbstractSimpleLock;
 import net.javacrumbs.shedlock.core.ClockProvider;
@@ -33,8 +32,7 @@ final class QuorumLock extends AbstractSimpleLock {
 
   @Override
   protected Optional<SimpleLock> doExtend(LockConfiguration next) {
-    Instant now = ClockProvider.now();
-    Duration ttl = Deadlines.atMost(now, next.getLockAtMostUntil());
+    Duration ttl = Deadlines.atMost(ClockProvider.now(), next.getLockAtMostUntil());
     boolean extended;
     try {
       extended = lease.extend(ttl);
@@ -46,9 +44,11 @@ final class QuorumLock extends AbstractSimpleLock {
       return Optional.of(new QuorumLock(lease, next));
     }
     // Gone, or not confirmed by a quorum in time. ShedLock lets no one use this lock again, so end
-    // the handle; but a task may still be running under it, so the masters keep it to the expiry
-    // it had (a shorten to its lockAtMostUntil, which lengthens nothing), unless it is gone.
-    lease.releaseAfter(Deadlines.atLeast(now, lockConfiguration.getLockAtMostUntil()));
+    // the handle; but a task may still be running under it, so the masters keep it until the
+    // lockAtMostUntil it had: a shorten to that, which undoes what a minority extended, lengthens
+    // nothing and re-creates nothing.
+    lease.releaseAfter(
+        Deadlines.atLeast(ClockProvider.now(), lockConfiguration.getLockAtMostUntil()));
     return Optional.empty();
   }
 
