@@ -25,9 +25,12 @@ import org.springframework.scheduling.annotation.Scheduled;
 class SchedulerLockExample {
 
   @Bean(destroyMethod = "close")
-  RedLock redLock(@Value("${redlock.nodes}") String[] nodes) {
+  RedLock redLock(
+      @Value("${redlock.nodes}") String[] nodes, // redis://host:port, comma-separated
+      @Value("${redlock.node-timeout-ms:50}") long nodeTimeoutMs) {
     return RedLock.builder()
-        .nodes(List.of(nodes)) // redis://host:port, comma-separated
+        .nodes(List.of(nodes))
+        .nodeTimeout(Duration.ofMillis(nodeTimeoutMs)) // per master; below every TTL
         .maxLeaseTime(Duration.ofMinutes(10)) // at least every lockAtMostFor
         .build();
   }

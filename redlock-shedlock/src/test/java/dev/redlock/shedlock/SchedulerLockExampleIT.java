@@ -29,7 +29,13 @@ class SchedulerLockExampleIT {
           .getPropertySources()
           .addFirst(
               new MapPropertySource(
-                  "test", Map.of("redlock.nodes", String.join(",", cluster.uris()))));
+                  "test",
+                  Map.of(
+                      "redlock.nodes",
+                      String.join(",", cluster.uris()),
+                      // as redlock-core's ITs: the 50 ms default is tight on a loaded test machine
+                      "redlock.node-timeout-ms",
+                      "200")));
       context.register(SchedulerLockExample.class);
       context.refresh();
       redLock = context.getBean(RedLock.class);
