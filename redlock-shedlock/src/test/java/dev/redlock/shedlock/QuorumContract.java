@@ -23,7 +23,8 @@ import org.junit.jupiter.api.TestInfo;
  * ShedLock's own contract tests ({@link AbstractExtensibleLockProviderIntegrationTest}, which
  * extends {@code AbstractLockProviderIntegrationTest} and runs {@code FuzzTester}) against a {@link
  * RedLockProvider} on real masters. Each subclass registers a cluster of a different size. One test
- * is overridden, and says why.
+ * is overridden, and says why. Each test gets a RedLock of its own: {@code shouldTimeout} one with
+ * a node timeout below its 50 ms lock, the others one that a loaded 2-core machine can meet.
  */
 @DisplayNameGeneration(ContractClassNames.class)
 abstract class QuorumContract extends AbstractExtensibleLockProviderIntegrationTest {
