@@ -101,17 +101,46 @@ final class DrillChecks {
       long expectedInventory,
       Handovers handovers,
       FencingOrder fencing) {
-    List<String> failures = new ArrayList<>();
-    if (acquisitions == 0) {
-      failures.add(
-          "no lease was granted"
-              + (unavailableRounds > 0
-                  ? " (" + unavailableRounds + " rounds: too few masters could vote)"
-                  : "")
-              + (restartedRounds > 0 ? "; masters answered RESTARTED: see the hint above" : ""));
+    List<String> failures =
+        new ArrayList<>(availability(acquisitions, unavailableRounds, restartedRounds));
+    failures.addAll(violations(finalInventory, expectedInventory, handovers, fencing));
+    return failures;
+  }
+
+  /**
+   * Why the drill measured nothing: no lease was granted. Empty if some was.
+   *
+   * @param acquisitions leases granted
+   * @param unavailableRounds tryAcquire calls that failed because too few masters answered
+   * @param restartedRounds rounds in which some master answered RESTARTED
+   */
+  static List<String> availability(
+      long acquisitions, long unavailableRounds, long restartedRounds) {
+    if (acquisitions > 0) {
+      return List.of();
     }
+    return List.of(
+        "no lease was granted"
+            + (unavailableRounds > 0
+                ? " (" + unavailableRounds + " rounds: too few masters could vote)"
+                : "")
+            + (restartedRounds > 0 ? "; masters answered RESTARTED: see the hint above" : ""));
+  }
+
+  /**
+   * The safety violations: a lost update, overlapping leases, fencing tokens that did not rise.
+   * Empty if the lock did its job.
+   *
+   * @param finalInventory the counter's value after every worker stopped
+   * @param expectedInventory the counter's value if no update was lost
+   * @param handovers the hand-overs between the validity windows
+   * @param fencing whether the fencing tokens rose
+   */
+  static List<String> violations(
+      long finalInventory, long expectedInventory, Handovers handovers, FencingOrder fencing) {
+    List<String> violations = new ArrayList<>();
     if (finalInventory != expectedInventory) {
-      failures.add(
+      violations.add(
           "final inventory "
               + finalInventory
               + " but expected "
@@ -121,14 +150,14 @@ final class DrillChecks {
               + " updates lost");
     }
     if (handovers.overlaps() > 0) {
-      failures.add(handovers.overlaps() + " leases overlapped another");
+      violations.add(handovers.overlaps() + " leases overlapped another");
     }
     if (!fencing.increasing()) {
-      failures.add(
+      violations.add(
           fencing.notIncreasing()
               + " fencing tokens were not above the previous lease's (acquisition order)");
     }
-    return failures;
+    return violations;
   }
 
   /**
@@ -207,6 +236,10 @@ final class DrillChecks {
    * @param restartedRounds rounds in which some master answered RESTARTED
    * @param breakersOpened the masters whose circuit breaker opened, in any worker's RedLock
    * @param failures why the drill failed; empty if it passed
+   * @param assumptionBroken whether the fault plan broke the quorum assumption on purpose ({@code
+   *     --allow-breaking}), so that violations are reported, not failed
+   * @param tolerated the violations seen under such a plan (see {@link #violations}); empty
+   *     otherwise
    */
   record Result(
       long acquisitions,
@@ -228,7 +261,48 @@ final class DrillChecks {
       FencingOrder fencing,
       long restartedRounds,
       List<String> breakersOpened,
-      List<String> failures) {
+      List<String> failures,
+      boolean assumptionBroken,
+      List<String> tolerated) {
+
+    Result {
+      perWorker = List.copyOf(perWorker);
+      breakersOpened = List.copyOf(breakersOpened);
+      failures = List.copyOf(failures);
+      tolerated = List.copyOf(tolerated);
+      requireNonNull(acquireLatency, "acquireLatency");
+      requireNonNull(waitLatency, "waitLatency");
+      requireNonNull(fencing, "fencing");
+    }
+
+    /** Returns a copy with one more failure. */
+    Result withFailure(String failure) {
+      List<String> more = new ArrayList<>(failures);
+      more.add(requireNonNull(failure, "failure"));
+      return new Result(
+          acquisitions,
+          decrements,
+          failedRounds,
+          unavailableRounds,
+          longWaits,
+          expiredBeforeWrite,
+          perWorker,
+          initialInventory,
+          finalInventory,
+          soldOut,
+          windows,
+          violations,
+          closestHandoverNanos,
+          acquireLatency,
+          waitLatency,
+          elapsedNanos,
+          fencing,
+          restartedRounds,
+          breakersOpened,
+          more,
+          assumptionBroken,
+          tolerated);
+    }
 
     /** Whether the drill passed: no failures. */
     boolean passed() {

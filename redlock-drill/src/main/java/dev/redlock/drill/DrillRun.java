@@ -10,6 +10,8 @@ import dev.redlock.drill.DrillChecks.Grant;
 import dev.redlock.drill.DrillChecks.Handovers;
 import dev.redlock.drill.DrillChecks.Result;
 import dev.redlock.drill.DrillChecks.Window;
+import dev.redlock.drill.FaultPlan.Fault;
+import dev.redlock.drill.FaultSchedule.FaultWindow;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -30,6 +32,9 @@ final class DrillRun {
 
   /** How long past the deadline the workers get to stop before the drill fails. */
   private static final Duration STOP_GRACE = Duration.ofSeconds(10);
+
+  /** A master is "up" on the progress line if its vote counted within this window. */
+  static final Duration UP_WINDOW = Duration.ofMillis(250);
 
   /** How often the admission is retried for masters that did not answer it, 100 ms apart. */
   private static final int ADMIT_RETRIES = 5;
@@ -74,10 +79,44 @@ final class DrillRun {
   }
 
   /**
-   * Runs one worker per RedLock in {@code clients} until the time is up or the counter sold out,
-   * printing progress through {@code report}, and returns the checked result.
+   * The workers' side of a run: their RedLocks, their round logs (each RedLock's listener), the
+   * live counts the progress line reads and the shared watch.
    */
-  static Result workers(Config config, List<RedLock> clients, Watch watch, DrillReport report) {
+  record Crew(List<RedLock> clients, List<RoundLog> logs, RoundLog.Live live, Watch watch) {
+    Crew {
+      clients = List.copyOf(clients);
+      logs = List.copyOf(logs);
+      if (logs.size() != clients.size()) {
+        throw new IllegalArgumentException("one round log per RedLock expected");
+      }
+    }
+  }
+
+  /**
+   * What a run gives: the checked result and everything recorded over time.
+   *
+   * @param result the figures and the verdict
+   * @param timeline the recording, for the HTML report
+   */
+  record Outcome(Result result, Timeline timeline) {}
+
+  /**
+   * Runs one worker per RedLock of {@code crew} until the time is up or the counter sold out, with
+   * {@code faults} on the same clock, printing progress through {@code report}; then ends every
+   * fault still active and returns the checked result with the recording.
+   *
+   * @param masters the masters' names for the recording, {@code host:port}
+   * @param tolerateViolations whether overlaps, lost updates and falling tokens are reported
+   *     without failing the drill (the plan broke the quorum assumption with --allow-breaking)
+   */
+  static Outcome workers(
+      Config config,
+      Crew crew,
+      FaultSchedule faults,
+      List<String> masters,
+      boolean tolerateViolations,
+      DrillReport report) {
+    List<RedLock> clients = crew.clients();
     long start = System.nanoTime();
     long deadline = start + config.duration().toNanos();
     DrillWorker.Counter counter = new DrillWorker.Counter(config.inventory());
@@ -86,19 +125,20 @@ final class DrillRun {
     List<Thread> threads = new ArrayList<>();
     for (int i = 0; i < clients.size(); i++) {
       DrillWorker worker =
-          new DrillWorker(config, clients.get(i), counter, start, deadline, finished);
+          new DrillWorker(config, clients.get(i), counter, start, deadline, finished, crew.live());
       workers.add(worker);
       Thread thread = new Thread(worker, "drill-worker-" + i);
       thread.setDaemon(true);
       threads.add(thread);
     }
     report.running(workers.size(), config.duration());
+    faults.start(start);
     threads.forEach(Thread::start);
 
-    // A progress line about ten times per run, at least a second apart.
-    long interval = Math.max(TimeUnit.SECONDS.toNanos(1), config.duration().toNanos() / 10);
+    long interval = report.progressInterval(config.duration()).toNanos();
     long giveUp = deadline + STOP_GRACE.toNanos();
     boolean allStopped = false;
+    Ticks ticks = new Ticks(crew.live(), start);
     try {
       long next = start + interval;
       while (true) {
@@ -114,7 +154,7 @@ final class DrillRun {
         if (System.nanoTime() - next >= 0) {
           if (next - deadline < 0) {
             long left = counter.value;
-            report.progress(Duration.ofNanos(next - start), config.inventory() - left, left);
+            report.progress(ticks.next(next, config.inventory() - left, left, faults.active()));
           }
           next += interval;
         }
@@ -132,7 +172,102 @@ final class DrillRun {
       }
     }
     long elapsed = System.nanoTime() - start;
-    return total(config, workers, threads, counter.value, elapsed, watch, failures);
+    faults.stop();
+    report.stopped();
+    for (FaultWindow window : faults.windows()) {
+      for (String error : window.errors()) {
+        failures.add(
+            "the fault '" + window.fault().summary() + "' did not run as planned: " + error);
+      }
+    }
+    Result result =
+        total(
+            config,
+            workers,
+            threads,
+            counter.value,
+            elapsed,
+            crew.watch(),
+            failures,
+            tolerateViolations);
+    Timeline timeline = timeline(workers, threads, crew.logs(), start, elapsed, masters, faults);
+    return new Outcome(result, timeline);
+  }
+
+  /** The progress line's figures between one tick and the next. */
+  private static final class Ticks {
+    private final RoundLog.Live live;
+    private final long start;
+    private long lastAt;
+    private long lastAcquisitions;
+    private long lastRefused;
+
+    Ticks(RoundLog.Live live, long start) {
+      this.live = live;
+      this.start = start;
+      this.lastAt = start;
+    }
+
+    DrillReport.Progress next(long at, long sold, long left, List<Fault> active) {
+      long acquisitions = live.acquisitions();
+      long refused = live.refused();
+      double seconds = Math.max(1e-9, (at - lastAt) / 1e9);
+      long acquired = acquisitions - lastAcquisitions;
+      long refusedNow = refused - lastRefused;
+      lastAt = at;
+      lastAcquisitions = acquisitions;
+      lastRefused = refused;
+      int up = live.votedSince(at - UP_WINDOW.toNanos());
+      return new DrillReport.Progress(
+          Duration.ofNanos(at - start),
+          acquired / seconds,
+          acquired == 0
+              ? (refusedNow == 0 ? 0.0 : Double.POSITIVE_INFINITY)
+              : (double) refusedNow / acquired,
+          up,
+          live.masters(),
+          sold,
+          left,
+          active);
+    }
+  }
+
+  private static Timeline timeline(
+      List<DrillWorker> workers,
+      List<Thread> threads,
+      List<RoundLog> logs,
+      long start,
+      long elapsed,
+      List<String> masters,
+      FaultSchedule faults) {
+    List<List<Window>> leases = new ArrayList<>();
+    List<long[]> grantTimes = new ArrayList<>();
+    List<long[]> grantLatencies = new ArrayList<>();
+    List<RoundLog.Rounds> rounds = new ArrayList<>();
+    for (int i = 0; i < workers.size(); i++) {
+      DrillWorker w = workers.get(i);
+      boolean stopped = !threads.get(i).isAlive(); // else its lists may still change
+      List<Grant> grants = stopped ? w.grants : List.of();
+      long[] times = new long[grants.size()];
+      long[] latencies = new long[grants.size()];
+      for (int g = 0; g < grants.size(); g++) {
+        times[g] = grants.get(g).acquiredAt();
+        latencies[g] = w.acquireLatency.get(g);
+      }
+      leases.add(stopped ? w.windows : List.of());
+      grantTimes.add(times);
+      grantLatencies.add(latencies);
+      rounds.add(logs.get(i).rounds(start));
+    }
+    return new Timeline(
+        elapsed,
+        masters,
+        leases,
+        grantTimes,
+        grantLatencies,
+        rounds,
+        faults.windows(),
+        faults.plan().breakingIntervals(masters.size(), Duration.ofNanos(elapsed)));
   }
 
   private static boolean join(Thread thread, Duration timeout) {
@@ -152,7 +287,8 @@ final class DrillRun {
       long finalInventory,
       long elapsedNanos,
       Watch watch,
-      List<String> stopFailures) {
+      List<String> stopFailures,
+      boolean tolerateViolations) {
     long acquisitions = 0;
     long decrements = 0;
     long failed = 0;
@@ -191,9 +327,15 @@ final class DrillRun {
     FencingOrder fencing = DrillChecks.fencingOrder(grants);
     long restarted = watch.restartedRounds();
     long expected = config.inventory() - decrements;
-    failures.addAll(
-        DrillChecks.failures(
-            acquisitions, unavailable, restarted, finalInventory, expected, handovers, fencing));
+    List<String> tolerated = List.of();
+    if (tolerateViolations) {
+      failures.addAll(DrillChecks.availability(acquisitions, unavailable, restarted));
+      tolerated = DrillChecks.violations(finalInventory, expected, handovers, fencing);
+    } else {
+      failures.addAll(
+          DrillChecks.failures(
+              acquisitions, unavailable, restarted, finalInventory, expected, handovers, fencing));
+    }
     return new Result(
         acquisitions,
         decrements,
@@ -214,7 +356,9 @@ final class DrillRun {
         fencing,
         restarted,
         watch.breakersOpened(),
-        List.copyOf(failures));
+        List.copyOf(failures),
+        tolerateViolations,
+        tolerated);
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.redlock.drill;
 
 import dev.redlock.Lease;
+import dev.redlock.LeaseLostException;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.drill.Drill.Config;
@@ -28,6 +29,7 @@ final class DrillWorker implements Runnable {
   private final long start;
   private final long deadline;
   private final CountDownLatch finished;
+  private final RoundLog.Live live;
 
   long acquisitions;
   long decrements;
@@ -47,13 +49,15 @@ final class DrillWorker implements Runnable {
       Counter counter,
       long start,
       long deadline,
-      CountDownLatch finished) {
+      CountDownLatch finished,
+      RoundLog.Live live) {
     this.config = config;
     this.redlock = redlock;
     this.counter = counter;
     this.start = start;
     this.deadline = deadline;
     this.finished = finished;
+    this.live = live;
   }
 
   @Override
@@ -87,16 +91,30 @@ final class DrillWorker implements Runnable {
         unavailableRounds++;
         lease = null;
       }
+      long token = 0;
+      if (lease != null && lease.isPresent()) {
+        try {
+          token = lease.get().fencingToken(); // stored by a quorum round when first read
+        } catch (QuorumUnavailableException | LeaseLostException e) {
+          // Granted, but its token could not be stored on a majority: not used, released.
+          lease.get().release();
+          unavailableRounds++;
+          lease = null;
+        }
+      }
       long after = System.nanoTime();
       if (lease != null && lease.isPresent()) {
         acquisitions++;
+        live.acquired();
+        // In the order of grants: acquireLatency.get(i) is the call that returned grants.get(i).
         acquireLatency.add(after - before);
         waitLatency.add(after - waitStart);
-        grants.add(new Grant(Drill.RESOURCE, after - start, lease.get().fencingToken()));
+        grants.add(new Grant(Drill.RESOURCE, after - start, token));
         return lease;
       }
       if (lease != null) {
         failedRounds++;
+        live.refusedRound();
       }
       if (after - waitStart > Drill.MAX_WAIT.toNanos()) {
         longWaits++;

@@ -101,6 +101,24 @@ final class Flags {
     return help;
   }
 
+  /** Whether the option {@code --name} was given with a value. */
+  boolean has(String name) {
+    return values.containsKey(name);
+  }
+
+  /**
+   * Returns the value of {@code --name} as given (stripped).
+   *
+   * @throws IllegalStateException if it was not given; see {@link #has}
+   */
+  String value(String name) {
+    String value = values.get(name);
+    if (value == null) {
+      throw new IllegalStateException("--" + name + " was not given");
+    }
+    return value;
+  }
+
   /** Whether the switch {@code --name} was given. */
   boolean isSet(String name) {
     return switches.contains(name);

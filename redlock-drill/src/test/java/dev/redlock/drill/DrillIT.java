@@ -11,10 +11,12 @@ import dev.redlock.testkit.RedisClusterExtension;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The drill against three real redis-server masters. The extension flushes them before each test,
@@ -90,12 +92,20 @@ class DrillIT {
   }
 
   @Test
-  void freshMastersNotAdmittedGrantNothingAndTheReportPointsToTheFlag(RedisCluster cluster) {
+  void freshMastersNotAdmittedGrantNothingAndTheReportPointsToTheFlag(
+      RedisCluster cluster, @TempDir Path dir) {
     ByteArrayOutputStream report = new ByteArrayOutputStream();
     int code =
         Drill.run(
             new String[] {
-              "--nodes", String.join(",", cluster.uris()), "--workers", "2", "--duration", "0.5"
+              "--nodes",
+              String.join(",", cluster.uris()),
+              "--workers",
+              "2",
+              "--duration",
+              "0.5",
+              "--report",
+              dir.resolve("r.html").toString()
             },
             new PrintStream(report, true, StandardCharsets.UTF_8));
     String text = report.toString(StandardCharsets.UTF_8);
@@ -111,7 +121,7 @@ class DrillIT {
   }
 
   @Test
-  void theSwitchAdmitsFreshMastersGivenByNodes(RedisCluster cluster) {
+  void theSwitchAdmitsFreshMastersGivenByNodes(RedisCluster cluster, @TempDir Path dir) {
     ByteArrayOutputStream report = new ByteArrayOutputStream();
     int code =
         Drill.run(
@@ -122,7 +132,9 @@ class DrillIT {
               "--workers",
               "2",
               "--duration",
-              "0.5"
+              "0.5",
+              "--report",
+              dir.resolve("r.html").toString()
             },
             new PrintStream(report, true, StandardCharsets.UTF_8));
     String text = report.toString(StandardCharsets.UTF_8);
@@ -134,7 +146,7 @@ class DrillIT {
   }
 
   @Test
-  void mainExitsOneWhenNoMasterAnswers() throws Exception {
+  void mainExitsOneWhenNoMasterAnswers(@TempDir Path dir) throws Exception {
     int port;
     try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
       port = socket.getLocalPort(); // closed again: nothing listens there
@@ -142,7 +154,14 @@ class DrillIT {
     ByteArrayOutputStream report = new ByteArrayOutputStream();
     int code =
         Drill.run(
-            new String[] {"--nodes", "redis://127.0.0.1:" + port, "--duration", "0.5"},
+            new String[] {
+              "--nodes",
+              "redis://127.0.0.1:" + port,
+              "--duration",
+              "0.5",
+              "--report",
+              dir.resolve("r.html").toString()
+            },
             new PrintStream(report, true, StandardCharsets.UTF_8));
     String text = report.toString(StandardCharsets.UTF_8);
     assertEquals(1, code, text);
