@@ -2,58 +2,71 @@ package dev.redlock.drill;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.redlock.RedLock;
 import dev.redlock.drill.Flags.UsageException;
 import dev.redlock.drill.Harness.CannotRun;
 import dev.redlock.testkit.RedisProcess;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 
 /**
- * Prints latency and throughput figures for RedLock next to a hand-written baseline, what a master
- * that never answers costs with and without circuit breakers, and how soon a lease is granted again
- * after a majority of masters hung and came back, all measured in one run against the same masters.
- * A program that reports, not a test: it passes no judgement beyond printing each ratio next to its
+ * Prints, in one run against the same masters, the figures that judge the performance goals:
+ * acquire+release latency (p50, p99) and throughput (8 and 32 threads) of a hand-written floor, the
+ * plain and the default RedLock, the default RedLock reading its fencing token every time,
+ * Redisson's RedLock and node-redlock; each goal with its ratio and met / NOT met; optionally a
+ * chart of it all (SVG). Then what a master that never answers costs with and without circuit
+ * breakers, and how soon a lease is granted again after a majority of masters hung and came back. A
+ * program that reports, not a test: it passes no judgement beyond printing each ratio next to its
  * goal.
  *
  * <pre>
- * mvn -q -o -pl redlock-drill package -Pbench
- * mvn -q -o -pl redlock-drill package -Pbench -Dbench.args="--iterations 50000 --rounds 20"
- * mvn -q -o -pl redlock-drill package -Pbench -Dbench.args="--only heal --heal-repeats 10"
+ * ./mvnw -q -Pbench package -DskipTests
+ * ./mvnw -q -Pbench package -DskipTests -Dbench.args="--iterations 20000 --chart docs/benchmark.svg"
+ * ./mvnw -q -Pbench package -DskipTests -Dbench.args="--only heal --heal-repeats 10"
  * </pre>
  *
- * <h2>The clients</h2>
+ * <h2>The rows</h2>
  *
  * <ul>
- *   <li><b>plain RedLock</b>: {@code fencing(false).restartGuard(false)}, the Redlock algorithm as
- *       specified: acquire is one {@code SET key token NX PX ttl} round, the very command the
- *       baseline sends.
- *   <li><b>default RedLock</b>: the library's defaults: fencing tokens (acquire is a vote round,
- *       then a round that stores the token), the restart guard (the masters admitted explicitly, as
- *       a brand-new cluster must be) and circuit breakers.
- *   <li><b>baseline</b>: {@link BaselineClient}, N blocking sockets on one thread that write {@code
- *       SET key token NX PX ttl} to every master, then read every reply; for the full cycle, a
- *       second round with the same release script RedLock uses. Its timed part includes making the
+ *   <li><b>floor</b>: {@link BaselineClient}, one thread, N blocking sockets: it writes {@code SET
+ *       key token NX PX ttl} to every master, then reads every reply; then the same for the release
+ *       (RedLock's own release script, by {@code EVALSHA}). Its timed part includes making the
  *       token (the same 128 bits of {@link SecureRandom}) and encoding the key, as RedLock's does.
+ *       Each throughput thread has sockets of its own.
+ *   <li><b>plain RedLock</b>: {@code fencing(false).restartGuard(false)}, the Redlock algorithm as
+ *       specified: acquire is one {@code SET key token NX PX ttl} round, the very command the floor
+ *       sends.
+ *   <li><b>default RedLock</b>: the library's defaults: fencing (the token is chosen during the
+ *       acquire and stored only when first read, so a lease whose token is not read costs one
+ *       round), the restart guard (the masters admitted explicitly, as a brand-new cluster must be)
+ *       and circuit breakers.
+ *   <li><b>default RedLock + fencingToken()</b>: the same RedLock, each cycle reading the lease's
+ *       fencing token between acquire and release (a quorum round of its own).
+ *   <li><b>Redisson RedLock</b>: {@link RedissonRedLockClient}.
+ *   <li><b>node-redlock</b>: {@link NodeRedlock}, a child {@code node} process; its "threads" are
+ *       concurrent async loops in that one process. Skipped, with the reason, without node or npm
+ *       or when {@code npm ci} fails.
  * </ul>
  *
- * Every RedLock here has a node timeout of {@value #NODE_TIMEOUT_MILLIS} ms.
+ * Every RedLock here has the node timeout of {@code --node-timeout} (default 50 ms, the library's).
  *
  * <h2>What it measures</h2>
  *
  * <ol>
- *   <li><b>Uncontended latency</b>, one thread, a new key per operation: {@code tryAcquire} alone
- *       (the release that follows is not timed) and {@code tryAcquire} plus {@code close()}, for
- *       the plain and the default RedLock and the baseline: plain / baseline is the library's
- *       overhead (goal p50 at most {@value BenchmarkChecks#GOAL_RATIO}), default / plain the cost
- *       of fencing.
- *   <li><b>Throughput</b> of acquire plus release with 8 and 32 threads sharing one RedLock, each
- *       thread on keys of its own, for the default and the plain RedLock.
+ *   <li><b>Uncontended latency</b>, one thread, a new key per operation: acquire+release for every
+ *       row, and acquire alone (the release that follows is not timed) for the floor, the plain and
+ *       the default RedLock.
+ *   <li><b>Throughput</b> of acquire+release with 8 and 32 threads, each thread on keys of its own
+ *       ({@link ThroughputRun}).
  *   <li><b>Circuit breakers</b>: acquire plus release with the default RedLock on N healthy
  *       masters, and on N-1 healthy masters plus a {@link BlackHole} in place of the last (a server
  *       that accepts connections and never answers), once with circuit breakers (measured only
@@ -69,7 +82,8 @@ import java.util.Set;
  * Every measurement is warmed up first. The latency measurements then run in rounds of short
  * blocks, one block of each operation per round, in reverse order every other round, so that noise
  * on the machine (another process, a GC, frequency scaling) falls on all alike; the throughput
- * blocks alternate the same way.
+ * blocks alternate the same way. {@link BenchmarkSummary} prints the table and the goals ({@link
+ * BenchmarkChecks#goals}).
  */
 public final class Benchmark {
 
@@ -93,10 +107,20 @@ public final class Benchmark {
   /** The values {@code --transport} takes. */
   static final List<String> TRANSPORTS = List.of("selector", "jedis");
 
-  static final long NODE_TIMEOUT_MILLIS = 50;
+  /** The node timeout of every RedLock in the benchmark unless {@code --node-timeout} says. */
+  static final Duration DEFAULT_NODE_TIMEOUT = RedLock.DEFAULT_NODE_TIMEOUT;
 
-  /** The node timeout of every RedLock in the benchmark. */
-  static final Duration NODE_TIMEOUT = Duration.ofMillis(NODE_TIMEOUT_MILLIS);
+  /** The value of {@code --skip} that leaves out the Redisson row. */
+  static final String REDISSON = "redisson";
+
+  /** The value of {@code --skip} that leaves out the node-redlock row. */
+  static final String NODE_REDLOCK = "node-redlock";
+
+  /**
+   * The system property that gives the default of {@code --node-dir} (the Maven profile sets it to
+   * a directory under {@code target}).
+   */
+  static final String NODE_DIR_PROPERTY = "redlock.bench.nodeDir";
 
   /** The time to live of every lease in the benchmark. */
   static final Duration TTL = Duration.ofSeconds(10);
@@ -107,15 +131,18 @@ public final class Benchmark {
           """
           Usage: Benchmark [options]
 
-          Prints acquire and acquire+release latency of the plain RedLock (fencing and restart
-          guard off: one SET NX PX round) next to a hand-written baseline (blocking sockets,
-          hand-parsed RESP) on the same masters, the cost of the default RedLock's fencing, the
-          throughput of both with %s threads, what one master that never answers costs with
-          and without circuit breakers, and (local masters only) how soon the default RedLock
-          grants a lease again after %d of %d masters hung (SIGSTOP) and resumed.
+          Prints acquire+release latency (p50, p99) and throughput (%s threads) of a
+          hand-written floor (one thread writes SET NX PX to every master, then reads every
+          reply; the same for the release), the plain RedLock (fencing and restart guard off),
+          the default RedLock, the default RedLock reading its fencing token every time,
+          Redisson's RedLock and node-redlock (a node child process), all on the same masters in
+          interleaved blocks; each performance goal with its ratio and met / NOT met; what one
+          master that never answers costs with and without circuit breakers; and (local masters
+          only) how soon the default RedLock grants a lease again after %d of %d masters hung
+          (SIGSTOP) and resumed.
 
           Options:
-            --nodes URI,URI,...       Redis masters to use (plain redis:// for the baseline); the
+            --nodes URI,URI,...       Redis masters to use (plain redis:// for the floor); the
                                       last one is replaced by the black hole in the breaker section
                                       (default: start %d local redis-server processes)
             --admit-fresh-nodes       call admitFreshNodes() on the --nodes masters first (local
@@ -123,9 +150,15 @@ public final class Benchmark {
             --iterations N            timed operations per latency measurement (default %,d)
             --warmup N                untimed operations per measurement first (default %,d)
             --rounds R                blocks each latency measurement is split into (default %d)
-            --throughput-seconds S    time per client and thread count, split into %d blocks
+            --throughput-seconds S    time per row and thread count, split into %d blocks
                                       (default %d)
             --blackhole-iterations N  timed operations per circuit-breaker measurement (default %,d)
+            --node-timeout MS         node timeout of every RedLock (default %d); raise it on a
+                                      starved machine, where a 50 ms timeout can trip
+            --chart FILE              also write a chart of the latency percentiles and the
+                                      throughput of every row to FILE (SVG)
+            --node-dir DIR            where npm ci installs node-redlock (default: %s)
+            --skip ROW,...            leave out %s and/or %s (the row says so)
             --heal-repeats N          heal measurements, each with a new RedLock (default %d)
             --only heal               run the heal section alone (needs the local masters)
             --transport T             the RedLocks' transport for plaintext masters: selector
@@ -143,6 +176,10 @@ public final class Benchmark {
           ThroughputRun.ROUNDS,
           DEFAULT_THROUGHPUT_TIME.toSeconds(),
           DEFAULT_BLACKHOLE_ITERATIONS,
+          DEFAULT_NODE_TIMEOUT.toMillis(),
+          defaultNodeDir(),
+          REDISSON,
+          NODE_REDLOCK,
           DEFAULT_HEAL_REPEATS);
 
   private static final Harness HARNESS =
@@ -157,6 +194,10 @@ public final class Benchmark {
               "rounds",
               "throughput-seconds",
               "blackhole-iterations",
+              "node-timeout",
+              "chart",
+              "node-dir",
+              "skip",
               "heal-repeats",
               "only",
               "transport"),
@@ -190,7 +231,8 @@ public final class Benchmark {
    * Runs every measurement (or only the heal section) and prints the figures: starts local masters
    * unless {@code config} names some, and shuts everything down on every path.
    *
-   * @throws IOException if the baseline cannot talk to a master, or the black hole cannot listen
+   * @throws IOException if the floor cannot talk to a master, the black hole cannot listen, the
+   *     node-redlock process stops answering, or the chart cannot be written
    * @throws CannotRun if the default RedLock gets no lease (masters not admitted, say)
    */
   static void run(Config config, PrintStream out)
@@ -209,7 +251,7 @@ public final class Benchmark {
         BenchmarkRun.measure(config, masters, admit, report, new BenchmarkSummary(out));
       }
       if (masters.local()) {
-        HealRun.measure(masters, config.healRepeats(), new HealReport(out));
+        HealRun.measure(masters, config.healRepeats(), config.nodeTimeout(), new HealReport(out));
         List<Long> sizes = new ArrayList<>();
         for (RedisProcess node : masters.processes()) {
           sizes.add(node.admin().dbSize());
@@ -223,6 +265,18 @@ public final class Benchmark {
   }
 
   /**
+   * Where node-redlock is installed unless {@code --node-dir} says: the {@value #NODE_DIR_PROPERTY}
+   * system property (under {@code target} through Maven), else a directory in the temporary
+   * directory.
+   */
+  static Path defaultNodeDir() {
+    String property = System.getProperty(NODE_DIR_PROPERTY);
+    return property == null || property.isBlank()
+        ? Path.of(System.getProperty("java.io.tmpdir"), "redlock-bench-node-redlock")
+        : Path.of(property);
+  }
+
+  /**
    * What one benchmark runs with.
    *
    * @param nodes the masters' URIs; empty to start {@link Masters#LOCAL_COUNT} local ones
@@ -231,8 +285,12 @@ public final class Benchmark {
    * @param iterations timed operations per latency measurement
    * @param warmup untimed operations per latency measurement before the timed ones
    * @param rounds blocks each latency measurement is split into
-   * @param throughputTime time per client and thread count, split into blocks
+   * @param throughputTime time per row and thread count, split into blocks
    * @param blackholeIterations timed operations per circuit-breaker measurement
+   * @param nodeTimeout the node timeout of every RedLock
+   * @param chart where to write the chart (SVG), if anywhere
+   * @param nodeDir where node-redlock is installed
+   * @param skip the rows left out: {@link #REDISSON}, {@link #NODE_REDLOCK}
    * @param healRepeats how many times the heal section measures
    * @param onlyHeal whether to run the heal section alone (needs local masters)
    * @param transport the transport of plaintext masters ({@link #TRANSPORTS}), or null for the
@@ -246,6 +304,10 @@ public final class Benchmark {
       int rounds,
       Duration throughputTime,
       int blackholeIterations,
+      Duration nodeTimeout,
+      Optional<Path> chart,
+      Path nodeDir,
+      Set<String> skip,
       int healRepeats,
       boolean onlyHeal,
       String transport) {
@@ -253,8 +315,15 @@ public final class Benchmark {
     Config {
       nodes = List.copyOf(nodes);
       requireNonNull(throughputTime, "throughputTime");
+      requireNonNull(nodeTimeout, "nodeTimeout");
+      requireNonNull(chart, "chart");
+      requireNonNull(nodeDir, "nodeDir");
+      skip = Set.copyOf(skip);
       if (onlyHeal && !nodes.isEmpty()) {
         throw new IllegalArgumentException("the heal section needs local masters, not nodes");
+      }
+      if (nodeTimeout.compareTo(TTL) >= 0) {
+        throw new IllegalArgumentException("the node timeout must be below the TTL " + TTL);
       }
     }
 
@@ -274,6 +343,22 @@ public final class Benchmark {
               Duration.ofHours(1));
       int blackholeIterations =
           flags.intValue("blackhole-iterations", DEFAULT_BLACKHOLE_ITERATIONS, 1, 100_000_000);
+      Duration nodeTimeout =
+          flags.millis(
+              "node-timeout",
+              DEFAULT_NODE_TIMEOUT,
+              Duration.ofMillis(1),
+              TTL.dividedBy(2).minusMillis(1));
+      Optional<Path> chart =
+          flags.has("chart") ? Optional.of(Path.of(flags.value("chart"))) : Optional.empty();
+      Path nodeDir = flags.has("node-dir") ? Path.of(flags.value("node-dir")) : defaultNodeDir();
+      Set<String> skip = new LinkedHashSet<>(flags.list("skip"));
+      for (String row : skip) {
+        if (!row.equals(REDISSON) && !row.equals(NODE_REDLOCK)) {
+          throw new UsageException(
+              "--skip takes " + REDISSON + " and/or " + NODE_REDLOCK + "; was '" + row + "'");
+        }
+      }
       int healRepeats = flags.intValue("heal-repeats", DEFAULT_HEAL_REPEATS, 1, 1_000);
       boolean onlyHeal = only(flags);
       List<String> transport = flags.list("transport");
@@ -298,6 +383,10 @@ public final class Benchmark {
           rounds,
           throughputTime,
           blackholeIterations,
+          nodeTimeout,
+          chart,
+          nodeDir,
+          skip,
           healRepeats,
           onlyHeal,
           transport.isEmpty() ? null : transport.get(0));

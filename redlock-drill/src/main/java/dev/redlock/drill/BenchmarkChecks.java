@@ -1,19 +1,23 @@
 package dev.redlock.drill;
 
+import static java.util.Objects.requireNonNull;
+
 import dev.redlock.Lease;
 import dev.redlock.NodeOutcome;
 import dev.redlock.NodeOutcome.Status;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
+import dev.redlock.drill.BenchmarkRun.Lineup;
 import dev.redlock.drill.Harness.CannotRun;
 import dev.redlock.drill.Percentiles.Summary;
+import dev.redlock.drill.ThroughputRun.Throughput;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.ToLongFunction;
 
 /**
@@ -23,14 +27,31 @@ import java.util.function.ToLongFunction;
  */
 final class BenchmarkChecks {
 
-  /** The goal for the plain RedLock's p50 acquire latency over the baseline's SET round. */
-  static final double GOAL_RATIO = 1.15;
+  /** The performance issue's goals are stated for this many masters (on loopback). */
+  static final int GOAL_MASTERS = 5;
+
+  /** Goal: the default RedLock's acquire+release p50 at most this many times the floor's. */
+  static final double DEFAULTS_OVER_FLOOR = 1.15;
+
+  /** Goal: the default RedLock's acquire+release p50 at most node-redlock's. */
+  static final double DEFAULTS_OVER_NODE = 1.0;
+
+  /**
+   * Goal: the default RedLock's throughput with 32 threads at least this many times the floor's.
+   */
+  static final double THROUGHPUT_OVER_FLOOR = 2.0;
+
+  /** The thread count of the throughput goal. */
+  static final int THROUGHPUT_THREADS = 32;
+
+  /** Goal: the plain RedLock's acquire+release p50 at most the floor's. */
+  static final double PLAIN_OVER_FLOOR = 1.0;
+
+  /** Goal: acquire, fencingToken(), release p50 at most this many times the floor's. */
+  static final double TOKEN_OVER_FLOOR = 1.6;
 
   /** The goal for the p99 with one master black-holed (breakers on) over the healthy p99. */
   static final double BREAKER_GOAL_RATIO = 1.5;
-
-  /** A round this slow is counted apart in the breaker section: it waited for the black hole. */
-  static final long SLOW_NANOS = TimeUnit.MILLISECONDS.toNanos(Benchmark.NODE_TIMEOUT_MILLIS / 5);
 
   private BenchmarkChecks() {}
 
@@ -76,9 +97,135 @@ final class BenchmarkChecks {
     return denominator == 0 ? Double.NaN : (double) numerator / denominator;
   }
 
-  /** Whether the plain / baseline p50 ratio meets {@link #GOAL_RATIO}. */
-  static boolean latencyGoalMet(double ratio) {
-    return ratio <= GOAL_RATIO;
+  /**
+   * The performance issue's goals, each judged on this run's figures: p50s of every one-thread
+   * sample, throughput of every block together, and the spread of the same ratio round by round. A
+   * goal whose row was skipped (node-redlock) is not judged.
+   *
+   * @param throughput the throughput section's totals
+   */
+  static List<Goal> goals(Lineup lineup, List<Throughput> throughput) {
+    Contender floor = lineup.floor();
+    Contender defaults = lineup.defaults();
+    List<Goal> goals = new ArrayList<>();
+    goals.add(latencyGoal("default p50 <= 1.15 x floor", defaults, floor, DEFAULTS_OVER_FLOOR));
+    goals.add(
+        latencyGoal("default p50 <= node-redlock", defaults, lineup.node(), DEFAULTS_OVER_NODE));
+    goals.add(throughputGoal(defaults, floor, throughput));
+    goals.add(latencyGoal("plain p50 <= floor", lineup.plain(), floor, PLAIN_OVER_FLOOR));
+    goals.add(
+        latencyGoal("token read p50 <= 1.6 x floor", lineup.token(), floor, TOKEN_OVER_FLOOR));
+    return goals;
+  }
+
+  private static Goal latencyGoal(
+      String statement, Contender numerator, Contender denominator, double bound) {
+    Optional<String> skipped = skippedBetween(numerator, denominator);
+    if (skipped.isPresent()) {
+      return Goal.notJudged(statement, skipped.get());
+    }
+    long top = numerator.latency().summary().p50();
+    long bottom = denominator.latency().summary().p50();
+    return new Goal(
+        statement,
+        Percentiles.micros(top) + " / " + Percentiles.micros(bottom) + " us",
+        ratio(top, bottom),
+        bound,
+        true,
+        spread(numerator.latency().blockRatios(denominator.latency())),
+        null);
+  }
+
+  private static Goal throughputGoal(
+      Contender defaults, Contender floor, List<Throughput> throughput) {
+    String statement =
+        String.format(
+            Locale.ROOT,
+            "default %d threads >= %.0f x floor",
+            THROUGHPUT_THREADS,
+            THROUGHPUT_OVER_FLOOR);
+    Optional<Throughput> top = find(throughput, defaults.name(), THROUGHPUT_THREADS);
+    Optional<Throughput> bottom = find(throughput, floor.name(), THROUGHPUT_THREADS);
+    if (top.isEmpty() || bottom.isEmpty()) {
+      return Goal.notJudged(statement, "no " + THROUGHPUT_THREADS + "-thread figures");
+    }
+    List<Double> perRound = new ArrayList<>();
+    List<Double> tops = top.get().rounds();
+    List<Double> bottoms = bottom.get().rounds();
+    for (int i = 0; i < tops.size() && i < bottoms.size(); i++) {
+      perRound.add(bottoms.get(i) == 0 ? Double.NaN : tops.get(i) / bottoms.get(i));
+    }
+    double a = top.get().opsPerSecond();
+    double b = bottom.get().opsPerSecond();
+    return new Goal(
+        statement,
+        String.format(Locale.ROOT, "%,.0f / %,.0f ops/s", a, b),
+        b == 0 ? Double.NaN : a / b,
+        THROUGHPUT_OVER_FLOOR,
+        false,
+        spread(perRound),
+        null);
+  }
+
+  private static Optional<String> skippedBetween(Contender a, Contender b) {
+    for (Contender c : List.of(a, b)) {
+      if (!c.runs()) {
+        return Optional.of(c.name() + " " + c.skipped());
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The totals of {@code client} with {@code threads} threads, if measured. */
+  static Optional<Throughput> find(List<Throughput> throughput, String client, int threads) {
+    return throughput.stream()
+        .filter(t -> t.client().equals(client) && t.threads() == threads)
+        .findFirst();
+  }
+
+  /**
+   * One goal of the performance issue, judged on one run.
+   *
+   * @param statement what the goal says, e.g. {@code "plain p50 <= floor"}
+   * @param figures the two figures the ratio divides, with their unit
+   * @param ratio the first figure over the second
+   * @param bound the goal's bound on the ratio
+   * @param atMost whether the ratio must be at most the bound (else at least)
+   * @param spread how the same ratio moved from round to round, if there were rounds
+   * @param notJudged why the goal could not be judged (a row skipped); null when it was
+   */
+  record Goal(
+      String statement,
+      String figures,
+      double ratio,
+      double bound,
+      boolean atMost,
+      Optional<Spread> spread,
+      String notJudged) {
+
+    Goal {
+      requireNonNull(statement, "statement");
+      requireNonNull(spread, "spread");
+    }
+
+    static Goal notJudged(String statement, String why) {
+      return new Goal(statement, "", Double.NaN, Double.NaN, true, Optional.empty(), why);
+    }
+
+    /** Whether the goal was judged: both its rows were measured. */
+    boolean judged() {
+      return notJudged == null;
+    }
+
+    /** Whether the ratio is within the bound (false when not judged, or the ratio is NaN). */
+    boolean met() {
+      return judged() && (atMost ? ratio <= bound : ratio >= bound);
+    }
+
+    /** {@code "met"}, {@code "NOT met"} or {@code "not judged"}. */
+    String verdict() {
+      return !judged() ? "not judged" : met() ? "met" : "NOT met";
+    }
   }
 
   /** Whether the black hole's p99 ratio with breakers meets {@link #BREAKER_GOAL_RATIO}. */
@@ -86,11 +233,20 @@ final class BenchmarkChecks {
     return ratio <= BREAKER_GOAL_RATIO;
   }
 
-  /** How many of {@code op}'s samples took longer than {@link #SLOW_NANOS}. */
-  static long slow(Operation op) {
+  /**
+   * A cycle this slow is counted apart in the breaker section: it waited for the black hole (a
+   * fifth of the node timeout).
+   */
+  static long slowNanos(Duration nodeTimeout) {
+    return nodeTimeout.toNanos() / 5;
+  }
+
+  /** How many of {@code op}'s samples took longer than {@link #slowNanos}. */
+  static long slow(Operation op, Duration nodeTimeout) {
+    long limit = slowNanos(nodeTimeout);
     long[] sorted = op.samples.sorted();
     long count = 0;
-    for (int i = sorted.length - 1; i >= 0 && sorted[i] > SLOW_NANOS; i--) {
+    for (int i = sorted.length - 1; i >= 0 && sorted[i] > limit; i--) {
       count++;
     }
     return count;

@@ -4,13 +4,16 @@ import static java.util.Objects.requireNonNull;
 
 import dev.redlock.RedLock;
 import dev.redlock.drill.Benchmark.Config;
-import dev.redlock.drill.BenchmarkRun.Latency;
+import dev.redlock.drill.BenchmarkRun.Lineup;
 import dev.redlock.drill.Percentiles.Summary;
 import dev.redlock.drill.ThroughputRun.Run;
 import dev.redlock.drill.ThroughputRun.Throughput;
 import dev.redlock.testkit.RedisProcess;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Locale;
 
@@ -36,42 +39,23 @@ final class BenchmarkReport {
 
   // ---- header ----
 
-  /** Prints the masters, the machine, the clients and the plan. */
+  /** Prints the masters, the machine, the RedLocks' settings and the plan. */
   void header(Config config, Masters masters, String admission, BlackHole hole) {
     List<String> uris = masters.uris();
     mastersAndMachine(masters);
     rows.row(
         "every RedLock",
         "node timeout "
-            + Benchmark.NODE_TIMEOUT_MILLIS
+            + config.nodeTimeout().toMillis()
             + " ms, ttl "
             + Benchmark.TTL.toSeconds()
             + " s, a new key per operation (no contention)");
-    rows.row("plain RedLock", ".fencing(false).restartGuard(false): acquire is one SET key token");
-    rows.row("", "NX PX ttl round (the Redlock algorithm as specified); circuit breakers on");
-    rows.row(
-        "default RedLock", "the defaults: fencing (acquire = vote round + fence-token round),");
-    rows.row(
-        "",
-        "restart guard (maxLeaseTime "
-            + RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds()
-            + " s), circuit breakers (open wait "
-            + RedLock.DEFAULT_CIRCUIT_BREAKER_WAIT.toMillis()
-            + " ms)");
     rows.row("", "masters " + admission);
     rows.row(
         "transport",
         config.transport() == null
             ? "the library's default for redis:// masters"
             : config.transport() + " (--transport)");
-    rows.row(
-        "baseline",
-        "one thread, "
-            + uris.size()
-            + " blocking sockets (TCP_NODELAY); a round writes the command to all "
-            + uris.size()
-            + ",");
-    rows.row("", "then reads all " + uris.size() + " replies; RESP parsed by hand");
     rows.row("black hole", hole.node() + ": accepts, reads and discards, never answers (like a");
     rows.row(
         "",
@@ -91,7 +75,7 @@ final class BenchmarkReport {
         "",
         String.format(
             Locale.ROOT,
-            "2. throughput: %s threads, %.1f s per client and thread count",
+            "2. throughput: %s threads, %.1f s per row and thread count",
             threadCounts(),
             config.throughputTime().toNanos() / 1e9));
     rows.row(
@@ -105,6 +89,64 @@ final class BenchmarkReport {
         masters.local()
             ? healPlan(masters, config.healRepeats())
             : "4. heal: skipped with --nodes (it hangs masters this program started)");
+    out.println();
+  }
+
+  /** Prints one line about getting a client ready (installing node-redlock, say). */
+  void progress(String line) {
+    out.println(line);
+  }
+
+  /** Prints what each row is, once the clients are ready (their versions known). */
+  void contenders(Lineup lineup, int masters) {
+    out.println();
+    out.println("The rows (every one on the same masters, acquire+release of a new key):");
+    Rows wide = new Rows(out, 10);
+    wide.row(
+        "floor",
+        "hand-written: one thread, N blocking sockets (TCP_NODELAY); writes SET key token NX PX");
+    wide.row(
+        "", "ttl to all N, then reads the N replies; then the same for the release (RedLock's");
+    wide.row(
+        "", "release script by EVALSHA); RESP by hand; each throughput thread has own sockets");
+    wide.row(
+        "plain", "RedLock .fencing(false).restartGuard(false): one SET NX PX round to acquire");
+    wide.row(
+        "dflt",
+        "RedLock defaults: fencing (token stored lazily, not read here), restart guard (maxLease");
+    wide.row(
+        "",
+        "Time "
+            + RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds()
+            + " s), circuit breakers (open wait "
+            + RedLock.DEFAULT_CIRCUIT_BREAKER_WAIT.toMillis()
+            + " ms); acquire is one round");
+    wide.row("token", "the same default RedLock; every cycle calls lease.fencingToken() (a quorum");
+    wide.row("", "round that stores the token) before close()");
+    wide.row("redisson", describe(lineup.redisson()));
+    if (lineup.redisson().runs()) {
+      wide.row("", "RedissonRedLock over one RedissonClient per master (single-server defaults):");
+      wide.row("", "tryLock(0, ttl, ms) locks the masters one after another, then re-sets the");
+      wide.row("", "expiry on all; unlock() on all in parallel; threads share the clients");
+    }
+    wide.row("node", describe(lineup.node()));
+    if (lineup.node().runs()) {
+      wide.row("", "a node child process: one ioredis connection per master, retryCount 0;");
+      wide.row("", "acquire and release each resolve at a quorum; \"8/32 threads\" = 8/32");
+      wide.row("", "concurrent async loops on its one event-loop thread; times itself");
+    }
+    if (masters != BenchmarkChecks.GOAL_MASTERS) {
+      wide.row(
+          "note",
+          "the goals are stated for "
+              + BenchmarkChecks.GOAL_MASTERS
+              + " masters on loopback; this run has "
+              + masters);
+    }
+  }
+
+  private static String describe(Contender c) {
+    return c.runs() ? c.name() : c.name() + ": " + c.skipped();
   }
 
   /** Prints the header of a run of the heal section alone. */
@@ -155,34 +197,50 @@ final class BenchmarkReport {
     out.printf(Locale.ROOT, "1. Latency. Warming up: %,d operations per measurement...%n", warmup);
   }
 
-  void latencyMeasuring(int rounds, int block) {
+  void latencyMeasuring(Lineup lineup, int rounds, int block) {
     out.printf(
         Locale.ROOT,
         "Measuring: %d rounds of %,d operations per measurement (p50 of each block, us)%n",
         rounds,
         block);
-    out.printf(
-        "  %-7s %26s   %26s%n", "", "---------- acquire ---------", "------ acquire+release -----");
-    out.printf(
-        "  %-7s %6s %6s %6s %4s %4s   %6s %6s %6s %4s %4s%n",
-        "round", "plain", "base", "dflt", "p/b", "d/p", "plain", "base", "dflt", "p/b", "d/p");
+    List<Contender> measured = lineup.measured();
+    StringBuilder groups = new StringBuilder(String.format("  %-7s", ""));
+    groups.append(centered("acquire alone", 3 * 9));
+    groups.append("  ").append(centered("acquire+release", measured.size() * 9));
+    groups.append("  ").append(centered("over floor", 3 * 6));
+    out.println(groups.toString().stripTrailing());
+    StringBuilder heading = new StringBuilder(String.format("  %-7s", "round"));
+    for (String column : List.of("floor", "plain", "dflt")) {
+      heading.append(String.format(" %8s", column));
+    }
+    heading.append("  ");
+    for (Contender c : measured) {
+      heading.append(String.format(" %8s", c.column()));
+    }
+    heading.append("  ");
+    for (String column : List.of("plain", "dflt", "token")) {
+      heading.append(String.format(" %5s", column));
+    }
+    out.println(heading);
   }
 
-  void latencyRound(Latency ops, int round, int rounds) {
-    out.printf(
-        Locale.ROOT,
-        "  %-7s %6s %6s %6s %4.2f %4.2f   %6s %6s %6s %4.2f %4.2f%n",
-        (round + 1) + "/" + rounds,
-        lastP50(ops.plainAcquire()),
-        lastP50(ops.baselineAcquire()),
-        lastP50(ops.defaultAcquire()),
-        BenchmarkChecks.lastRatio(ops.plainAcquire(), ops.baselineAcquire()),
-        BenchmarkChecks.lastRatio(ops.defaultAcquire(), ops.plainAcquire()),
-        lastP50(ops.plainCycle()),
-        lastP50(ops.baselineCycle()),
-        lastP50(ops.defaultCycle()),
-        BenchmarkChecks.lastRatio(ops.plainCycle(), ops.baselineCycle()),
-        BenchmarkChecks.lastRatio(ops.defaultCycle(), ops.plainCycle()));
+  void latencyRound(Lineup lineup, int round, int rounds) {
+    StringBuilder line =
+        new StringBuilder(String.format(Locale.ROOT, "  %-7s", (round + 1) + "/" + rounds));
+    for (Operation op : lineup.alone().all()) {
+      line.append(String.format(" %8s", lastP50(op)));
+    }
+    line.append("  ");
+    for (Contender c : lineup.measured()) {
+      line.append(String.format(" %8s", lastP50(c.latency())));
+    }
+    line.append("  ");
+    Operation floor = lineup.floor().latency();
+    for (Contender c : List.of(lineup.plain(), lineup.defaults(), lineup.token())) {
+      line.append(
+          String.format(Locale.ROOT, " %5.2f", BenchmarkChecks.lastRatio(c.latency(), floor)));
+    }
+    out.println(line);
   }
 
   // ---- 2. throughput ----
@@ -191,32 +249,49 @@ final class BenchmarkReport {
     out.println();
     out.printf(
         Locale.ROOT,
-        "2. Throughput. Warming up %.1f s per client and thread count, then %d rounds of %.1f s"
+        "2. Throughput. Warming up %.1f s per row and thread count, then %d rounds of %.1f s"
             + " each (ops/s)%n",
         warmUp.toNanos() / 1e9,
         ThroughputRun.ROUNDS,
         block.toNanos() / 1e9);
   }
 
-  void throughputHeading(List<Run> runs) {
-    StringBuilder heading = new StringBuilder(String.format("  %-7s", "round"));
-    for (Run run : runs) {
-      heading.append(
-          String.format(
-              Locale.ROOT, " %14s", run.name().replace(" RedLock", "") + " x" + run.threads()));
+  void throughputHeading(List<Contender> contenders) {
+    StringBuilder heading = new StringBuilder(String.format("  %-7s %7s", "round", "threads"));
+    for (Contender c : contenders) {
+      if (c.runs()) {
+        heading.append(String.format(Locale.ROOT, " %9s", c.column()));
+      }
     }
     out.println(heading);
   }
 
-  /** One round's line: the latest block of each client and thread count, in heading order. */
-  void throughputRound(int round, List<List<Throughput>> blocks) {
-    StringBuilder line =
-        new StringBuilder(
-            String.format(Locale.ROOT, "  %-7s", (round + 1) + "/" + ThroughputRun.ROUNDS));
-    for (List<Throughput> list : blocks) {
-      line.append(String.format(Locale.ROOT, " %,14.0f", list.get(list.size() - 1).opsPerSecond()));
+  /**
+   * One round's lines, one per thread count: the latest block of each row, in heading order.
+   *
+   * @param runs the runs, thread count first (as {@link ThroughputRun#runs} orders them)
+   * @param blocks each run's blocks so far, in the order of {@code runs}
+   */
+  void throughputRound(int round, List<Run> runs, List<List<Throughput>> blocks) {
+    for (int threads : ThroughputRun.THREAD_COUNTS) {
+      StringBuilder line =
+          new StringBuilder(
+              String.format(
+                  Locale.ROOT,
+                  "  %-7s %7d",
+                  threads == ThroughputRun.THREAD_COUNTS.get(0)
+                      ? (round + 1) + "/" + ThroughputRun.ROUNDS
+                      : "",
+                  threads));
+      for (int i = 0; i < runs.size(); i++) {
+        if (runs.get(i).threads() == threads) {
+          List<Throughput> list = blocks.get(i);
+          line.append(
+              String.format(Locale.ROOT, " %,9.0f", list.get(list.size() - 1).opsPerSecond()));
+        }
+      }
+      out.println(line);
     }
-    out.println(line);
   }
 
   // ---- 3. circuit breakers ----
@@ -266,6 +341,30 @@ final class BenchmarkReport {
         lastP50AndP99(off));
   }
 
+  // ---- the chart ----
+
+  /** What the chart says under its title: where and how it was measured. */
+  String chartCaption(Config config, Masters masters) {
+    return String.format(
+        Locale.ROOT,
+        "%d %s, %d CPUs, Java %s; node timeout %d ms; %,d timed ops per row in %d rounds,"
+            + " throughput %.1f s per row and thread count; %s",
+        masters.uris().size(),
+        masters.local() ? "local redis-server masters" : "masters given by --nodes",
+        Runtime.getRuntime().availableProcessors(),
+        System.getProperty("java.version"),
+        config.nodeTimeout().toMillis(),
+        config.iterations(),
+        config.rounds(),
+        config.throughputTime().toNanos() / 1e9,
+        LocalDate.now(ZoneOffset.UTC));
+  }
+
+  void chartWritten(Path chart) {
+    out.println();
+    out.println("Chart written to " + chart.toAbsolutePath().normalize());
+  }
+
   // ---- after the sections ----
 
   /** After a run on local masters: how many keys each still holds. */
@@ -289,6 +388,11 @@ final class BenchmarkReport {
   }
 
   // ---- helpers ----
+
+  private static String centered(String text, int width) {
+    String dashes = "-".repeat(Math.max(2, (width - text.length() - 2) / 2));
+    return String.format("%" + width + "s", dashes + " " + text + " " + dashes);
+  }
 
   private static String lastP50(Operation op) {
     return Percentiles.micros(op.lastBlock().p50());

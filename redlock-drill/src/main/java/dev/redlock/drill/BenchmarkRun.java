@@ -1,6 +1,9 @@
 package dev.redlock.drill;
 
+import static java.util.Objects.requireNonNull;
+
 import dev.redlock.Lease;
+import dev.redlock.LeaseLostException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.NodeOutcome.Status;
 import dev.redlock.QuorumUnavailableException;
@@ -11,6 +14,7 @@ import dev.redlock.drill.Harness.CannotRun;
 import dev.redlock.drill.ThroughputRun.Throughput;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,46 +27,39 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * Sections 1 to 3 of the benchmark (see {@link Benchmark}): makes the clients, measures latency
- * (here), throughput ({@link ThroughputRun}) and the circuit breakers (here); {@link
- * BenchmarkReport} prints the header and the rounds, {@link BenchmarkSummary} the summary. Not
- * thread-safe: one thread runs it.
+ * Sections 1 to 3 of the benchmark (see {@link Benchmark}): makes the clients (the {@link
+ * Contender}s), measures latency (here), throughput ({@link ThroughputRun}) and the circuit
+ * breakers (here), and draws the chart ({@link BenchmarkChart}); {@link BenchmarkReport} prints the
+ * header and the rounds, {@link BenchmarkSummary} the summary. Not thread-safe: one thread runs it.
  */
 final class BenchmarkRun {
 
-  /** Connect and read timeout of the baseline's sockets. */
-  private static final Duration BASELINE_TIMEOUT = Duration.ofSeconds(2);
+  /** Connect and read timeout of the floor's sockets. */
+  private static final Duration FLOOR_TIMEOUT = Duration.ofSeconds(2);
 
   /** How long the breaker section's warm-up may take to see the black hole's breaker open. */
   static final Duration BREAKER_OPEN_LIMIT = Duration.ofSeconds(10);
 
   private final RedLock plain;
   private final RedLock defaults;
-  private final BaselineClient baseline;
-  private final int quorum;
+  private final Floor floor;
   private final BenchmarkReport report;
-  private final SecureRandom random = new SecureRandom();
   private long sequence;
 
-  private BenchmarkRun(
-      RedLock plain,
-      RedLock defaults,
-      BaselineClient baseline,
-      int quorum,
-      BenchmarkReport report) {
+  private BenchmarkRun(RedLock plain, RedLock defaults, Floor floor, BenchmarkReport report) {
     this.plain = plain;
     this.defaults = defaults;
-    this.baseline = baseline;
-    this.quorum = quorum;
+    this.floor = floor;
     this.report = report;
   }
 
   /**
    * Runs sections 1 to 3 on {@code masters} and prints them, with the header first and the summary
-   * last; closes every client it made.
+   * last; writes the chart if asked; closes every client it made.
    *
    * @param admit whether to admit the masters as a brand-new cluster first
-   * @throws IOException if the baseline cannot talk to a master, or the black hole cannot listen
+   * @throws IOException if the floor cannot talk to a master, the black hole cannot listen, the
+   *     node-redlock process stops answering, or the chart cannot be written
    * @throws CannotRun if the default RedLock gets no lease (masters not admitted, say)
    */
   static void measure(
@@ -77,7 +74,7 @@ final class BenchmarkRun {
     try (RedLock plain =
             RedLock.builder()
                 .nodes(uris)
-                .nodeTimeout(Benchmark.NODE_TIMEOUT)
+                .nodeTimeout(config.nodeTimeout())
                 .fencing(false)
                 .restartGuard(false)
                 .listener(healthyWatch)
@@ -85,37 +82,65 @@ final class BenchmarkRun {
         RedLock defaults =
             RedLock.builder()
                 .nodes(uris)
-                .nodeTimeout(Benchmark.NODE_TIMEOUT)
+                .nodeTimeout(config.nodeTimeout())
                 .listener(healthyWatch)
                 .build();
-        BaselineClient baseline = BaselineClient.connect(uris, BASELINE_TIMEOUT);
+        Floor floor = new Floor(uris, masters.quorum());
         BlackHole hole = BlackHole.start()) {
       String admission =
           admit ? admit(defaults) : "not admitted (--" + Harness.ADMIT_FRESH_NODES + ")";
       BenchmarkChecks.defaultsGrant(defaults, report);
       report.header(config, masters, admission, hole);
-      BenchmarkRun run = new BenchmarkRun(plain, defaults, baseline, masters.quorum(), report);
-
-      Latency latency = run.latency(config);
-      List<Throughput> throughput = ThroughputRun.measure(config, defaults, plain, report);
-
-      List<String> holeUris = new ArrayList<>(uris);
-      holeUris.set(holeUris.size() - 1, hole.uri());
-      BreakerWatch holeWatch = new BreakerWatch(hole.node());
-      try (RedLock withBreakers =
-              RedLock.builder()
-                  .nodes(holeUris)
-                  .nodeTimeout(Benchmark.NODE_TIMEOUT)
-                  .listener(holeWatch)
-                  .build();
-          RedLock withoutBreakers =
-              RedLock.builder()
-                  .nodes(holeUris)
-                  .nodeTimeout(Benchmark.NODE_TIMEOUT)
-                  .circuitBreakers(false)
-                  .build()) {
-        Breakers breakers = run.breakers(config, withBreakers, withoutBreakers, holeWatch, hole);
-        summary.print(uris.size(), latency, throughput, breakers, healthyWatch, hole);
+      String redissonSkipped = null;
+      RedissonRedLockClient redisson = null;
+      if (config.skip().contains(Benchmark.REDISSON)) {
+        redissonSkipped = "skipped: --skip " + Benchmark.REDISSON;
+      } else if (!redissonOnClassPath()) {
+        redissonSkipped =
+            "skipped: Redisson is not on the class path (the executable jar leaves it out;"
+                + " run the benchmark through Maven, -Pbench)";
+      } else {
+        try {
+          redisson = RedissonRedLockClient.connect(uris);
+        } catch (RuntimeException e) {
+          redissonSkipped = "skipped: Redisson could not connect: " + e;
+        }
+      }
+      try (RedissonRedLockClient redissonClient = redisson) {
+        String nodeSkipped = null;
+        NodeRedlock node = null;
+        if (config.skip().contains(Benchmark.NODE_REDLOCK)) {
+          nodeSkipped = "skipped: --skip " + Benchmark.NODE_REDLOCK;
+        } else {
+          try {
+            node =
+                NodeRedlock.start(
+                    config.nodeDir(),
+                    uris,
+                    Benchmark.TTL,
+                    NodeRedlock.Tools.onPath(),
+                    report::progress);
+          } catch (NodeRedlock.Unavailable e) {
+            nodeSkipped = "skipped: " + e.getMessage();
+          }
+        }
+        try (NodeRedlock nodeClient = node) {
+          BenchmarkRun run = new BenchmarkRun(plain, defaults, floor, report);
+          Lineup lineup =
+              run.lineup(
+                  redissonClient, redissonSkipped, nodeClient, nodeSkipped, masters.quorum());
+          report.contenders(lineup, uris.size());
+          run.latency(config, lineup);
+          List<Throughput> throughput = ThroughputRun.measure(config, lineup.all(), report);
+          Breakers breakers = run.breakers(config, uris, hole);
+          summary.print(config, uris.size(), lineup, throughput, breakers, healthyWatch, hole);
+          if (config.chart().isPresent()) {
+            Path chart = config.chart().get();
+            BenchmarkChart.write(
+                chart, lineup, throughput, uris.size(), report.chartCaption(config, masters));
+            report.chartWritten(chart);
+          }
+        }
       }
     }
   }
@@ -140,24 +165,137 @@ final class BenchmarkRun {
     return line.toString();
   }
 
-  private Latency latency(Config config) throws IOException {
-    Latency ops =
-        new Latency(
+  private static boolean redissonOnClassPath() {
+    try {
+      Class.forName("org.redisson.Redisson", false, BenchmarkRun.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
+  /** Every row of the benchmark, measured or skipped, and the acquire-alone operations. */
+  private Lineup lineup(
+      RedissonRedLockClient redisson,
+      String redissonSkipped,
+      NodeRedlock node,
+      String nodeSkipped,
+      int quorum)
+      throws IOException {
+    Cycle floorCycle = floor.forThread(0);
+    Contender floorRow =
+        Contender.measured(
+            Lineup.FLOOR,
+            "floor",
+            timed(Lineup.FLOOR + " acquire+release", "fl", floorCycle),
+            ThroughputRun.onThreads(floor));
+    Contender plainRow = redlockRow(Lineup.PLAIN, "plain", "pl", plain, false);
+    Contender defaultsRow = redlockRow(Lineup.DEFAULTS, "dflt", "df", defaults, false);
+    Contender tokenRow = redlockRow(Lineup.TOKEN, "token", "tk", defaults, true);
+    String redissonName = "Redisson RedLock";
+    Contender redissonRow;
+    if (redisson == null) {
+      redissonRow = Contender.skipped(redissonName, "redisson", redissonSkipped);
+    } else {
+      redissonName += " " + RedissonRedLockClient.version();
+      Cycle cycle = key -> redisson.cycle(key, Benchmark.TTL);
+      redissonRow =
+          Contender.measured(
+              redissonName,
+              "redisson",
+              timed(redissonName + " acquire+release", "rs", cycle),
+              ThroughputRun.onThreads(index -> cycle));
+    }
+    Contender nodeRow;
+    if (node == null) {
+      nodeRow = Contender.skipped("node-redlock", "node", nodeSkipped);
+    } else {
+      String name = "node-redlock " + nodeVersion(node.versions());
+      Operation latency =
+          Operation.ofBlocks(
+              name + " acquire+release",
+              (count, op) -> node.cycles(count, "bench:nr:" + sequence++ + ":", op::addFailures));
+      nodeRow =
+          Contender.measured(
+              name, "node", latency, (threads, time, prefix) -> node.loops(threads, time, prefix));
+    }
+    AcquireAlone alone =
+        new AcquireAlone(
+            new Operation("floor SET NX PX round", this::floorAcquire),
             new Operation("plain RedLock tryAcquire", op -> acquireOnly(plain, op)),
-            new Operation("baseline SET NX PX round", this::baselineAcquire),
-            new Operation("default RedLock tryAcquire", op -> acquireOnly(defaults, op)),
-            new Operation("plain RedLock tryAcquire + close", op -> cycle(plain, op)),
-            new Operation("baseline SET round + EVALSHA round", this::baselineCycle),
-            new Operation("default RedLock tryAcquire + close", op -> cycle(defaults, op)));
+            new Operation("default RedLock tryAcquire", op -> acquireOnly(defaults, op)));
+    return new Lineup(
+        floorRow, plainRow, defaultsRow, tokenRow, redissonRow, nodeRow, alone, quorum);
+  }
+
+  /** "5.0.0-beta.2" out of "node=20.20.2 redlock=v5.0.0-beta.2 ioredis=5.9.3". */
+  private static String nodeVersion(String versions) {
+    for (String word : versions.split(" ")) {
+      if (word.startsWith("redlock=")) {
+        String version = word.substring("redlock=".length());
+        return version.startsWith("v") ? version.substring(1) : version;
+      }
+    }
+    return "?";
+  }
+
+  private Contender redlockRow(
+      String name, String column, String keyTag, RedLock redlock, boolean readToken) {
+    Cycle cycle = key -> redlockCycle(redlock, key, readToken);
+    return Contender.measured(
+        name,
+        column,
+        timed(name + " acquire+release", keyTag, cycle),
+        ThroughputRun.onThreads(index -> cycle));
+  }
+
+  /** A one-thread operation that times {@code cycle} on a new key each time. */
+  private Operation timed(String label, String keyTag, Cycle cycle) {
+    return new Operation(
+        label,
+        op -> {
+          String key = "bench:" + keyTag + ":" + sequence++;
+          long before = System.nanoTime();
+          boolean succeeded = cycle.run(key);
+          long elapsed = System.nanoTime() - before;
+          op.failedIf(!succeeded);
+          return elapsed;
+        });
+  }
+
+  private void latency(Config config, Lineup lineup) throws IOException, InterruptedException {
+    List<Operation> ops = lineup.latencyOperations();
     report.latencyWarmingUp(config.warmup());
-    Operation.warmUp(ops.all(), config.warmup());
-    report.latencyMeasuring(config.rounds(), blockSize(config.iterations(), config.rounds()));
+    Operation.warmUp(ops, config.warmup());
+    report.latencyMeasuring(
+        lineup, config.rounds(), blockSize(config.iterations(), config.rounds()));
     Operation.interleave(
-        ops.all(),
+        ops,
         config.iterations(),
         config.rounds(),
-        (round, rounds) -> report.latencyRound(ops, round, rounds));
-    return ops;
+        (round, rounds) -> report.latencyRound(lineup, round, rounds));
+  }
+
+  /** Section 3: the default RedLock with the black hole in place of the last master. */
+  private Breakers breakers(Config config, List<String> uris, BlackHole hole)
+      throws IOException, InterruptedException {
+    List<String> holeUris = new ArrayList<>(uris);
+    holeUris.set(holeUris.size() - 1, hole.uri());
+    BreakerWatch watch = new BreakerWatch(hole.node());
+    try (RedLock withBreakers =
+            RedLock.builder()
+                .nodes(holeUris)
+                .nodeTimeout(config.nodeTimeout())
+                .listener(watch)
+                .build();
+        RedLock withoutBreakers =
+            RedLock.builder()
+                .nodes(holeUris)
+                .nodeTimeout(config.nodeTimeout())
+                .circuitBreakers(false)
+                .build()) {
+      return breakers(config, withBreakers, withoutBreakers, watch, hole);
+    }
   }
 
   private Breakers breakers(
@@ -166,10 +304,14 @@ final class BenchmarkRun {
       RedLock withoutBreakers,
       BreakerWatch watch,
       BlackHole hole)
-      throws IOException {
-    Operation healthy = new Operation("all masters healthy", op -> cycle(defaults, op));
-    Operation on = new Operation("black hole, breakers on (OPEN)", op -> cycle(withBreakers, op));
-    Operation off = new Operation("black hole, breakers off", op -> cycle(withoutBreakers, op));
+      throws IOException, InterruptedException {
+    Operation healthy =
+        timed("all masters healthy", "bh", key -> redlockCycle(defaults, key, false));
+    Operation on =
+        timed(
+            "black hole, breakers on (OPEN)", "bh", key -> redlockCycle(withBreakers, key, false));
+    Operation off =
+        timed("black hole, breakers off", "bh", key -> redlockCycle(withoutBreakers, key, false));
     report.breakersWarmingUp(hole);
     long began = System.nanoTime();
     long giveUp = began + BREAKER_OPEN_LIMIT.toNanos();
@@ -214,38 +356,29 @@ final class BenchmarkRun {
     return after - before;
   }
 
-  private long cycle(RedLock redlock, Operation op) {
-    String key = "bench:rl:" + sequence++;
-    long before = System.nanoTime();
+  private long floorAcquire(Operation op) throws IOException {
+    return floor.acquireOnly("bench:fa:" + sequence++, op);
+  }
+
+  /**
+   * One acquire+release with {@code redlock}; with {@code readToken}, the lease's fencing token is
+   * read in between (storing it: a quorum round of its own).
+   *
+   * @return whether the lease was granted (and, with {@code readToken}, its token stored)
+   */
+  static boolean redlockCycle(RedLock redlock, String key, boolean readToken) {
     Optional<Lease> lease = tryAcquire(redlock, key);
-    lease.ifPresent(Lease::close);
-    long elapsed = System.nanoTime() - before;
-    op.failedIf(lease.isEmpty());
-    return elapsed;
-  }
-
-  private long baselineAcquire(Operation op) throws IOException {
-    String key = "bench:bl:" + sequence++;
-    long before = System.nanoTime();
-    byte[] keyBytes = key.getBytes(StandardCharsets.UTF_8);
-    byte[] token = newToken();
-    int granted = baseline.setRound(keyBytes, token, Benchmark.TTL.toMillis());
-    long after = System.nanoTime();
-    baseline.releaseRound(keyBytes, token);
-    op.failedIf(granted < quorum);
-    return after - before;
-  }
-
-  private long baselineCycle(Operation op) throws IOException {
-    String key = "bench:bl:" + sequence++;
-    long before = System.nanoTime();
-    byte[] keyBytes = key.getBytes(StandardCharsets.UTF_8);
-    byte[] token = newToken();
-    int granted = baseline.setRound(keyBytes, token, Benchmark.TTL.toMillis());
-    baseline.releaseRound(keyBytes, token);
-    long elapsed = System.nanoTime() - before;
-    op.failedIf(granted < quorum);
-    return elapsed;
+    if (lease.isEmpty()) {
+      return false;
+    }
+    try (Lease held = lease.get()) {
+      if (readToken) {
+        held.fencingToken();
+      }
+      return true;
+    } catch (QuorumUnavailableException | LeaseLostException e) {
+      return false;
+    }
   }
 
   private static Optional<Lease> tryAcquire(RedLock redlock, String key) {
@@ -257,24 +390,111 @@ final class BenchmarkRun {
   }
 
   /** A lock value as RedLock makes it: 128 bits of SecureRandom, as 32 hex digits. */
-  private byte[] newToken() {
+  private static byte[] newToken(SecureRandom random) {
     byte[] raw = new byte[16];
     random.nextBytes(raw);
     return HexFormat.of().formatHex(raw).getBytes(StandardCharsets.US_ASCII);
   }
 
-  /** The latency section's operations. */
-  record Latency(
-      Operation plainAcquire,
-      Operation baselineAcquire,
-      Operation defaultAcquire,
-      Operation plainCycle,
-      Operation baselineCycle,
-      Operation defaultCycle) {
+  /**
+   * Every row of the benchmark, in the order the report shows them, and the acquire-alone
+   * operations.
+   *
+   * @param quorum how many masters make a majority
+   */
+  record Lineup(
+      Contender floor,
+      Contender plain,
+      Contender defaults,
+      Contender token,
+      Contender redisson,
+      Contender node,
+      AcquireAlone alone,
+      int quorum) {
 
+    static final String FLOOR = "floor (hand-written)";
+    static final String PLAIN = "plain RedLock";
+    static final String DEFAULTS = "default RedLock";
+    static final String TOKEN = "default RedLock + fencingToken()";
+
+    /** Every row, measured or skipped. */
+    List<Contender> all() {
+      return List.of(floor, plain, defaults, token, redisson, node);
+    }
+
+    /** The rows that are measured. */
+    List<Contender> measured() {
+      return all().stream().filter(Contender::runs).toList();
+    }
+
+    /** The operations of the latency section: acquire alone first, then every row's cycle. */
+    List<Operation> latencyOperations() {
+      List<Operation> ops = new ArrayList<>(alone.all());
+      measured().forEach(c -> ops.add(c.latency()));
+      return Collections.unmodifiableList(ops);
+    }
+  }
+
+  /** Acquire alone, the release not timed: the floor's SET round, the plain and default RedLock. */
+  record AcquireAlone(Operation floor, Operation plain, Operation defaults) {
     List<Operation> all() {
-      return List.of(
-          plainAcquire, baselineAcquire, defaultAcquire, plainCycle, baselineCycle, defaultCycle);
+      return List.of(floor, plain, defaults);
+    }
+  }
+
+  /**
+   * The floor: {@link BaselineClient}s, one per measuring thread (its N sockets are its own),
+   * connected on first use and kept for the run. Used by the thread that runs the benchmark, which
+   * asks for each measuring thread's cycle before starting it.
+   */
+  private static final class Floor implements AutoCloseable, Cycle.PerThread {
+    private final List<String> uris;
+    private final int quorum;
+    private final List<BaselineClient> clients = new ArrayList<>();
+    private final SecureRandom random = new SecureRandom();
+
+    Floor(List<String> uris, int quorum) {
+      this.uris = requireNonNull(uris, "uris");
+      this.quorum = quorum;
+    }
+
+    /** Thread {@code index}'s cycle: SET round, then EVALSHA round, on its own sockets. */
+    @Override
+    public Cycle forThread(int index) throws IOException {
+      BaselineClient client = client(index);
+      SecureRandom own = new SecureRandom();
+      return key -> {
+        byte[] keyBytes = key.getBytes(StandardCharsets.UTF_8);
+        byte[] token = newToken(own);
+        int granted = client.setRound(keyBytes, token, Benchmark.TTL.toMillis());
+        client.releaseRound(keyBytes, token);
+        return granted >= quorum;
+      };
+    }
+
+    /** The SET round alone, timed; the release after it is not. */
+    long acquireOnly(String key, Operation op) throws IOException {
+      BaselineClient client = client(0);
+      long before = System.nanoTime();
+      byte[] keyBytes = key.getBytes(StandardCharsets.UTF_8);
+      byte[] token = newToken(random);
+      int granted = client.setRound(keyBytes, token, Benchmark.TTL.toMillis());
+      long after = System.nanoTime();
+      client.releaseRound(keyBytes, token);
+      op.failedIf(granted < quorum);
+      return after - before;
+    }
+
+    private BaselineClient client(int index) throws IOException {
+      while (clients.size() <= index) {
+        clients.add(BaselineClient.connect(uris, FLOOR_TIMEOUT));
+      }
+      return clients.get(index);
+    }
+
+    @Override
+    public void close() {
+      clients.forEach(BaselineClient::close);
     }
   }
 

@@ -4,19 +4,23 @@ import static java.util.Objects.requireNonNull;
 
 import dev.redlock.RedLock;
 import dev.redlock.RedLockListener.CircuitState;
+import dev.redlock.drill.Benchmark.Config;
+import dev.redlock.drill.BenchmarkChecks.Goal;
 import dev.redlock.drill.BenchmarkRun.BreakerWatch;
 import dev.redlock.drill.BenchmarkRun.Breakers;
-import dev.redlock.drill.BenchmarkRun.Latency;
+import dev.redlock.drill.BenchmarkRun.Lineup;
 import dev.redlock.drill.Percentiles.Summary;
 import dev.redlock.drill.ThroughputRun.Throughput;
 import java.io.PrintStream;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The summary of the benchmark's sections 1 to 3: each measurement's percentiles, the ratios next
- * to their goals, the black hole's figures, and a paragraph on what explains them. Not thread-safe.
+ * The summary of the benchmark's sections 1 to 3: every row's latency and throughput in one table,
+ * acquire alone, the performance goals with their ratios and verdicts, the black hole's figures,
+ * and a paragraph on what explains them. Not thread-safe.
  */
 final class BenchmarkSummary {
 
@@ -28,8 +32,9 @@ final class BenchmarkSummary {
 
   /** Prints the summary of sections 1 to 3 and what explains their figures. */
   void print(
+      Config config,
       int masters,
-      Latency l,
+      Lineup lineup,
       List<Throughput> throughput,
       Breakers b,
       BreakerWatch healthyWatch,
@@ -37,56 +42,116 @@ final class BenchmarkSummary {
     out.println();
     out.println("Summary");
     out.println();
-    latencySummary(l);
+    table(masters, lineup, throughput);
     out.println();
-    throughputSummary(throughput);
+    acquireAlone(lineup);
     out.println();
-    breakersSummary(masters, b, healthyWatch, hole);
+    goals(masters, BenchmarkChecks.goals(lineup, throughput));
+    out.println();
+    breakersSummary(config, masters, b, healthyWatch, hole);
     out.println();
     explanation(masters);
   }
 
-  private void latencySummary(Latency l) {
+  private void table(int masters, Lineup lineup, List<Throughput> throughput) {
     out.printf(
-        "1. Uncontended latency, one thread, new key per op      %8s %8s %9s %7s%n",
-        "p50 us", "p99 us", "samples", "failed");
-    latencyRow("acquire", l.plainAcquire());
-    latencyRow("", l.baselineAcquire());
-    double acquireRatio =
-        BenchmarkChecks.ratio(l.plainAcquire(), l.baselineAcquire(), Summary::p50);
-    ratioRow(
-        "ratio plain / baseline", l.plainAcquire(), l.baselineAcquire(), goalNote(acquireRatio));
-    spreadRow(l.plainAcquire().blockRatios(l.baselineAcquire()));
-    latencyRow("", l.defaultAcquire());
-    ratioRow("fencing cost: default / plain", l.defaultAcquire(), l.plainAcquire(), "");
-    spreadRow(l.defaultAcquire().blockRatios(l.plainAcquire()));
-    latencyRow("acquire+release", l.plainCycle());
-    latencyRow("", l.baselineCycle());
-    ratioRow("ratio plain / baseline", l.plainCycle(), l.baselineCycle(), "");
-    spreadRow(l.plainCycle().blockRatios(l.baselineCycle()));
-    latencyRow("", l.defaultCycle());
-    ratioRow("fencing cost: default / plain", l.defaultCycle(), l.plainCycle(), "");
-    spreadRow(l.defaultCycle().blockRatios(l.plainCycle()));
-  }
-
-  private void throughputSummary(List<Throughput> throughput) {
+        "1+2. Acquire+release, %d masters      ------- one thread -------   --- throughput, ops/s"
+            + " ---%n",
+        masters);
     out.printf(
-        "2. Throughput, acquire+release, one shared RedLock     %8s %8s %9s %7s%n",
-        "p50 us", "p99 us", "ops/s", "failed");
-    for (Throughput t : throughput) {
-      Summary s = t.latency().summary();
+        "  %-34s %7s %7s %8s %6s %9s %9s %6s%n",
+        "",
+        "p50 us",
+        "p99 us",
+        "samples",
+        "failed",
+        ThroughputRun.THREAD_COUNTS.get(0) + " thr",
+        ThroughputRun.THREAD_COUNTS.get(1) + " thr",
+        "failed");
+    for (Contender c : lineup.all()) {
+      if (!c.runs()) {
+        out.printf("  %-34s %s%n", c.name(), c.skipped());
+        continue;
+      }
+      Summary s = c.latency().summary();
+      long failed = 0;
+      StringBuilder rates = new StringBuilder();
+      for (int threads : ThroughputRun.THREAD_COUNTS) {
+        Optional<Throughput> t = BenchmarkChecks.find(throughput, c.name(), threads);
+        rates.append(
+            t.map(x -> String.format(Locale.ROOT, " %,9.0f", x.opsPerSecond()))
+                .orElse(String.format(" %9s", "-")));
+        failed += t.map(Throughput::failed).orElse(0L);
+      }
       out.printf(
           Locale.ROOT,
-          "  %-52s %8s %8s %,9.0f %,7d%n",
-          String.format(Locale.ROOT, "%s, %2d threads, own keys", t.client(), t.threads()),
+          "  %-34s %7s %7s %,8d %,6d%s %,6d%n",
+          c.name(),
           Percentiles.micros(s.p50()),
           Percentiles.micros(s.p99()),
-          t.opsPerSecond(),
-          t.failed());
+          s.count(),
+          c.latency().failures,
+          rates,
+          failed);
     }
   }
 
-  private void breakersSummary(int masters, Breakers b, BreakerWatch healthyWatch, BlackHole hole) {
+  private void acquireAlone(Lineup lineup) {
+    out.printf(
+        "Acquire alone (its release not timed)  %7s %7s %8s %6s%n",
+        "p50 us", "p99 us", "samples", "failed");
+    for (Operation op : lineup.alone().all()) {
+      Summary s = op.summary();
+      out.printf(
+          Locale.ROOT,
+          "  %-36s %7s %7s %,8d %,6d%n",
+          op.label,
+          Percentiles.micros(s.p50()),
+          Percentiles.micros(s.p99()),
+          s.count(),
+          op.failures);
+    }
+  }
+
+  private void goals(int masters, List<Goal> goals) {
+    out.printf(
+        "Goals (the performance issue: %d masters on loopback, acquire+release; p50 of every"
+            + " sample)%n",
+        BenchmarkChecks.GOAL_MASTERS);
+    if (masters != BenchmarkChecks.GOAL_MASTERS) {
+      out.printf(
+          "  (this run has %d masters: the verdicts below are for its figures, not the goals')%n",
+          masters);
+    }
+    for (Goal g : goals) {
+      if (!g.judged()) {
+        out.printf("  %-32s %s: %s%n", g.statement(), g.verdict(), g.notJudged());
+        continue;
+      }
+      String spread =
+          g.spread()
+              .map(
+                  x ->
+                      String.format(
+                          Locale.ROOT,
+                          "   per round %.2f to %.2f, median %.2f",
+                          x.min(),
+                          x.max(),
+                          x.median()))
+              .orElse("");
+      out.printf(
+          Locale.ROOT,
+          "  %-32s %-24s = %5.2f  %-8s%s%n",
+          g.statement(),
+          g.figures(),
+          g.ratio(),
+          g.verdict(),
+          spread);
+    }
+  }
+
+  private void breakersSummary(
+      Config config, int masters, Breakers b, BreakerWatch healthyWatch, BlackHole hole) {
     out.printf(
         "3. Circuit breakers, default RedLock, acquire+release   %8s %8s %8s %8s %7s %6s%n",
         "p50 us", "p99 us", "p99.9 us", "max us", "samples", "failed");
@@ -110,10 +175,10 @@ final class BenchmarkSummary {
     out.printf(
         Locale.ROOT,
         "  cycles over %d ms: healthy %,d, breakers on %,d, breakers off %,d%n",
-        TimeUnit.NANOSECONDS.toMillis(BenchmarkChecks.SLOW_NANOS),
-        BenchmarkChecks.slow(b.healthy()),
-        BenchmarkChecks.slow(b.withBreakers()),
-        BenchmarkChecks.slow(b.withoutBreakers()));
+        TimeUnit.NANOSECONDS.toMillis(BenchmarkChecks.slowNanos(config.nodeTimeout())),
+        BenchmarkChecks.slow(b.healthy(), config.nodeTimeout()),
+        BenchmarkChecks.slow(b.withBreakers(), config.nodeTimeout()),
+        BenchmarkChecks.slow(b.withoutBreakers(), config.nodeTimeout()));
     if (b.openedAfterOps() >= 0) {
       out.printf(
           Locale.ROOT,
@@ -146,14 +211,15 @@ final class BenchmarkSummary {
             + " still read);%n",
         masters / 2 + 1, masters);
     out.printf(
-        "the baseline waits for all %d replies. A release waits for every master in both, except a"
-            + " master%n",
+        "the floor waits for all %d replies. A release waits for every master in RedLock and the"
+            + " floor, except%n",
         masters);
     out.println(
-        "whose circuit breaker is open: it is sent the release, which is not waited for. The"
-            + " default's acquire");
+        "a master whose circuit breaker is open: it is sent the release, which is not waited for."
+            + " node-redlock");
     out.println(
-        "runs the acquire script (which also applies the restart guard) and then the fence round.");
+        "resolves both acquire and release at a quorum. Redisson takes the masters' locks one"
+            + " after another.");
     out.println(
         "The black hole accepts connections but never completes the handshake, so each connect"
             + " attempt fails");
@@ -161,7 +227,7 @@ final class BenchmarkSummary {
         "after the node timeout and the node client then fails commands at once for a moment:"
             + " without");
     out.println(
-        "breakers only the releases that meet a connect attempt wait (cycles over 10 ms above);"
+        "breakers only the releases that meet a connect attempt wait (the slow cycles above);"
             + " with breakers,");
     out.println(
         "only a probe release in HALF_OPEN does, about once per open wait. Compare p99.9 and max"
@@ -184,19 +250,6 @@ final class BenchmarkSummary {
         RedLock.DEFAULT_CIRCUIT_BREAKER_WAIT.toMillis());
   }
 
-  private void latencyRow(String group, Operation op) {
-    Summary s = op.summary();
-    out.printf(
-        Locale.ROOT,
-        "  %-16s %-35s %8s %8s %,9d %,7d%n",
-        group,
-        op.label,
-        Percentiles.micros(s.p50()),
-        Percentiles.micros(s.p99()),
-        s.count(),
-        op.failures);
-  }
-
   private void breakerRow(String label, Operation op) {
     long[] sorted = op.samples.sorted();
     Summary s = Percentiles.summarize(sorted);
@@ -211,38 +264,5 @@ final class BenchmarkSummary {
         Percentiles.micros(s.max()),
         s.count(),
         op.failures);
-  }
-
-  private void ratioRow(String label, Operation numerator, Operation denominator, String note) {
-    out.printf(
-        Locale.ROOT,
-        "  %-16s %-35s %8.2f %8.2f%s%n",
-        "",
-        label,
-        BenchmarkChecks.ratio(numerator, denominator, Summary::p50),
-        BenchmarkChecks.ratio(numerator, denominator, Summary::p99),
-        note.isEmpty() ? "" : "   " + note);
-  }
-
-  /** How much the ratio of the p50s moved from round to round: a measure of the noise. */
-  private void spreadRow(List<Double> ratios) {
-    BenchmarkChecks.spread(ratios)
-        .ifPresent(
-            spread ->
-                out.printf(
-                    Locale.ROOT,
-                    "  %-16s   per-round p50 ratios: median %.2f, from %.2f to %.2f%n",
-                    "",
-                    spread.median(),
-                    spread.min(),
-                    spread.max()));
-  }
-
-  private static String goalNote(double ratio) {
-    return String.format(
-        Locale.ROOT,
-        "goal p50 <= %.2f: %s",
-        BenchmarkChecks.GOAL_RATIO,
-        BenchmarkChecks.latencyGoalMet(ratio) ? "met" : "NOT met");
   }
 }

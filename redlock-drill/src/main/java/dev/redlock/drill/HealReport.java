@@ -31,13 +31,18 @@ final class HealReport {
   }
 
   /** Prints what the section does, on which masters. */
-  void start(Masters masters, List<RedisProcess> hung, int repeats, String admission) {
+  void start(
+      Masters masters,
+      List<RedisProcess> hung,
+      int repeats,
+      Duration nodeTimeout,
+      String admission) {
     out.println();
     out.printf(
         Locale.ROOT,
         "4. Heal: default RedLock (circuit breakers on, open wait %d ms), node timeout %d ms;%n",
         RedLock.DEFAULT_CIRCUIT_BREAKER_WAIT.toMillis(),
-        Benchmark.NODE_TIMEOUT_MILLIS);
+        nodeTimeout.toMillis());
     out.printf(
         Locale.ROOT,
         "%d of %d masters hung with SIGSTOP for %d tryAcquire rounds, then resumed with SIGCONT;"

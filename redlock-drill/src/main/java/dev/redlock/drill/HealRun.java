@@ -55,10 +55,12 @@ final class HealRun {
   static final long PAUSE_MILLIS = 1;
 
   private final Masters masters;
+  private final Duration nodeTimeout;
   private long keys;
 
-  private HealRun(Masters masters) {
+  private HealRun(Masters masters, Duration nodeTimeout) {
     this.masters = masters;
+    this.nodeTimeout = nodeTimeout;
   }
 
   /**
@@ -68,19 +70,21 @@ final class HealRun {
    *     resumed
    * @throws CannotRun if the default RedLock gets no lease on the healthy masters
    */
-  static Heal measure(Masters masters, int repeats, HealReport report) throws CannotRun {
+  static Heal measure(Masters masters, int repeats, Duration nodeTimeout, HealReport report)
+      throws CannotRun {
     requireNonNull(masters, "masters");
+    requireNonNull(nodeTimeout, "nodeTimeout");
     requireNonNull(report, "report");
     if (repeats < 1) {
       throw new IllegalArgumentException("repeats must be at least 1: " + repeats);
     }
     List<RedisProcess> hung = masters.processes().subList(0, HUNG);
     String admission;
-    try (RedLock admitting = newRedLock(masters, new BreakerLog())) {
+    try (RedLock admitting = newRedLock(masters, nodeTimeout, new BreakerLog())) {
       admission = BenchmarkRun.admit(admitting);
     }
-    report.start(masters, hung, repeats, admission);
-    HealRun run = new HealRun(masters);
+    report.start(masters, hung, repeats, nodeTimeout, admission);
+    HealRun run = new HealRun(masters, nodeTimeout);
     List<Repeat> done = new ArrayList<>();
     for (int i = 0; i < repeats; i++) {
       Repeat repeat = run.once(hung);
@@ -95,7 +99,7 @@ final class HealRun {
   /** One repetition, with a RedLock of its own. */
   private Repeat once(List<RedisProcess> hung) throws CannotRun {
     BreakerLog breakers = new BreakerLog();
-    try (RedLock redlock = newRedLock(masters, breakers)) {
+    try (RedLock redlock = newRedLock(masters, nodeTimeout, breakers)) {
       warmUp(redlock);
       int unavailable = 0;
       long healedAt;
@@ -188,10 +192,10 @@ final class HealRun {
     return new Attempt(madeAt, returnedAt, lease.isPresent(), false, outcome);
   }
 
-  private static RedLock newRedLock(Masters masters, BreakerLog breakers) {
+  private static RedLock newRedLock(Masters masters, Duration nodeTimeout, BreakerLog breakers) {
     return RedLock.builder()
         .nodes(masters.uris())
-        .nodeTimeout(Benchmark.NODE_TIMEOUT)
+        .nodeTimeout(nodeTimeout)
         .listener(breakers)
         .build();
   }

@@ -9,16 +9,27 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * One measured operation of the benchmark: its label, what it does once, its samples, its per-block
- * summaries and its failures; and the two ways operations are run, warm-up and interleaved blocks.
- * Not thread-safe: one thread measures.
+ * One measured operation of the benchmark: its label, what it does once (or, for a client in
+ * another process, a whole block at a time), its samples, its per-block summaries and its failures;
+ * and the two ways operations are run, warm-up and interleaved blocks. Not thread-safe: one thread
+ * measures.
  */
 final class Operation {
 
   /** What one operation does once: returns its timed part in nanoseconds. */
   @FunctionalInterface
   interface Body {
-    long once(Operation self) throws IOException;
+    long once(Operation self) throws IOException, InterruptedException;
+  }
+
+  /**
+   * What one operation does {@code count} times in a row, timed by itself (a client in another
+   * process): returns each completed operation's duration in nanoseconds, and counts its failures
+   * on {@code self}.
+   */
+  @FunctionalInterface
+  interface BlockBody {
+    Samples block(int count, Operation self) throws IOException, InterruptedException;
   }
 
   /** Told after each round of an interleaved measurement. */
@@ -31,16 +42,42 @@ final class Operation {
   final Samples samples = new Samples();
   final List<Summary> blocks = new ArrayList<>();
   long failures;
-  private final Body body;
+  private final BlockBody body;
 
   Operation(String label, Body body) {
+    requireNonNull(body, "body");
+    this.label = requireNonNull(label, "label");
+    this.body =
+        (count, self) -> {
+          Samples samples = new Samples();
+          for (int i = 0; i < count; i++) {
+            samples.add(body.once(self));
+          }
+          return samples;
+        };
+  }
+
+  private Operation(String label, BlockBody body) {
     this.label = requireNonNull(label, "label");
     this.body = requireNonNull(body, "body");
   }
 
-  /** Runs the operation once; returns its timed part in nanoseconds. */
-  long once() throws IOException {
-    return body.once(this);
+  /** An operation that runs (and times) a block at a time, such as a client in another process. */
+  static Operation ofBlocks(String label, BlockBody body) {
+    return new Operation(label, body);
+  }
+
+  /**
+   * Runs the operation once; returns its timed part in nanoseconds (for a block body, its only).
+   */
+  long once() throws IOException, InterruptedException {
+    Samples one = block(1);
+    return one.size() == 0 ? 0 : one.get(0);
+  }
+
+  /** Runs the operation {@code count} times; returns the durations of those that completed. */
+  Samples block(int count) throws IOException, InterruptedException {
+    return body.block(count, this);
   }
 
   /** Counts a failure (no lease, no quorum) if {@code failed}. */
@@ -48,6 +85,14 @@ final class Operation {
     if (failed) {
       failures++;
     }
+  }
+
+  /** Counts {@code count} failures (reported by a client in another process). */
+  void addFailures(long count) {
+    if (count < 0) {
+      throw new IllegalArgumentException("count must not be negative: " + count);
+    }
+    failures += count;
   }
 
   /** The summary of every sample. */
@@ -70,13 +115,11 @@ final class Operation {
   }
 
   /** Runs each operation {@code count} times, in blocks of up to 500, unmeasured. */
-  static void warmUp(List<Operation> ops, int count) throws IOException {
+  static void warmUp(List<Operation> ops, int count) throws IOException, InterruptedException {
     int block = Math.max(1, Math.min(500, count));
     for (int done = 0; done < count; done += block) {
       for (Operation op : ops) {
-        for (int i = 0; i < Math.min(block, count - done); i++) {
-          op.once();
-        }
+        op.block(Math.min(block, count - done));
       }
     }
     for (Operation op : ops) {
@@ -89,7 +132,7 @@ final class Operation {
    * round, in reverse order every other round; tells {@code afterRound} after each round.
    */
   static void interleave(List<Operation> ops, int iterations, int rounds, RoundListener afterRound)
-      throws IOException {
+      throws IOException, InterruptedException {
     int block = (iterations + rounds - 1) / rounds;
     int remaining = iterations;
     for (int round = 0; round < rounds && remaining > 0; round++) {
@@ -100,10 +143,7 @@ final class Operation {
         Collections.reverse(order);
       }
       for (Operation op : order) {
-        Samples samples = new Samples();
-        for (int i = 0; i < count; i++) {
-          samples.add(op.once());
-        }
+        Samples samples = op.block(count);
         op.blocks.add(samples.summary());
         op.samples.addAll(samples);
       }

@@ -1,14 +1,119 @@
 package dev.redlock.drill;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.drill.BenchmarkChecks.Goal;
+import dev.redlock.drill.BenchmarkRun.AcquireAlone;
+import dev.redlock.drill.BenchmarkRun.Lineup;
+import dev.redlock.drill.ThroughputRun.Throughput;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** The heal section's figures, without Redis. */
+/** The goals and the heal section's figures, without Redis. */
 class BenchmarkChecksTest {
+
+  @Test
+  void everyGoalHoldsItsRatioAgainstItsBound() {
+    Lineup lineup =
+        lineup(
+            row(Lineup.FLOOR, "floor", 100, 110, 100), // p50 100
+            row(Lineup.PLAIN, "plain", 100, 90, 110), // 100, exactly at its bound: met
+            row(Lineup.DEFAULTS, "dflt", 120, 130, 110), // 1.20 over the floor, bound 1.15
+            row(Lineup.TOKEN, "token", 150, 160, 140), // 1.50, bound 1.6
+            row("node-redlock 5", "node", 130, 130, 130)); // the default is faster: met
+    List<Throughput> throughput =
+        List.of(
+            throughput(Lineup.FLOOR, 32, 1_000, 1_100),
+            throughput(Lineup.DEFAULTS, 32, 2_500, 1_900), // 2.10 in all, one round below 2
+            throughput(Lineup.DEFAULTS, 8, 100, 100));
+
+    List<Goal> goals = BenchmarkChecks.goals(lineup, throughput);
+
+    assertEquals(
+        List.of(
+            "default p50 <= 1.15 x floor",
+            "default p50 <= node-redlock",
+            "default 32 threads >= 2 x floor",
+            "plain p50 <= floor",
+            "token read p50 <= 1.6 x floor"),
+        goals.stream().map(Goal::statement).toList());
+    assertVerdict(goals.get(0), 1.20, "NOT met");
+    assertVerdict(goals.get(1), 120.0 / 130, "met");
+    assertVerdict(goals.get(2), 4_400.0 / 2_100, "met");
+    assertVerdict(goals.get(3), 1.00, "met");
+    assertVerdict(goals.get(4), 1.50, "met");
+    assertEquals("120 / 100 us", goals.get(0).figures());
+    // Round by round: 120/100, 130/110 and 110/100.
+    assertEquals(1.1, goals.get(0).spread().get().min(), 1e-9);
+    assertEquals(1.2, goals.get(0).spread().get().max(), 1e-9);
+    assertEquals(130.0 / 110, goals.get(0).spread().get().median(), 1e-9);
+    assertEquals(1.9 / 1.1, goals.get(2).spread().get().min(), 1e-9);
+  }
+
+  @Test
+  void aGoalWithASkippedRowIsNotJudged() {
+    Lineup lineup =
+        lineup(
+            row(Lineup.FLOOR, "floor", 100, 100),
+            row(Lineup.PLAIN, "plain", 100, 100),
+            row(Lineup.DEFAULTS, "dflt", 100, 100),
+            row(Lineup.TOKEN, "token", 100, 100),
+            Contender.skipped("node-redlock", "node", "skipped: npm ci failed (exit 1)"));
+
+    List<Goal> goals = BenchmarkChecks.goals(lineup, List.of());
+
+    Goal node = goals.get(1);
+    assertFalse(node.judged());
+    assertFalse(node.met());
+    assertEquals("not judged", node.verdict());
+    assertEquals("node-redlock skipped: npm ci failed (exit 1)", node.notJudged());
+    assertEquals("no 32-thread figures", goals.get(2).notJudged());
+    assertTrue(goals.get(0).met());
+  }
+
+  private static void assertVerdict(Goal goal, double ratio, String verdict) {
+    assertEquals(ratio, goal.ratio(), 1e-9, goal.statement());
+    assertEquals(verdict, goal.verdict(), goal.statement());
+  }
+
+  /** A measured row whose latency blocks have these p50s (in microseconds), one sample each. */
+  private static Contender row(String name, String column, long... blockP50Micros) {
+    Operation op = new Operation(name, self -> 0);
+    for (long micros : blockP50Micros) {
+      Samples block = new Samples();
+      block.add(micros * 1_000);
+      op.blocks.add(block.summary());
+      op.samples.addAll(block);
+    }
+    return Contender.measured(name, column, op, (threads, time, prefix) -> null);
+  }
+
+  private static Lineup lineup(
+      Contender floor, Contender plain, Contender defaults, Contender token, Contender node) {
+    Operation none = new Operation("none", self -> 0);
+    return new Lineup(
+        floor,
+        plain,
+        defaults,
+        token,
+        Contender.skipped("Redisson RedLock", "redisson", "skipped: --skip redisson"),
+        node,
+        new AcquireAlone(none, none, none),
+        3);
+  }
+
+  /** Rounds of one second each, with these ops. */
+  private static Throughput throughput(String client, int threads, long... opsPerRound) {
+    List<Throughput> rounds =
+        java.util.Arrays.stream(opsPerRound)
+            .mapToObj(ops -> new Throughput(client, threads, ops, 0, 1_000_000_000L, new Samples()))
+            .toList();
+    return Throughput.sum(client, threads, rounds);
+  }
 
   private static Optional<Duration> ms(long millis) {
     return Optional.of(Duration.ofMillis(millis));
