@@ -9,16 +9,23 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The commands of one master's connection, in order: those waiting for the connection to open and
- * those written and awaiting replies. Callers write here (the write side); the master's I/O thread
- * opens links and hands each reply back to match it with the oldest command in flight (the read
- * side). Both meet under one lock, a {@link ReentrantLock} so that a virtual thread waiting here
- * never pins its carrier.
+ * those written and awaiting replies. Callers write here (the write side); the transport opens
+ * links and hands each reply back to match it with the oldest command in flight (the read side).
+ * Both meet under one lock, a {@link ReentrantLock} so that a virtual thread waiting here never
+ * pins its carrier.
+ *
+ * <p>Both transports share it: {@link PipelinedNodeClient}'s I/O thread ({@link JedisLink}, a
+ * blocking read per master) and {@link SelectorNodeClient}'s selector ({@link SelectorLink}, one
+ * thread for every master). A {@link Link} is what both look like from here: a connection that
+ * writes a command without blocking for long and can be closed from any thread.
  *
  * <p>Nothing blocks without bound:
  *
  * <ul>
  *   <li>a caller's write cannot block: the bytes awaiting replies are capped at half the socket's
- *       send buffer, and beyond that commands fail at once;
+ *       send buffer (at least {@value #QUEUE_LIMIT_BYTES}), and beyond that commands fail at once.
+ *       A blocking link's write therefore always fits in the socket; a non-blocking link never
+ *       blocks anyway, and the cap bounds what it keeps for the socket to take later;
  *   <li>after a failed connection attempt, commands fail at once until the retry time, so a dead
  *       master costs nothing rather than a timeout per round;
  *   <li>a link whose oldest command has waited longer than the stall limit is dropped (its commands
@@ -34,44 +41,76 @@ import java.util.concurrent.locks.ReentrantLock;
  * connection, ahead of every later command. Only a release is sent again, whole: it is its lease's
  * last command, so nothing of that lease can be behind it.
  */
-final class CommandPipeline {
+final class CommandPipeline<L extends CommandPipeline.Link> {
 
   /** The least cap on bytes awaiting replies, whatever the send buffer. */
   static final long QUEUE_LIMIT_BYTES = 64 * 1024;
 
+  /** After a failed connection attempt, commands fail at once for this long. */
+  static final long RECONNECT_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  /** The least time a command may wait for its reply before its connection is dropped. */
+  static final long MIN_STALL_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+  /** How long a command may wait for its reply before its connection is dropped. */
+  static long stallNanos(long nodeTimeoutNanos) {
+    return Math.max(MIN_STALL_NANOS, 20 * nodeTimeoutNanos);
+  }
+
+  /**
+   * One open, handshaken connection to a master, single-use: once closed or broken it only fails.
+   */
+  interface Link {
+
+    /**
+     * Sends one command. Never blocks for long: the pipeline keeps the unanswered bytes below the
+     * send buffer (a non-blocking link buffers what the socket does not take at once).
+     *
+     * @throws RuntimeException if the connection is broken or closed
+     */
+    void write(NodeCommand command);
+
+    /** Closes the connection without flushing; callable from any thread, idempotent. */
+    void close();
+
+    /** Whether the master accepted every {@code SCRIPT LOAD}; if not, scripts go by EVAL. */
+    boolean scriptsLoaded();
+
+    /** The socket's send buffer, in bytes. */
+    int sendBufferBytes();
+  }
+
   private enum State {
     /** No link; the next command starts a connection attempt (after the retry time). */
     IDLE,
-    /** The I/O thread is opening a link; commands wait. */
+    /** The transport is opening a link; commands wait. */
     CONNECTING,
     /** A link is open; commands are written at once. */
     CONNECTED,
     CLOSED
   }
 
-  /** What the I/O thread should do next. */
-  sealed interface Work {}
+  /** What a blocking transport's I/O thread should do next ({@link #awaitWork}). */
+  sealed interface Work<L> {}
 
   /** Open a link. */
-  record Connect() implements Work {}
+  record Connect<L>() implements Work<L> {}
 
   /** Read replies from this link until it breaks or is dropped. */
-  record Read(JedisLink link) implements Work {}
+  record Read<L>(L link) implements Work<L> {}
 
   /** The pipeline is closed: stop. */
-  record Stop() implements Work {}
-
-  private static final Work CONNECT = new Connect();
-  private static final Work STOP = new Stop();
+  record Stop<L>() implements Work<L> {}
 
   private final Ticker ticker;
   private final long stallNanos;
+  private final Runnable connect;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   private final ArrayDeque<NodeCommand> waiting = new ArrayDeque<>(); // guarded by lock
   private final ArrayDeque<NodeCommand> inFlight = new ArrayDeque<>(); // guarded by lock
   private State state = State.CONNECTING; // guarded by lock
-  private JedisLink link; // guarded by lock
+  private L link; // guarded by lock
   private long queuedBytes; // guarded by lock: waiting + in flight
   private long limitBytes = QUEUE_LIMIT_BYTES; // guarded by lock
   private long retryAtNanos; // guarded by lock
@@ -80,9 +119,17 @@ final class CommandPipeline {
   private boolean sendScriptsWhole; // guarded by lock: this link's master refused SCRIPT LOAD
   private int reloading; // guarded by lock: SCRIPT LOADs in flight
 
-  CommandPipeline(Ticker ticker, long stallNanos) {
+  /**
+   * A pipeline that starts {@link State#CONNECTING}: the transport opens the first link at once.
+   *
+   * @param connect asks the transport to open a link, when a command finds none (not called for the
+   *     first one); runs on the caller's thread outside the lock, and must not block. A transport
+   *     whose I/O thread waits in {@link #awaitWork} needs none.
+   */
+  CommandPipeline(Ticker ticker, long stallNanos, Runnable connect) {
     this.ticker = ticker;
     this.stallNanos = stallNanos;
+    this.connect = connect;
   }
 
   // ---- write side: any thread
@@ -90,8 +137,9 @@ final class CommandPipeline {
   /** Writes {@code command}, queues it for the connection, or fails it at once. */
   void submit(NodeCommand command) {
     List<NodeCommand> dropped = List.of();
-    JedisLink broken = null;
+    L broken = null;
     String rejection = null;
+    boolean connecting = false;
     lock.lock();
     try {
       long now = ticker.read();
@@ -130,6 +178,7 @@ final class CommandPipeline {
             waiting.add(command);
             queuedBytes += command.bytes;
             changed.signalAll();
+            connecting = true;
           }
         }
         case CLOSED -> rejection = "client is closed";
@@ -143,6 +192,9 @@ final class CommandPipeline {
     failAll(dropped, "connection dropped: ");
     if (rejection != null) {
       command.fail(new NodeUnavailableException(rejection));
+    }
+    if (connecting) {
+      connect.run();
     }
   }
 
@@ -165,19 +217,19 @@ final class CommandPipeline {
     }
   }
 
-  // ---- read side: the I/O thread
+  // ---- read side: the transport's thread
 
-  /** Waits until there is something for the I/O thread to do. */
-  Work awaitWork() throws InterruptedException {
+  /** Waits until there is something for a blocking transport's I/O thread to do. */
+  Work<L> awaitWork() throws InterruptedException {
     lock.lock();
     try {
       while (state == State.IDLE) {
         changed.await();
       }
       if (state == State.CLOSED) {
-        return STOP;
+        return new Stop<>();
       }
-      return link == null ? CONNECT : new Read(link);
+      return link == null ? new Connect<>() : new Read<>(link);
     } finally {
       lock.unlock();
     }
@@ -187,9 +239,9 @@ final class CommandPipeline {
    * Records the end of a connection attempt: {@code opened} is the new link, or null if the attempt
    * failed with {@code error}; then commands fail at once until {@code retryAtNanos}.
    */
-  void connected(JedisLink opened, String error, long retryAtNanos) {
+  void connected(L opened, String error, long retryAtNanos) {
     List<NodeCommand> dropped = List.of();
-    JedisLink broken = null;
+    L broken = null;
     lock.lock();
     try {
       attempted = true;
@@ -227,7 +279,7 @@ final class CommandPipeline {
    * Matches a reply read from {@code from} with the oldest command in flight and completes it.
    * Returns false if the link is no longer this pipeline's (dropped or closed): the reader stops.
    */
-  boolean replied(JedisLink from, Object reply) {
+  boolean replied(L from, Object reply) {
     NodeCommand command;
     NodeUnavailableException failure = null;
     String broken = null;
@@ -306,7 +358,7 @@ final class CommandPipeline {
   }
 
   /** The link broke: fails its commands; the next command reconnects. */
-  void lost(JedisLink from, String reason) {
+  void lost(L from, String reason) {
     List<NodeCommand> dropped = List.of();
     lock.lock();
     try {
@@ -339,10 +391,10 @@ final class CommandPipeline {
     }
   }
 
-  /** Fails every command and closes the link; the I/O thread then stops. Idempotent. */
+  /** Fails every command and closes the link; a blocking I/O thread then stops. Idempotent. */
   void close() {
     List<NodeCommand> dropped;
-    JedisLink current;
+    L current;
     lock.lock();
     try {
       if (state == State.CLOSED) {
@@ -361,7 +413,7 @@ final class CommandPipeline {
     failAll(dropped, "");
   }
 
-  /** Fails every command and stops for good, after the I/O thread itself failed. */
+  /** Fails every command and stops for good, after the transport's thread itself failed. */
   void failed(String reason) {
     List<NodeCommand> dropped;
     lock.lock();

@@ -30,7 +30,7 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * SELECT or scripts; here the socket factory creates exactly one socket, so a closed link can only
  * fail. Reconnecting means opening a new link, with the whole handshake.
  */
-final class JedisLink {
+final class JedisLink implements CommandPipeline.Link {
 
   private static final Logger log = LoggerFactory.getLogger(JedisLink.class);
 
@@ -97,12 +97,14 @@ final class JedisLink {
    * Whether the master accepted every {@code SCRIPT LOAD}; if not (an ACL without SCRIPT, say),
    * scripts must be sent whole, by EVAL.
    */
-  boolean scriptsLoaded() {
+  @Override
+  public boolean scriptsLoaded() {
     return scriptsLoaded;
   }
 
   /** The send buffer the kernel granted, in bytes. */
-  int sendBufferBytes() {
+  @Override
+  public int sendBufferBytes() {
     return sendBufferBytes;
   }
 
@@ -112,7 +114,8 @@ final class JedisLink {
    *
    * @throws RuntimeException if the connection is broken or closed
    */
-  void write(NodeCommand command) {
+  @Override
+  public void write(NodeCommand command) {
     CommandArguments arguments = new CommandArguments(verb(command.verb()));
     for (byte[] word : command.arguments()) {
       arguments.add(word);
@@ -141,7 +144,8 @@ final class JedisLink {
   }
 
   /** Closes the socket without flushing; callable from any thread, idempotent. */
-  void close() {
+  @Override
+  public void close() {
     connection.closeNow();
   }
 

@@ -34,6 +34,7 @@ final class Masters {
   private final long[] timeoutNanos;
   private final long longestTimeoutNanos;
   private final Ticker ticker;
+  private final SelectorLoop io; // null: no plaintext master on the selector transport
 
   private static final NodeUnavailableException NOT_VOTED =
       new NodeUnavailableException("did not grant the lock");
@@ -43,7 +44,8 @@ final class Masters {
       List<String> names,
       List<String> datacenters,
       long[] timeoutNanos,
-      Ticker ticker) {
+      Ticker ticker,
+      SelectorLoop io) {
     this.nodes = List.copyOf(nodes);
     this.names = List.copyOf(names);
     this.datacenters = List.copyOf(datacenters);
@@ -51,6 +53,7 @@ final class Masters {
     this.timeoutNanos = timeoutNanos.clone();
     this.longestTimeoutNanos = java.util.Arrays.stream(timeoutNanos).max().orElse(0);
     this.ticker = ticker;
+    this.io = io;
   }
 
   List<NodeClient> nodes() {
@@ -170,7 +173,10 @@ final class Masters {
     }
   }
 
-  /** Closes every client and waits, until the deadline, for their threads. */
+  /**
+   * Closes every client, then stops the selector thread they share, if any, and waits, until the
+   * deadline, for every I/O thread.
+   */
   void close(long deadlineNanos) {
     for (NodeClient node : nodes) {
       node.close();
@@ -179,6 +185,9 @@ final class Masters {
       if (!node.awaitTermination(deadlineNanos)) {
         log.debug("a node thread did not stop in time: {}", node);
       }
+    }
+    if (io != null && !io.close(deadlineNanos - ticker.read())) {
+      log.debug("the selector thread did not stop in time: {}", io);
     }
   }
 

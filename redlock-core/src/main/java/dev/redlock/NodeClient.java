@@ -8,8 +8,9 @@ import java.util.concurrent.CompletableFuture;
  * Commands to one master are executed in the order they were issued, so a release never overtakes
  * that master's own acquire.
  *
- * <p>Implementations are thread-safe. Futures may complete on an I/O thread: callbacks must be
- * short and must not block.
+ * <p>Implementations are thread-safe. Futures may complete on an I/O thread (on the selector
+ * transport, the one thread that reads every plaintext master's replies): callbacks must be short
+ * and must not block.
  */
 interface NodeClient extends AutoCloseable {
 

@@ -100,9 +100,16 @@ final class NodeCommand {
     return new NodeCommand(Kind.SET, null, new byte[][] {key}, token, NX, PX, number(ttlMillis));
   }
 
-  /** The acquire script, which also reads the fence counter, the clock and the dataset's age. */
+  /**
+   * The acquire script, which also reads the fence counter, the clock and the dataset's age; with
+   * neither fencing ({@code fenceKey} null) nor the restart guard ({@code minDatasetAgeMillis} 0),
+   * the plain {@link #set}, no script.
+   */
   static NodeCommand acquire(
       byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
+    if (fenceKey == null && minDatasetAgeMillis == 0) {
+      return set(key, token, ttlMillis);
+    }
     return new NodeCommand(
         Kind.ACQUIRE,
         LuaScript.ACQUIRE,

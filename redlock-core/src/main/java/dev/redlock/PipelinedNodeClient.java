@@ -7,7 +7,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One master's client: one pipelined connection and one I/O thread.
+ * One master's client over Jedis: one pipelined connection and one I/O thread. The transport of
+ * {@code rediss://} (TLS) masters; {@code redis://} masters use {@link SelectorNodeClient} unless a
+ * test or {@value RedLock#TRANSPORT_PROPERTY} asks for this one.
  *
  * <p>Callers write their command on the connection themselves (through the {@link CommandPipeline},
  * under a short lock) and return; the daemon thread {@code redlock-io-N} opens the connection
@@ -27,18 +29,12 @@ final class PipelinedNodeClient implements NodeClient {
 
   private static final Logger log = LoggerFactory.getLogger(PipelinedNodeClient.class);
 
-  /** After a failed connection attempt, commands fail at once for this long. */
-  static final long RECONNECT_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-
-  /** The least time a command may wait for its reply before its connection is dropped. */
-  static final long MIN_STALL_NANOS = TimeUnit.SECONDS.toNanos(2);
-
   private final String name;
   private final NodeAddress address;
   private final long nodeTimeoutNanos;
   private final SSLContext tls;
   private final Ticker ticker;
-  private final CommandPipeline pipeline;
+  private final CommandPipeline<JedisLink> pipeline;
   private final Thread thread;
 
   PipelinedNodeClient(
@@ -48,7 +44,9 @@ final class PipelinedNodeClient implements NodeClient {
     this.nodeTimeoutNanos = nodeTimeoutNanos;
     this.tls = tls;
     this.ticker = ticker;
-    this.pipeline = new CommandPipeline(ticker, Math.max(MIN_STALL_NANOS, 20 * nodeTimeoutNanos));
+    // Its I/O thread waits in awaitWork(), which hears when a command wants a connection.
+    this.pipeline =
+        new CommandPipeline<>(ticker, CommandPipeline.stallNanos(nodeTimeoutNanos), () -> {});
     this.thread = new Thread(this::run, "redlock-io-" + index + "-" + name);
     thread.setDaemon(true);
     thread.start();
@@ -57,10 +55,6 @@ final class PipelinedNodeClient implements NodeClient {
   @Override
   public CompletableFuture<NodeReply> acquire(
       byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
-    if (fenceKey == null && minDatasetAgeMillis == 0) {
-      // Neither fencing nor the restart guard: the plain Redlock command, no script.
-      return submit(NodeCommand.set(key, token, ttlMillis));
-    }
     return submit(NodeCommand.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis));
   }
 
@@ -104,10 +98,10 @@ final class PipelinedNodeClient implements NodeClient {
   private void run() {
     try {
       while (true) {
-        CommandPipeline.Work work = pipeline.awaitWork();
-        if (work instanceof CommandPipeline.Read read) {
+        CommandPipeline.Work<JedisLink> work = pipeline.awaitWork();
+        if (work instanceof CommandPipeline.Read<JedisLink> read) {
           readReplies(read.link());
-        } else if (work instanceof CommandPipeline.Connect) {
+        } else if (work instanceof CommandPipeline.Connect<JedisLink>) {
           connect();
         } else {
           return;
@@ -127,7 +121,7 @@ final class PipelinedNodeClient implements NodeClient {
     } catch (RuntimeException e) {
       String error = CommandPipeline.describe(e);
       log.debug("cannot connect to {}: {}", name, error);
-      pipeline.connected(null, error, ticker.read() + RECONNECT_DELAY_NANOS);
+      pipeline.connected(null, error, ticker.read() + CommandPipeline.RECONNECT_DELAY_NANOS);
     }
   }
 

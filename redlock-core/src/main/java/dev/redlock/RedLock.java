@@ -105,6 +105,27 @@ public final class RedLock implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(RedLock.class);
 
+  /**
+   * A system property that picks the transport of plaintext masters: {@code jedis} for one Jedis
+   * connection and I/O thread per master, anything else (or unset) for the default, one selector
+   * thread for them all. For comparisons (the benchmark), not a supported setting. TLS masters
+   * always use Jedis.
+   */
+  static final String TRANSPORT_PROPERTY = "dev.redlock.transport";
+
+  /** How {@code redis://} masters are talked to; {@code rediss://} (TLS) always by Jedis. */
+  enum Transport {
+    /** One NIO selector thread for every plaintext master ({@link SelectorNodeClient}). */
+    SELECTOR,
+    /** One Jedis connection and I/O thread per master ({@link PipelinedNodeClient}). */
+    JEDIS;
+
+    /** The transport {@link #TRANSPORT_PROPERTY} asks for, or the default. */
+    static Transport fromProperty() {
+      return "jedis".equalsIgnoreCase(System.getProperty(TRANSPORT_PROPERTY)) ? JEDIS : SELECTOR;
+    }
+  }
+
   private final Masters masters;
   private final Leases leases;
   private final Arguments arguments;
@@ -586,7 +607,8 @@ public final class RedLock implements AutoCloseable {
     private Duration maxLeaseTime = DEFAULT_MAX_LEASE_TIME;
     private Duration circuitBreakerWait = DEFAULT_CIRCUIT_BREAKER_WAIT;
     private Ticker ticker = Ticker.system();
-    private NodeClientFactory nodeClients; // null: pipelined Jedis clients
+    private NodeClientFactory nodeClients; // null: the transport's clients
+    private Transport transport; // null: Transport.fromProperty()
     private SSLContext sslContext;
 
     private Builder() {}
@@ -919,6 +941,12 @@ public final class RedLock implements AutoCloseable {
       return this;
     }
 
+    /** Picks the transport of plaintext masters, over {@link #TRANSPORT_PROPERTY}: for tests. */
+    Builder transport(Transport transport) {
+      this.transport = requireNonNull(transport, "transport");
+      return this;
+    }
+
     /**
      * Builds the coordinator: opens one connection per master in parallel and waits up to the node
      * timeout for them. A master that cannot be reached does not fail the build; it counts as a
@@ -934,11 +962,19 @@ public final class RedLock implements AutoCloseable {
       }
       checkSettingsTogether();
       NodeClientFactory factory = nodeClients;
+      SelectorLoop io = null;
       if (factory == null) {
         SSLContext tls = sslContext != null ? sslContext : defaultSslContext(addresses);
+        Transport plain = transport != null ? transport : Transport.fromProperty();
+        if (plain == Transport.SELECTOR && addresses.stream().anyMatch(a -> !a.tls())) {
+          io = new SelectorLoop();
+        }
+        SelectorLoop selector = io;
         factory =
             (address, index, timeout, t) ->
-                new PipelinedNodeClient(address, index, timeout, t, tls);
+                selector == null || address.tls()
+                    ? new PipelinedNodeClient(address, index, timeout, t, tls)
+                    : new SelectorNodeClient(address, timeout, t, selector);
       }
       List<NodeClient> clients = new ArrayList<>(addresses.size());
       List<String> names = new ArrayList<>(addresses.size());
@@ -978,9 +1014,12 @@ public final class RedLock implements AutoCloseable {
         }
       } catch (RuntimeException | Error e) {
         clients.forEach(NodeClient::close);
+        if (io != null) {
+          io.close(nodeTimeout.toNanos());
+        }
         throw e;
       }
-      Masters masters = new Masters(clients, names, datacenters, timeoutsNanos, ticker);
+      Masters masters = new Masters(clients, names, datacenters, timeoutsNanos, ticker, io);
       masters.awaitFirstConnect(ticker.read() + masters.nodeTimeoutNanos());
       if (excludeUnfitMasters) {
         // The first verdicts before the first round, bounded like inspect().

@@ -9,9 +9,9 @@ import java.util.List;
  * outcomes}, in configuration order) and how long the round took.
  *
  * <p>Methods are called synchronously on the thread that ran the round (a caller's thread, or the
- * renewal thread), so they must be quick and must not block. A listener that throws is logged at
- * WARN and otherwise ignored: it can never fail or change a lock operation. Implementations must be
- * thread-safe.
+ * renewal thread), except {@link #circuitChanged}, so they must be quick and must not block. A
+ * listener that throws is logged at WARN and otherwise ignored: it can never fail or change a lock
+ * operation. Implementations must be thread-safe.
  */
 public interface RedLockListener {
 
@@ -78,6 +78,9 @@ public interface RedLockListener {
    * A master's circuit breaker changed state: {@link CircuitState#OPEN} means the master is skipped
    * at once (a failed vote) after repeated failures or timeouts; {@link CircuitState#HALF_OPEN}
    * means it is being probed again; {@link CircuitState#CLOSED} means it is back.
+   *
+   * <p>Called on the thread that recorded the call which changed the state: often the library's I/O
+   * thread, which reads the replies of every master, so it must return at once.
    *
    * @param node the master's {@code host:port}
    * @param state the new state

@@ -97,6 +97,16 @@ public final class Benchmark {
   /** The value of {@code --only} that runs the heal section alone. */
   static final String HEAL = "heal";
 
+  /**
+   * The system property redlock-core reads to pick the transport of plaintext masters, for
+   * comparisons only: {@code jedis} (a connection and I/O thread per master) or the default, one
+   * selector thread for all. {@code --transport} sets it before any RedLock is built.
+   */
+  static final String TRANSPORT_PROPERTY = "dev.redlock.transport";
+
+  /** The values {@code --transport} takes. */
+  static final List<String> TRANSPORTS = List.of("selector", "jedis");
+
   /** The node timeout of every RedLock in the benchmark unless {@code --node-timeout} says. */
   static final Duration DEFAULT_NODE_TIMEOUT = RedLock.DEFAULT_NODE_TIMEOUT;
 
@@ -151,6 +161,9 @@ public final class Benchmark {
             --skip ROW,...            leave out %s and/or %s (the row says so)
             --heal-repeats N          heal measurements, each with a new RedLock (default %d)
             --only heal               run the heal section alone (needs the local masters)
+            --transport T             the RedLocks' transport for plaintext masters: selector
+                                      (the default: one NIO thread for all) or jedis (a
+                                      connection and I/O thread per master), to compare them
             -h, --help                show this help
           """,
           BenchmarkReport.threadCounts(),
@@ -186,7 +199,8 @@ public final class Benchmark {
               "node-dir",
               "skip",
               "heal-repeats",
-              "only"),
+              "only",
+              "transport"),
           Set.of(Harness.ADMIT_FRESH_NODES));
 
   private Benchmark() {}
@@ -225,6 +239,9 @@ public final class Benchmark {
       throws IOException, InterruptedException, CannotRun {
     requireNonNull(config, "config");
     requireNonNull(out, "out");
+    if (config.transport() != null) {
+      System.setProperty(TRANSPORT_PROPERTY, config.transport());
+    }
     BenchmarkReport report = new BenchmarkReport(out);
     try (Masters masters = Masters.open(config.nodes(), out)) {
       if (config.onlyHeal()) {
@@ -276,6 +293,8 @@ public final class Benchmark {
    * @param skip the rows left out: {@link #REDISSON}, {@link #NODE_REDLOCK}
    * @param healRepeats how many times the heal section measures
    * @param onlyHeal whether to run the heal section alone (needs local masters)
+   * @param transport the transport of plaintext masters ({@link #TRANSPORTS}), or null for the
+   *     library's default
    */
   record Config(
       List<String> nodes,
@@ -290,7 +309,8 @@ public final class Benchmark {
       Path nodeDir,
       Set<String> skip,
       int healRepeats,
-      boolean onlyHeal) {
+      boolean onlyHeal,
+      String transport) {
 
     Config {
       nodes = List.copyOf(nodes);
@@ -341,6 +361,16 @@ public final class Benchmark {
       }
       int healRepeats = flags.intValue("heal-repeats", DEFAULT_HEAL_REPEATS, 1, 1_000);
       boolean onlyHeal = only(flags);
+      List<String> transport = flags.list("transport");
+      if (!transport.isEmpty()
+          && (transport.size() > 1 || !TRANSPORTS.contains(transport.get(0)))) {
+        throw new UsageException(
+            "--transport takes one of "
+                + TRANSPORTS
+                + "; was '"
+                + String.join(",", transport)
+                + "'");
+      }
       if (onlyHeal && !nodes.isEmpty()) {
         throw new UsageException(
             "--only heal hangs masters with SIGSTOP, so it needs the local ones: leave out --nodes");
@@ -358,7 +388,8 @@ public final class Benchmark {
           nodeDir,
           skip,
           healRepeats,
-          onlyHeal);
+          onlyHeal,
+          transport.isEmpty() ? null : transport.get(0));
     }
 
     /** Whether {@code --only heal} was given; the heal section is the one that runs alone. */

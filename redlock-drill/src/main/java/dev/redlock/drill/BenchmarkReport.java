@@ -51,6 +51,11 @@ final class BenchmarkReport {
             + Benchmark.TTL.toSeconds()
             + " s, a new key per operation (no contention)");
     rows.row("", "masters " + admission);
+    rows.row(
+        "transport",
+        config.transport() == null
+            ? "the library's default for redis:// masters"
+            : config.transport() + " (--transport)");
     rows.row("black hole", hole.node() + ": accepts, reads and discards, never answers (like a");
     rows.row(
         "",

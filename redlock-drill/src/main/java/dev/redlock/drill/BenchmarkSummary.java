@@ -207,8 +207,8 @@ final class BenchmarkSummary {
 
   private void explanation(int masters) {
     out.printf(
-        "RedLock decides an acquire round once %d of %d masters granted (its I/O threads read the"
-            + " rest);%n",
+        "RedLock decides an acquire round once %d of %d masters granted (the other replies are"
+            + " still read);%n",
         masters / 2 + 1, masters);
     out.printf(
         "the floor waits for all %d replies. A release waits for every master in RedLock and the"

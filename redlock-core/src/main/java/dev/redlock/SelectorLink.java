@@ -1,0 +1,500 @@
+package dev.redlock;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One connection to one plaintext master over a non-blocking {@link SocketChannel}, driven by a
+ * {@link SelectorLoop}: the selector transport's {@link CommandPipeline.Link}.
+ *
+ * <p>{@link #open} starts an attempt on the loop's thread: resolve (IP literals at once, names on a
+ * resolver thread), connect, then the handshake written in one batch: {@code AUTH} (with the user,
+ * if any, and the password), {@code SELECT} (unless database 0), and {@code SCRIPT LOAD} of every
+ * script. The whole attempt is bounded by the node timeout. It ends in exactly one of {@link
+ * Events#opened} and {@link Events#failed}; an open link then reports each reply ({@link
+ * Events#replied}) and at most one {@link Events#lost}.
+ *
+ * <p>A link is single-use: it opens once (trying each address the host resolves to in turn, as
+ * Jedis does) and, once closed or broken, only fails. Reconnecting means a new link, with the whole
+ * handshake.
+ *
+ * <p>Threads: {@link #write} and {@link #close} are called from any thread (callers writing under
+ * their pipeline's lock); they share the output buffer under {@link #out}. Everything else runs on
+ * the loop's thread.
+ */
+final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
+
+  private static final Logger log = LoggerFactory.getLogger(SelectorLink.class);
+
+  /** What the link tells its owner, on the loop's thread. */
+  interface Events {
+
+    /** The attempt succeeded: the link is connected and handshaken. */
+    void opened(SelectorLink link);
+
+    /** The attempt failed with {@code error} (never showing a password). */
+    void failed(String error);
+
+    /** A reply arrived; returning false drops the link (its owner no longer uses it). */
+    boolean replied(SelectorLink link, Object reply);
+
+    /** The open link broke: {@code reason}. Told at most once. */
+    void lost(SelectorLink link, String reason);
+  }
+
+  /** The send buffer asked of the kernel, as {@link JedisLink} asks. */
+  private static final int REQUESTED_SEND_BUFFER = 1 << 20;
+
+  private static final int INITIAL_INPUT_BYTES = 16 * 1024;
+  private static final int INITIAL_OUTPUT_BYTES = 8 * 1024;
+
+  /** A reply longer than this (bytes) breaks the link; the replies asked for are far smaller. */
+  static final int MAX_REPLY_BYTES = 64 * 1024 * 1024;
+
+  private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
+
+  private static final String STOPPED = "I/O thread stopped";
+
+  private static final byte[] AUTH = ascii("AUTH");
+  private static final byte[] SELECT = ascii("SELECT");
+  private static final byte[][] VERBS = verbs();
+
+  private enum Phase {
+    STARTING,
+    CONNECTING,
+    HANDSHAKE,
+    OPEN,
+    /** Told its owner it failed or was lost; tells nothing more. */
+    DONE
+  }
+
+  /** What a handshake reply answers. */
+  private enum Step {
+    AUTH,
+    SELECT,
+    SCRIPT_LOAD
+  }
+
+  private final SelectorLoop loop;
+  private final NodeAddress address;
+  private final long timeoutNanos;
+  private final Events events;
+
+  // Loop thread only.
+  private Phase phase = Phase.STARTING;
+  private InetAddress[] candidates; // what the host resolved to
+  private int tried; // how many of the candidates were tried
+  private SelectionKey key;
+  private ByteBuffer input = ByteBuffer.allocate(INITIAL_INPUT_BYTES); // write mode
+  private final ArrayDeque<Step> handshake = new ArrayDeque<>();
+  private boolean allScriptsLoaded = true;
+
+  // Set on the loop's thread before opened(); read by the pipeline after.
+  private volatile int sendBufferBytes = 128 * 1024;
+  private volatile boolean scriptsLoaded;
+
+  /** Guards the output side, which callers and the loop's thread share. */
+  private final ReentrantLock out = new ReentrantLock();
+
+  // Guarded by out; in write mode.
+  private ByteBuffer output = ByteBuffer.allocate(INITIAL_OUTPUT_BYTES);
+  private boolean flushing; // guarded by out: OP_WRITE is set, the loop flushes what is left
+  private boolean closed; // guarded by out
+
+  /** The socket of the current address; written on the loop's thread, under out. */
+  private SocketChannel channel;
+
+  private SelectorLink(SelectorLoop loop, NodeAddress address, long timeoutNanos, Events events) {
+    this.loop = loop;
+    this.address = address;
+    this.timeoutNanos = timeoutNanos;
+    this.events = events;
+  }
+
+  /**
+   * Starts a connection attempt on {@code loop}; its end is told to {@code events} on the loop's
+   * thread (or on this thread, at once, if the loop has stopped). Returns at once.
+   */
+  static void open(SelectorLoop loop, NodeAddress address, long timeoutNanos, Events events) {
+    SelectorLink link = new SelectorLink(loop, address, timeoutNanos, events);
+    if (!loop.execute(link::start)) {
+      events.failed(STOPPED);
+    }
+  }
+
+  // ---- connecting: the loop's thread
+
+  private void start() {
+    if (loop.stopping()) {
+      fail(STOPPED);
+      return;
+    }
+    loop.schedule(timeoutNanos, this::expire);
+    String host = address.host();
+    if (host.indexOf(':') >= 0 || IPV4.matcher(host).matches()) {
+      try {
+        candidates = new InetAddress[] {InetAddress.getByName(host)}; // a literal: no lookup
+      } catch (IOException e) {
+        fail(CommandPipeline.describe(e));
+        return;
+      }
+      connectNext(null);
+    } else if (!loop.resolve(host, this, this::resolved)) {
+      fail(STOPPED);
+    }
+  }
+
+  private void resolved(Object result) {
+    if (phase != Phase.STARTING) {
+      return; // timed out or stopped meanwhile
+    }
+    if (result instanceof InetAddress[] all && all.length > 0) {
+      candidates = all;
+      connectNext(null);
+    } else {
+      fail(String.valueOf(result));
+    }
+  }
+
+  /**
+   * Connects to the next address the host resolved to, as Jedis tries each in turn; after the last
+   * one failed, fails the attempt with {@code lastError}. All within the one node timeout.
+   */
+  private void connectNext(String lastError) {
+    if (tried == candidates.length) {
+      fail(lastError);
+      return;
+    }
+    InetAddress ip = candidates[tried++];
+    phase = Phase.CONNECTING;
+    try {
+      SocketChannel opened = SocketChannel.open();
+      out.lock();
+      try {
+        if (closed) {
+          opened.close();
+          fail("connection is closed");
+          return;
+        }
+        SocketChannel previous = channel;
+        channel = opened;
+        if (previous != null) {
+          previous.close();
+        }
+      } finally {
+        out.unlock();
+      }
+      opened.configureBlocking(false);
+      opened.setOption(StandardSocketOptions.TCP_NODELAY, true);
+      opened.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+      opened.setOption(
+          StandardSocketOptions.SO_LINGER, 0); // a dropped link ends at once, as Jedis's
+      opened.setOption(StandardSocketOptions.SO_SNDBUF, REQUESTED_SEND_BUFFER);
+      sendBufferBytes = opened.getOption(StandardSocketOptions.SO_SNDBUF);
+      key = loop.register(opened, this);
+      if (opened.connect(new InetSocketAddress(ip, address.port()))) {
+        handshake();
+      } else {
+        key.interestOps(SelectionKey.OP_CONNECT);
+      }
+    } catch (IOException e) {
+      connectNext(CommandPipeline.describe(e));
+    } catch (RuntimeException e) {
+      fail(CommandPipeline.describe(e));
+    }
+  }
+
+  private void connected() {
+    try {
+      if (channel.finishConnect()) {
+        handshake();
+      }
+    } catch (IOException e) {
+      connectNext(CommandPipeline.describe(e));
+    }
+  }
+
+  private void expire() {
+    if (phase.compareTo(Phase.OPEN) < 0) {
+      long millis = TimeUnit.NANOSECONDS.toMillis(timeoutNanos);
+      fail(
+          (phase == Phase.HANDSHAKE ? "handshake" : "connect")
+              + " timed out after "
+              + millis
+              + " ms");
+    }
+  }
+
+  /** Writes AUTH, SELECT and SCRIPT LOAD in one batch; their replies come to {@link #ready}. */
+  private void handshake() {
+    phase = Phase.HANDSHAKE;
+    key.interestOps(SelectionKey.OP_READ);
+    out.lock();
+    try {
+      if (address.password() != null) {
+        byte[] password = address.password().getBytes(StandardCharsets.UTF_8);
+        put(
+            AUTH,
+            address.user() == null
+                ? new byte[][] {password}
+                : new byte[][] {address.user().getBytes(StandardCharsets.UTF_8), password});
+        handshake.add(Step.AUTH);
+      }
+      if (address.database() != 0) {
+        put(SELECT, new byte[][] {ascii(Integer.toString(address.database()))});
+        handshake.add(Step.SELECT);
+      }
+      for (LuaScript script : LuaScript.ALL) {
+        NodeCommand load = NodeCommand.load(script);
+        put(VERBS[load.verb().ordinal()], load.arguments());
+        handshake.add(Step.SCRIPT_LOAD);
+      }
+      flush();
+    } finally {
+      out.unlock();
+    }
+  }
+
+  private void handshakeReply(Object reply) {
+    Step step = handshake.poll();
+    if (reply instanceof NodeCommand.ServerError error) {
+      if (step != Step.SCRIPT_LOAD) {
+        fail(step + " refused: " + error.firstLine());
+        return;
+      }
+      log.debug("SCRIPT LOAD refused by {}: {}", address, error.firstLine());
+      allScriptsLoaded = false;
+    }
+    if (handshake.isEmpty()) {
+      scriptsLoaded = allScriptsLoaded;
+      phase = Phase.OPEN;
+      events.opened(this);
+    }
+  }
+
+  // ---- the selector's events: the loop's thread
+
+  @Override
+  public void ready(int readyOps) {
+    try {
+      if ((readyOps & SelectionKey.OP_CONNECT) != 0) {
+        connected();
+      }
+      if ((readyOps & SelectionKey.OP_WRITE) != 0) {
+        flushLater();
+      }
+      if ((readyOps & SelectionKey.OP_READ) != 0) {
+        read();
+      }
+    } catch (IOException | UncheckedIOException | CancelledKeyException e) {
+      broken(CommandPipeline.describe(e));
+    }
+  }
+
+  @Override
+  public void stopped(String reason) {
+    broken(reason);
+  }
+
+  /** Reads what arrived and hands every whole reply on, reading again while the buffer filled. */
+  private void read() throws IOException {
+    while (phase == Phase.HANDSHAKE || phase == Phase.OPEN) {
+      int room = input.remaining();
+      int n = channel.read(input);
+      if (n < 0) {
+        broken("connection closed by the master");
+        return;
+      }
+      input.flip();
+      try {
+        while (phase == Phase.HANDSHAKE || phase == Phase.OPEN) {
+          Object reply = Resp.read(input);
+          if (reply == Resp.INCOMPLETE) {
+            break;
+          }
+          if (phase == Phase.HANDSHAKE) {
+            handshakeReply(reply);
+          } else if (!events.replied(this, reply)) {
+            phase = Phase.DONE; // its owner dropped it, and closed it or will
+            close();
+            return;
+          }
+        }
+      } catch (Resp.ProtocolException e) {
+        broken("protocol error: " + e.getMessage());
+        return;
+      }
+      input.compact();
+      if (!input.hasRemaining()) {
+        if (input.capacity() >= MAX_REPLY_BYTES) {
+          broken("reply longer than " + MAX_REPLY_BYTES + " bytes");
+          return;
+        }
+        input = ByteBuffer.allocate(input.capacity() * 2).put(input.flip());
+      } else if (n < room) {
+        return; // the socket had no more; the selector says when it has
+      }
+    }
+  }
+
+  /** Ends the attempt, or the open link, telling the owner once. */
+  private void broken(String reason) {
+    if (phase == Phase.OPEN) {
+      phase = Phase.DONE;
+      close();
+      events.lost(this, reason);
+    } else if (phase != Phase.DONE) {
+      fail(reason);
+    }
+  }
+
+  private void fail(String error) {
+    if (phase == Phase.DONE || phase == Phase.OPEN) {
+      return;
+    }
+    phase = Phase.DONE;
+    close();
+    events.failed(error);
+  }
+
+  // ---- the output side: any thread
+
+  @Override
+  public void write(NodeCommand command) {
+    byte[] verb = VERBS[command.verb().ordinal()];
+    byte[][] words = command.arguments();
+    out.lock();
+    try {
+      if (closed) {
+        throw new IllegalStateException("connection is closed");
+      }
+      put(verb, words);
+      if (!flushing) {
+        flush();
+      }
+    } finally {
+      out.unlock();
+    }
+  }
+
+  /** Appends one command to the output buffer, growing it as needed. */
+  private void put(byte[] verb, byte[][] words) {
+    int length = Resp.length(verb, words);
+    if (output.remaining() < length) {
+      int capacity = Math.max(output.capacity() * 2, output.position() + length);
+      output = ByteBuffer.allocate(capacity).put(output.flip());
+    }
+    Resp.write(output, verb, words);
+  }
+
+  /**
+   * Writes what the socket takes now; if some is left, asks the loop to flush it when the socket is
+   * writable. Under {@link #out}.
+   *
+   * @throws UncheckedIOException if the connection is broken
+   */
+  private void flush() {
+    output.flip();
+    try {
+      channel.write(output);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } finally {
+      output.compact();
+    }
+    if (output.position() > 0 && !flushing) {
+      flushing = true;
+      try {
+        key.interestOpsOr(SelectionKey.OP_WRITE);
+      } catch (CancelledKeyException e) {
+        throw new UncheckedIOException(new IOException("connection is closed"));
+      }
+      loop.wakeup();
+    }
+  }
+
+  /** The socket is writable again: flushes the rest (on the loop's thread). */
+  private void flushLater() {
+    out.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      flush();
+      if (output.position() == 0) {
+        flushing = false;
+        key.interestOpsAnd(~SelectionKey.OP_WRITE);
+        if (output.capacity() > INITIAL_OUTPUT_BYTES * 8) {
+          output = ByteBuffer.allocate(INITIAL_OUTPUT_BYTES); // a burst is over: give it back
+        }
+      }
+    } finally {
+      out.unlock();
+    }
+  }
+
+  @Override
+  public void close() {
+    SocketChannel current;
+    out.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      current = channel;
+    } finally {
+      out.unlock();
+    }
+    if (current == null) {
+      return; // not connecting yet: no socket will be opened now
+    }
+    try {
+      current.close(); // also cancels the key
+    } catch (IOException e) {
+      log.debug("closing connection to {}: {}", address, e.toString());
+    }
+  }
+
+  @Override
+  public boolean scriptsLoaded() {
+    return scriptsLoaded;
+  }
+
+  @Override
+  public int sendBufferBytes() {
+    return sendBufferBytes;
+  }
+
+  @Override
+  public String toString() {
+    return "SelectorLink{" + address + "}";
+  }
+
+  private static byte[][] verbs() {
+    NodeCommand.Verb[] verbs = NodeCommand.Verb.values();
+    byte[][] names = new byte[verbs.length][];
+    for (NodeCommand.Verb verb : verbs) {
+      names[verb.ordinal()] = ascii(verb.name());
+    }
+    return names;
+  }
+
+  private static byte[] ascii(String text) {
+    return text.getBytes(StandardCharsets.US_ASCII);
+  }
+}

@@ -1,0 +1,126 @@
+package dev.redlock;
+
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One plaintext master's client on the RedLock's shared {@link SelectorLoop}: one pipelined
+ * connection ({@link SelectorLink}) and no thread of its own.
+ *
+ * <p>The caller writes its command on the non-blocking socket itself, through the {@link
+ * CommandPipeline} (the same queue, byte cap, in-flight matching and NOSCRIPT handling as {@link
+ * PipelinedNodeClient}'s); the loop connects, reads the replies and completes each command's
+ * future. A command that finds no connection starts an attempt on the loop; a failed attempt makes
+ * commands fail at once for {@link CommandPipeline#RECONNECT_DELAY_NANOS}.
+ */
+final class SelectorNodeClient implements NodeClient, SelectorLink.Events {
+
+  private static final Logger log = LoggerFactory.getLogger(SelectorNodeClient.class);
+
+  private final String name;
+  private final NodeAddress address;
+  private final long nodeTimeoutNanos;
+  private final Ticker ticker;
+  private final SelectorLoop loop;
+  private final CommandPipeline<SelectorLink> pipeline;
+
+  /** Makes the client and starts its first connection attempt on {@code loop}. */
+  SelectorNodeClient(NodeAddress address, long nodeTimeoutNanos, Ticker ticker, SelectorLoop loop) {
+    this.address = address;
+    this.name = address.toString();
+    this.nodeTimeoutNanos = nodeTimeoutNanos;
+    this.ticker = ticker;
+    this.loop = loop;
+    this.pipeline =
+        new CommandPipeline<>(ticker, CommandPipeline.stallNanos(nodeTimeoutNanos), this::connect);
+    connect();
+  }
+
+  private void connect() {
+    SelectorLink.open(loop, address, nodeTimeoutNanos, this);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
+    return submit(NodeCommand.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
+    return submit(NodeCommand.fence(key, fenceKey, token, fence));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    return submit(NodeCommand.release(key, token));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+    return submit(NodeCommand.extend(key, token, ttlMillis));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+    return submit(NodeCommand.shorten(key, token, ttlMillis));
+  }
+
+  @Override
+  public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
+    NodeCommand command = NodeCommand.query(verb, args);
+    pipeline.submit(command);
+    return command.value;
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
+    return submit(NodeCommand.admit(minDatasetAgeMillis));
+  }
+
+  private CompletableFuture<NodeReply> submit(NodeCommand command) {
+    pipeline.submit(command);
+    return command.reply;
+  }
+
+  // ---- the link's events, on the loop's thread
+
+  @Override
+  public void opened(SelectorLink link) {
+    pipeline.connected(link, null, 0);
+  }
+
+  @Override
+  public void failed(String error) {
+    log.debug("cannot connect to {}: {}", name, error);
+    pipeline.connected(null, error, ticker.read() + CommandPipeline.RECONNECT_DELAY_NANOS);
+  }
+
+  @Override
+  public boolean replied(SelectorLink link, Object reply) {
+    return pipeline.replied(link, reply);
+  }
+
+  @Override
+  public void lost(SelectorLink link, String reason) {
+    log.debug("connection to {} lost: {}", name, reason);
+    pipeline.lost(link, reason);
+  }
+
+  @Override
+  public void awaitFirstConnect(long deadlineNanos) {
+    pipeline.awaitFirstAttempt(deadlineNanos);
+  }
+
+  /** Fails pending commands and closes the connection; the loop is the RedLock's to stop. */
+  @Override
+  public void close() {
+    pipeline.close();
+  }
+
+  @Override
+  public String toString() {
+    return "SelectorNodeClient{" + name + "}";
+  }
+}

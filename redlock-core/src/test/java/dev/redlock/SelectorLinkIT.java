@@ -1,0 +1,252 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.testkit.RedisCluster;
+import dev.redlock.testkit.RedisClusterExtension;
+import dev.redlock.testkit.RedisProcess;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The selector transport's connection: one socket with its handshake, and nothing more; writes that
+ * never block, whatever the master does.
+ */
+class SelectorLinkIT {
+
+  @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(1);
+
+  private static final long TIMEOUT = TimeUnit.MILLISECONDS.toNanos(200);
+
+  private final SelectorLoop loop = new SelectorLoop();
+
+  @AfterEach
+  void stopLoop() {
+    assertTrue(loop.close(TimeUnit.SECONDS.toNanos(5)), "the selector thread stopped");
+  }
+
+  @Test
+  void aClosedLinkFailsRatherThanOpeningASocketWithoutItsHandshake(RedisCluster cluster)
+      throws Exception {
+    long before = connectionsReceived(cluster.node(0));
+    Recorder events = new Recorder();
+    SelectorLink link = events.open(loop, cluster.node(0).uri());
+    link.write(NodeCommand.release(bytes("job"), bytes("token")));
+    assertEquals(-1L, events.reply(), "the open link works: the key is gone");
+    link.close();
+
+    assertThrows(
+        RuntimeException.class, () -> link.write(NodeCommand.release(bytes("job"), bytes("t"))));
+    assertEquals(
+        before + 1,
+        connectionsReceived(cluster.node(0)),
+        "no second socket was opened behind our back");
+    assertNull(events.replies.poll(200, TimeUnit.MILLISECONDS), "nothing more was read");
+  }
+
+  @Test
+  void theHandshakeAuthenticatesSelectsTheDatabaseAndLoadsEveryScript(RedisCluster cluster)
+      throws Exception {
+    RedisProcess node = cluster.node(0);
+    node.admin().command("SCRIPT", "FLUSH");
+    node.admin().command("ACL", "SETUSER", "locker", "on", ">s3cret", "~*", "+@all");
+    try {
+      Recorder events = new Recorder();
+      SelectorLink link =
+          events.open(loop, "redis://locker:s3cret@" + node.host() + ":" + node.port() + "/3");
+      assertTrue(link.scriptsLoaded());
+      link.write(NodeCommand.set(bytes("in-db-3"), bytes("token"), 10_000));
+      assertEquals("OK", new String((byte[]) events.reply(), StandardCharsets.US_ASCII));
+      assertFalse(node.admin().exists("in-db-3"), "not in database 0");
+      assertTrue(
+          String.valueOf(node.admin().command("INFO", "keyspace")).contains("db3:keys=1"),
+          "in database 3");
+      for (LuaScript script : LuaScript.ALL) {
+        Object exists =
+            node.admin()
+                .command("SCRIPT", "EXISTS", new String(script.sha1(), StandardCharsets.US_ASCII));
+        assertEquals(List.of(1L), exists, "loaded: " + script);
+      }
+      link.close();
+    } finally {
+      node.admin().command("ACL", "DELUSER", "locker");
+      node.admin().command("FLUSHALL");
+    }
+  }
+
+  @Test
+  void aRefusedPasswordFailsTheAttemptWithoutShowingIt(RedisCluster cluster) throws Exception {
+    RedisProcess node = cluster.node(0);
+    Recorder events = new Recorder();
+    SelectorLink.open(
+        loop,
+        NodeAddress.parse("redis://nobody:hunter2@" + node.host() + ":" + node.port()),
+        TIMEOUT,
+        events);
+    ExecutionException failed =
+        assertThrows(ExecutionException.class, () -> events.opened.get(5, TimeUnit.SECONDS));
+    String message = failed.getCause().getMessage();
+    assertTrue(message.startsWith("AUTH refused: WRONGPASS"), message);
+    assertFalse(message.contains("hunter2"), message);
+  }
+
+  @Test
+  void aMasterThatNeverAnswersFailsTheAttemptWithinTheTimeout() throws Exception {
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      Recorder events = new Recorder();
+      long start = System.nanoTime();
+      SelectorLink.open(
+          loop, NodeAddress.parse("redis://127.0.0.1:" + silent.getLocalPort()), TIMEOUT, events);
+      ExecutionException failed =
+          assertThrows(ExecutionException.class, () -> events.opened.get(5, TimeUnit.SECONDS));
+      long took = System.nanoTime() - start;
+      assertEquals("handshake timed out after 200 ms", failed.getCause().getMessage());
+      assertTrue(took >= TIMEOUT, "not before the timeout: " + took);
+      assertTrue(took < TIMEOUT + TimeUnit.SECONDS.toNanos(1), "soon after it: " + took);
+    }
+  }
+
+  @Test
+  void aNameIsResolvedOffTheSelectorThread(RedisCluster cluster) throws Exception {
+    Recorder events = new Recorder();
+    SelectorLink link = events.open(loop, "redis://localhost:" + cluster.node(0).port());
+    link.write(NodeCommand.query(NodeCommand.Verb.TIME));
+    assertEquals(2, ((List<?>) events.reply()).size());
+    link.close();
+  }
+
+  @Test
+  void aMasterThatStopsReadingNeverBlocksAWriteAndGetsEveryCommandInOrderWhenItResumes(
+      RedisCluster cluster) throws Exception {
+    RedisProcess node = cluster.node(0);
+    Recorder events = new Recorder();
+    SelectorLink link = events.open(loop, node.uri());
+    byte[] big = new byte[64 * 1024];
+    Arrays.fill(big, (byte) 'x');
+    int commands = 400; // 25 MiB: far beyond the socket buffers on both sides
+    node.pause();
+    long slowest;
+    try {
+      slowest = 0;
+      for (int i = 0; i < commands; i++) {
+        // Pairs on one key: the first SET NX is granted, the second finds the key.
+        long start = System.nanoTime();
+        link.write(NodeCommand.set(bytes("big-" + i / 2), big, 60_000));
+        slowest = Math.max(slowest, System.nanoTime() - start);
+      }
+    } finally {
+      node.resume();
+    }
+    assertTrue(slowest < TimeUnit.MILLISECONDS.toNanos(500), "no write blocked: " + slowest);
+    for (int i = 0; i < commands; i++) {
+      Object reply = events.reply();
+      if (i % 2 == 0) {
+        assertEquals("OK", new String((byte[]) reply, StandardCharsets.US_ASCII), "reply " + i);
+      } else {
+        assertNull(reply, "reply " + i + " answers the second SET of its key");
+      }
+    }
+    assertEquals(commands / 2, node.admin().dbSize());
+    link.close();
+    node.admin().command("FLUSHALL");
+  }
+
+  @Test
+  void aMasterThatClosesTheConnectionIsToldOnceAsLost() throws Exception {
+    Recorder events = new Recorder();
+    try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      SelectorLink.open(
+          loop,
+          NodeAddress.parse("redis://127.0.0.1:" + server.getLocalPort()),
+          TimeUnit.SECONDS.toNanos(5),
+          events);
+      try (Socket accepted = server.accept()) {
+        // A fake master: OK to every SCRIPT LOAD of the handshake, then it hangs up.
+        StringBuilder answers = new StringBuilder();
+        for (int i = 0; i < LuaScript.ALL.size(); i++) {
+          answers.append("$40\r\n").append("0".repeat(40)).append("\r\n");
+        }
+        accepted.getOutputStream().write(answers.toString().getBytes(StandardCharsets.US_ASCII));
+        SelectorLink link = events.opened.get(5, TimeUnit.SECONDS);
+        assertTrue(link.scriptsLoaded());
+      }
+      assertEquals("connection closed by the master", events.lost.get(5, TimeUnit.SECONDS));
+    }
+    assertEquals(1, events.losses.get(), "told once");
+  }
+
+  private static long connectionsReceived(RedisProcess node) {
+    String info = (String) node.admin().command("INFO", "stats");
+    for (String line : info.split("\r\n")) {
+      if (line.startsWith("total_connections_received:")) {
+        return Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+      }
+    }
+    throw new AssertionError("no total_connections_received in INFO stats");
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Records what a link tells, for the test thread to wait on. */
+  static final class Recorder implements SelectorLink.Events {
+    final CompletableFuture<SelectorLink> opened = new CompletableFuture<>();
+    final LinkedBlockingQueue<Optional<Object>> replies = new LinkedBlockingQueue<>();
+    final CompletableFuture<String> lost = new CompletableFuture<>();
+    final AtomicInteger losses = new AtomicInteger();
+
+    /** Opens a link to {@code uri} and waits until it is open. */
+    SelectorLink open(SelectorLoop loop, String uri) throws Exception {
+      SelectorLink.open(loop, NodeAddress.parse(uri), TIMEOUT, this);
+      return opened.get(5, TimeUnit.SECONDS);
+    }
+
+    /** The next reply, waiting up to 10 s. */
+    Object reply() throws InterruptedException {
+      Optional<Object> reply = replies.poll(10, TimeUnit.SECONDS);
+      assertInstanceOf(Optional.class, reply, "a reply within 10 s");
+      return reply.orElse(null);
+    }
+
+    @Override
+    public void opened(SelectorLink link) {
+      opened.complete(link);
+    }
+
+    @Override
+    public void failed(String error) {
+      opened.completeExceptionally(new NodeUnavailableException(error));
+    }
+
+    @Override
+    public boolean replied(SelectorLink link, Object reply) {
+      replies.add(Optional.ofNullable(reply));
+      return true;
+    }
+
+    @Override
+    public void lost(SelectorLink link, String reason) {
+      losses.incrementAndGet();
+      lost.complete(reason);
+    }
+  }
+}
