@@ -1,6 +1,5 @@
 package dev.redlock;
 
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
@@ -25,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * CommandPipeline} holds the queue, the byte cap and the commands in flight; this class builds the
  * commands and runs the I/O thread, which connects, reconnects after a delay, and reads.
  */
-final class PipelinedNodeClient implements NodeClient {
+final class PipelinedNodeClient extends CommandNodeClient {
 
   private static final Logger log = LoggerFactory.getLogger(PipelinedNodeClient.class);
 
@@ -53,46 +52,8 @@ final class PipelinedNodeClient implements NodeClient {
   }
 
   @Override
-  public CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
-    return submit(NodeCommand.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
-    return submit(NodeCommand.fence(key, fenceKey, token, fence));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-    return submit(NodeCommand.release(key, token));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
-    return submit(NodeCommand.extend(key, token, ttlMillis));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
-    return submit(NodeCommand.shorten(key, token, ttlMillis));
-  }
-
-  @Override
-  public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
-    NodeCommand command = NodeCommand.query(verb, args);
+  void submit(NodeCommand command) {
     pipeline.submit(command);
-    return command.value;
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
-    return submit(NodeCommand.admit(minDatasetAgeMillis));
-  }
-
-  private CompletableFuture<NodeReply> submit(NodeCommand command) {
-    pipeline.submit(command);
-    return command.reply;
   }
 
   private void run() {

@@ -1,6 +1,5 @@
 package dev.redlock;
 
-import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,7 +13,7 @@ import org.slf4j.LoggerFactory;
  * future. A command that finds no connection starts an attempt on the loop; a failed attempt makes
  * commands fail at once for {@link CommandPipeline#RECONNECT_DELAY_NANOS}.
  */
-final class SelectorNodeClient implements NodeClient, SelectorLink.Events {
+final class SelectorNodeClient extends CommandNodeClient implements SelectorLink.Events {
 
   private static final Logger log = LoggerFactory.getLogger(SelectorNodeClient.class);
 
@@ -42,46 +41,8 @@ final class SelectorNodeClient implements NodeClient, SelectorLink.Events {
   }
 
   @Override
-  public CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
-    return submit(NodeCommand.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
-    return submit(NodeCommand.fence(key, fenceKey, token, fence));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-    return submit(NodeCommand.release(key, token));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
-    return submit(NodeCommand.extend(key, token, ttlMillis));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
-    return submit(NodeCommand.shorten(key, token, ttlMillis));
-  }
-
-  @Override
-  public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
-    NodeCommand command = NodeCommand.query(verb, args);
+  void submit(NodeCommand command) {
     pipeline.submit(command);
-    return command.value;
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
-    return submit(NodeCommand.admit(minDatasetAgeMillis));
-  }
-
-  private CompletableFuture<NodeReply> submit(NodeCommand command) {
-    pipeline.submit(command);
-    return command.reply;
   }
 
   // ---- the link's events, on the loop's thread

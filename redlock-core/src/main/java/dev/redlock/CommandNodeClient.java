@@ -1,0 +1,57 @@
+package dev.redlock;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The commands of {@link NodeClient}, built once for both transports: each is a {@link NodeCommand}
+ * handed to {@link #submit}, and its future is the command's own.
+ */
+abstract class CommandNodeClient implements NodeClient {
+
+  /** Queues or writes {@code command} on this master's connection. */
+  abstract void submit(NodeCommand command);
+
+  @Override
+  public final CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
+    return reply(NodeCommand.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis));
+  }
+
+  @Override
+  public final CompletableFuture<NodeReply> fence(
+      byte[] key, byte[] fenceKey, byte[] token, long fence) {
+    return reply(NodeCommand.fence(key, fenceKey, token, fence));
+  }
+
+  @Override
+  public final CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    return reply(NodeCommand.release(key, token));
+  }
+
+  @Override
+  public final CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+    return reply(NodeCommand.extend(key, token, ttlMillis));
+  }
+
+  @Override
+  public final CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+    return reply(NodeCommand.shorten(key, token, ttlMillis));
+  }
+
+  @Override
+  public final CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
+    NodeCommand command = NodeCommand.query(verb, args);
+    submit(command);
+    return command.value;
+  }
+
+  @Override
+  public final CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
+    return reply(NodeCommand.admit(minDatasetAgeMillis));
+  }
+
+  private CompletableFuture<NodeReply> reply(NodeCommand command) {
+    submit(command);
+    return command.reply;
+  }
+}
