@@ -210,6 +210,14 @@ final class BreakerNodeClient implements NodeClient {
     return delegate.awaitTermination(deadlineNanos);
   }
 
+  /** Waits only while the breaker is closed: a master it holds for dead is not waited for. */
+  @Override
+  public void awaitDrained(long deadlineNanos) {
+    if (breaker.getState() == CircuitBreaker.State.CLOSED) {
+      delegate.awaitDrained(deadlineNanos);
+    }
+  }
+
   @Override
   public void close() {
     delegate.close();

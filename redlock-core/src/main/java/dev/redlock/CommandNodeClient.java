@@ -8,13 +8,21 @@ import java.util.concurrent.CompletableFuture;
  */
 abstract class CommandNodeClient implements NodeClient {
 
+  /**
+   * Has the master's dataset-birth marker stored, dated by the master's clock, where an acquire
+   * found none; the admit script with age 0 stores it only if it is still missing.
+   */
+  private final Runnable storeBirth = () -> submit(NodeCommand.admit(0));
+
   /** Queues or writes {@code command} on this master's connection. */
   abstract void submit(NodeCommand command);
 
   @Override
   public final CompletableFuture<NodeReply> acquire(
       byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
-    return reply(NodeCommand.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis));
+    NodeCommand command = NodeCommand.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis);
+    command.onNewDataset = storeBirth;
+    return reply(command);
   }
 
   @Override

@@ -118,6 +118,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   private boolean attempted; // guarded by lock: a first connection attempt has finished
   private boolean sendScriptsWhole; // guarded by lock: this link's master refused SCRIPT LOAD
   private int reloading; // guarded by lock: SCRIPT LOADs in flight
+  private boolean draining; // guarded by lock: awaitDrained is waiting; replies signal
 
   /**
    * A pipeline that starts {@link State#CONNECTING}: the transport opens the first link at once.
@@ -276,8 +277,9 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   }
 
   /**
-   * Matches a reply read from {@code from} with the oldest command in flight and completes it.
-   * Returns false if the link is no longer this pipeline's (dropped or closed): the reader stops.
+   * Matches a reply read from {@code from} with the oldest command in flight and completes it; a
+   * command written as several parts keeps each reply until its last. Returns false if the link is
+   * no longer this pipeline's (dropped or closed): the reader stops.
    */
   boolean replied(L from, Object reply) {
     NodeCommand command;
@@ -288,7 +290,14 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       if (link != from) {
         return false; // its commands have been failed already
       }
-      command = inFlight.poll();
+      command = inFlight.peek();
+      if (command != null && command.collect(reply)) {
+        return true; // one of its parts; the last completes it
+      }
+      inFlight.poll();
+      if (draining && inFlight.isEmpty() && waiting.isEmpty()) {
+        changed.signalAll();
+      }
       if (command == null) {
         broken = "reply without a command";
       } else {
@@ -391,6 +400,28 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     }
   }
 
+  /**
+   * Waits until no command is waiting or in flight (answered, or failed with a lost link), or the
+   * deadline passes.
+   */
+  void awaitDrained(long deadlineNanos) {
+    lock.lock();
+    try {
+      draining = true;
+      while (!(inFlight.isEmpty() && waiting.isEmpty())) {
+        long left = deadlineNanos - ticker.read();
+        if (left <= 0) {
+          return;
+        }
+        changed.awaitNanos(left);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Fails every command and closes the link; a blocking I/O thread then stops. Idempotent. */
   void close() {
     List<NodeCommand> dropped;
@@ -433,6 +464,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     inFlight.clear();
     waiting.clear();
     queuedBytes = 0;
+    changed.signalAll(); // awaitDrained: nothing is in flight any more
     link = null;
     lastError = reason;
     if (state != State.CLOSED) {

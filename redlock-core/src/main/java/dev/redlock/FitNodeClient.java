@@ -180,6 +180,11 @@ final class FitNodeClient implements NodeClient {
   }
 
   @Override
+  public void awaitDrained(long deadlineNanos) {
+    delegate.awaitDrained(deadlineNanos);
+  }
+
+  @Override
   public void close() {
     delegate.close();
   }

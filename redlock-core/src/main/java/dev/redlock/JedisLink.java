@@ -109,18 +109,21 @@ final class JedisLink implements CommandPipeline.Link {
   }
 
   /**
-   * Writes and flushes one command. Never blocks for long: the transport keeps the unanswered bytes
-   * below the send buffer.
+   * Writes every part of one command, then flushes once. Never blocks for long: the transport keeps
+   * the unanswered bytes below the send buffer.
    *
    * @throws RuntimeException if the connection is broken or closed
    */
   @Override
   public void write(NodeCommand command) {
-    CommandArguments arguments = new CommandArguments(verb(command.verb()));
-    for (byte[] word : command.arguments()) {
-      arguments.add(word);
+    for (int part = 0, parts = command.parts(); part < parts; part++) {
+      CommandArguments arguments = new CommandArguments(verb(command.verb(part)));
+      for (byte[] word : command.arguments(part)) {
+        arguments.add(word);
+      }
+      connection.sendCommand(arguments);
     }
-    connection.send(arguments);
+    connection.flush();
   }
 
   /**
@@ -158,6 +161,7 @@ final class JedisLink implements CommandPipeline.Link {
       case INFO -> Protocol.Command.INFO;
       case CONFIG -> Protocol.Command.CONFIG;
       case TIME -> Protocol.Command.TIME;
+      case MGET -> Protocol.Command.MGET;
     };
   }
 
@@ -196,9 +200,10 @@ final class JedisLink implements CommandPipeline.Link {
       super(sockets, config);
     }
 
-    void send(CommandArguments arguments) {
-      sendCommand(arguments);
-      flush();
+    /** Flushes what {@link #sendCommand} buffered; public here for {@link JedisLink#write}. */
+    @Override
+    public void flush() {
+      super.flush();
     }
 
     /**

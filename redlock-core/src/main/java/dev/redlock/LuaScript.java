@@ -15,7 +15,6 @@ import java.util.HexFormat;
  */
 final class LuaScript {
 
-  static final LuaScript ACQUIRE = load("acquire.lua");
   static final LuaScript FENCE = load("fence.lua");
   static final LuaScript RELEASE = load("release.lua");
   static final LuaScript EXTEND = load("extend.lua");
@@ -24,9 +23,12 @@ final class LuaScript {
 
   /** Every script, loaded on each new connection. */
   static final java.util.List<LuaScript> ALL =
-      java.util.List.of(ACQUIRE, FENCE, RELEASE, EXTEND, ADMIT, SHORTEN);
+      java.util.List.of(FENCE, RELEASE, EXTEND, ADMIT, SHORTEN);
 
-  /** The key of each master's dataset-birth marker, read and written by the scripts. */
+  /**
+   * The key of each master's dataset-birth marker, read by the acquire, written by the admit
+   * script.
+   */
   static final byte[] DATASET_MARKER = "redlock:dataset-born".getBytes(StandardCharsets.US_ASCII);
 
   /** What the library's own keys start with; resources may not. */

@@ -15,10 +15,12 @@ import java.util.concurrent.CompletableFuture;
 interface NodeClient extends AutoCloseable {
 
   /**
-   * The acquire script: GRANTED if the key was set, TAKEN if it exists, RESTARTED if the master's
-   * dataset is younger than {@code minDatasetAgeMillis} (nothing set); with the stored fence
-   * counter and the master's time. With no {@code fenceKey} (null) and no minimum age (0), a plain
-   * {@code SET key token NX PX ttl} that reports neither.
+   * The acquire ({@code TIME}, {@code SET key token NX PX ttl}, {@code MGET fenceKey marker},
+   * written together): GRANTED if the key was set, TAKEN if it exists, RESTARTED if the master's
+   * dataset is younger than {@code minDatasetAgeMillis} or has no birth marker (then one is
+   * stored), whatever the {@code SET} did; with the stored fence counter and the master's time.
+   * With no {@code fenceKey} (null) and no minimum age (0), a plain {@code SET key token NX PX ttl}
+   * that reports neither.
    */
   CompletableFuture<NodeReply> acquire(
       byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis);
@@ -72,6 +74,12 @@ interface NodeClient extends AutoCloseable {
 
   /** Waits until the first connection attempt has finished or the deadline passes. */
   default void awaitFirstConnect(long deadlineNanos) {}
+
+  /**
+   * Waits until every command written or queued has been answered (or has failed), or the deadline
+   * passes: before a close, so that releases already sent are not cut off.
+   */
+  default void awaitDrained(long deadlineNanos) {}
 
   /** Waits for the client's thread, if any, to end; returns whether it did by the deadline. */
   default boolean awaitTermination(long deadlineNanos) {

@@ -109,6 +109,11 @@ final class PipelinedNodeClient extends CommandNodeClient {
   }
 
   @Override
+  public void awaitDrained(long deadlineNanos) {
+    pipeline.awaitDrained(deadlineNanos);
+  }
+
+  @Override
   public void close() {
     pipeline.close();
   }

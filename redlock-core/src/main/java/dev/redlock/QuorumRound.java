@@ -31,8 +31,15 @@ import java.util.function.IntFunction;
 final class QuorumRound {
 
   enum Mode {
+    /** Decided at a majority of grants, or once a majority can no longer grant. */
     QUORUM,
-    ALL
+    /** Decided when every master answered. */
+    ALL,
+    /**
+     * For a release: decided once a majority answered (released, gone, or another's: the key no
+     * longer holds our token there), or when every master answered.
+     */
+    FREED
   }
 
   private final List<String> names;
@@ -50,6 +57,7 @@ final class QuorumRound {
   private final String[] details; // guarded by lock
   private int granted; // guarded by lock
   private int refused; // guarded by lock: any answer other than GRANTED
+  private int answered; // guarded by lock: any answer from the master, not a failure
   private volatile boolean decided;
   private CompletableFuture<Tally> decision; // guarded by lock: set by whenDecided()
   private ScheduledExecutorService timer; // guarded by lock: set by whenDecided()
@@ -114,6 +122,7 @@ final class QuorumRound {
       } else {
         statuses[node] = answer.status();
         replies[node] = answer;
+        answered++;
         details[node] = "";
       }
       answeredAt[node] = now - startNanos;
@@ -147,6 +156,9 @@ final class QuorumRound {
     int size = statuses.length;
     if (mode == Mode.ALL) {
       return granted + refused == size;
+    }
+    if (mode == Mode.FREED) {
+      return answered >= quorum || granted + refused == size;
     }
     return granted >= quorum || refused > size - quorum;
   }

@@ -375,14 +375,14 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
 
   @Override
   public void write(NodeCommand command) {
-    byte[] verb = VERBS[command.verb().ordinal()];
-    byte[][] words = command.arguments();
     out.lock();
     try {
       if (closed) {
         throw new IllegalStateException("connection is closed");
       }
-      put(verb, words);
+      for (int part = 0, parts = command.parts(); part < parts; part++) {
+        put(VERBS[command.verb(part).ordinal()], command.arguments(part));
+      }
       if (!flushing) {
         flush();
       }

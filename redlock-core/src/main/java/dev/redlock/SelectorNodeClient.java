@@ -76,6 +76,11 @@ final class SelectorNodeClient extends CommandNodeClient implements SelectorLink
 
   /** Fails pending commands and closes the connection; the loop is the RedLock's to stop. */
   @Override
+  public void awaitDrained(long deadlineNanos) {
+    pipeline.awaitDrained(deadlineNanos);
+  }
+
+  @Override
   public void close() {
     pipeline.close();
   }

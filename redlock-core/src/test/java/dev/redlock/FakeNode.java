@@ -35,7 +35,7 @@ final class FakeNode implements NodeClient {
   /** The fence counters this master stores, by resource. */
   final java.util.Map<String, Long> fences = new java.util.concurrent.ConcurrentHashMap<>();
 
-  /** This master's clock, in microseconds, as the acquire script reports it. */
+  /** This master's clock, in microseconds, as the acquire reports it. */
   volatile long timeMicros;
 
   volatile long lastMinDatasetAge = -1;

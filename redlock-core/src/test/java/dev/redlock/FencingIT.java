@@ -69,7 +69,11 @@ class FencingIT {
                   && young.outcomes().get(1).status() == Status.RESTARTED;
             }
           });
-      assertEquals(0, cluster.node(0).admin().dbSize() - 1, "only the marker: nothing was set");
+      // A young master runs the SET too, but its vote does not count, and the failed attempt
+      // releases it there as everywhere.
+      RedLockIT.eventually(
+          "only the marker is left on the young master",
+          () -> cluster.node(0).admin().dbSize() == 1);
 
       List<NodeOutcome> admitted = redlock.admitFreshNodes();
       assertEquals(Status.GRANTED, admitted.get(0).status(), "admitted now");
@@ -114,7 +118,8 @@ class FencingIT {
       assertThrows(IllegalStateException.class, lease::fencingToken);
       assertTrue(redlock.tryAcquire("plain", TTL).isEmpty());
       lease.close();
-      assertTrue(RedLockIT.keysGone(cluster, "plain", 0, 1, 2, 3, 4));
+      RedLockIT.eventually(
+          "released everywhere", () -> RedLockIT.keysGone(cluster, "plain", 0, 1, 2, 3, 4));
       for (int i = 0; i < 5; i++) {
         assertEquals(List.of(), RedLockIT.userKeys(cluster, i));
         assertEquals(0, cluster.node(i).admin().dbSize(), "no marker, no fence counter");
@@ -123,7 +128,7 @@ class FencingIT {
   }
 
   @Test
-  void withFencingOffAndTheGuardOnAcquireStillRunsTheGuardedScript(RedisCluster cluster) {
+  void withFencingOffAndTheGuardOnAcquireStillReadsTheMarker(RedisCluster cluster) {
     try (RedLock redlock =
         RedLockIT.admitted(
             RedLock.builder()
@@ -135,7 +140,8 @@ class FencingIT {
       assertThrows(IllegalStateException.class, lease::fencingToken);
       assertTrue(redlock.tryAcquire("guarded", TTL).isEmpty());
       lease.close();
-      assertTrue(RedLockIT.keysGone(cluster, "guarded", 0, 1, 2, 3, 4));
+      RedLockIT.eventually(
+          "released everywhere", () -> RedLockIT.keysGone(cluster, "guarded", 0, 1, 2, 3, 4));
       assertEquals(null, cluster.node(0).admin().get("redlock:fence:guarded"), "no counter kept");
     }
   }

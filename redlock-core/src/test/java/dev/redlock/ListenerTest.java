@@ -108,7 +108,7 @@ class ListenerTest {
             "acquired r GRANTED GRANTED PENDING", // decided at quorum
             "denied(TAKEN) r GRANTED FAILED TAKEN",
             "extended r GRANTED GRANTED PENDING",
-            "released r GRANTED GRANTED GRANTED",
+            "released r GRANTED GRANTED PENDING", // decided once a majority answered
             "denied(TAKEN) s GRANTED FAILED TAKEN",
             "acquired t GRANTED GRANTED PENDING",
             "notExtended t FAILED FAILED PENDING", // no quorum possible after two failures

@@ -201,23 +201,27 @@ class RespTest {
             NodeCommand.set(key, ascii("token"), 10_000),
             NodeCommand.acquire(key, ascii("redlock:fence:k"), ascii("token"), 10_000, 60_000),
             NodeCommand.release(key, ascii("token")),
-            NodeCommand.load(LuaScript.ACQUIRE),
+            NodeCommand.load(LuaScript.FENCE),
             NodeCommand.query(NodeCommand.Verb.CONFIG, "GET", "maxmemory"),
             NodeCommand.query(NodeCommand.Verb.TIME));
+    int parts = 0;
     for (NodeCommand command : commands) {
-      byte[] verb = ascii(command.verb().name());
-      byte[][] words = command.arguments();
-      ByteBuffer out = ByteBuffer.allocate(Resp.length(verb, words));
-      Resp.write(out, verb, words);
-      assertFalse(out.hasRemaining(), command.verb() + " fills exactly length() bytes");
-      // And it reads back as an array of its words: the decoder takes the encoder's output.
-      List<?> decoded = (List<?>) Resp.read(out.flip());
-      assertEquals(words.length + 1, decoded.size());
-      assertArrayEquals(verb, (byte[]) decoded.get(0));
-      for (int i = 0; i < words.length; i++) {
-        assertArrayEquals(words[i], (byte[]) decoded.get(i + 1));
+      for (int part = 0; part < command.parts(); part++, parts++) {
+        byte[] verb = ascii(command.verb(part).name());
+        byte[][] words = command.arguments(part);
+        ByteBuffer out = ByteBuffer.allocate(Resp.length(verb, words));
+        Resp.write(out, verb, words);
+        assertFalse(out.hasRemaining(), command.verb(part) + " fills exactly length() bytes");
+        // And it reads back as an array of its words: the decoder takes the encoder's output.
+        List<?> decoded = (List<?>) Resp.read(out.flip());
+        assertEquals(words.length + 1, decoded.size());
+        assertArrayEquals(verb, (byte[]) decoded.get(0));
+        for (int i = 0; i < words.length; i++) {
+          assertArrayEquals(words[i], (byte[]) decoded.get(i + 1));
+        }
       }
     }
+    assertEquals(8, parts, "the acquire is written as TIME, SET and MGET");
   }
 
   @Test

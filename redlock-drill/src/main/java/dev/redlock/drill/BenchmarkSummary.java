@@ -211,12 +211,12 @@ final class BenchmarkSummary {
             + " still read);%n",
         masters / 2 + 1, masters);
     out.printf(
-        "the floor waits for all %d replies. A release waits for every master in RedLock and the"
-            + " floor, except%n",
-        masters);
+        "the floor waits for all %d replies. A RedLock release is decided once %d masters answered"
+            + " (the floor%n",
+        masters, masters / 2 + 1);
     out.println(
-        "a master whose circuit breaker is open: it is sent the release, which is not waited for."
-            + " node-redlock");
+        "waits for all); a master whose circuit breaker is open is sent the release, never waited"
+            + " for. node-redlock");
     out.println(
         "resolves both acquire and release at a quorum. Redisson takes the masters' locks one"
             + " after another.");

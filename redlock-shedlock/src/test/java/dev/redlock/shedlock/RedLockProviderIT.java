@@ -116,7 +116,8 @@ class RedLockProviderIT {
     // 10 s from a createdAt 2 s ago: about 8 s left, not 10.
     aMajorityHolds("a TTL of about 8 s", pttl -> pttl > 7_000 && pttl <= 8_000);
     lock.unlock();
-    assertEquals(0, holders());
+    // A release returns once a majority answered; the others follow.
+    QuorumContract.eventually("no master holds the lock", () -> holders() == 0);
   }
 
   @Test
@@ -143,7 +144,8 @@ class RedLockProviderIT {
 
     lock.unlock();
 
-    assertEquals(0, holders());
+    // A release returns once a majority answered; the others follow.
+    QuorumContract.eventually("no master holds the lock", () -> holders() == 0);
     provider.lock(config(Duration.ofMinutes(1), Duration.ZERO)).orElseThrow().unlock();
   }
 
@@ -172,7 +174,8 @@ class RedLockProviderIT {
 
     aMajorityHolds("a TTL of about 2 min", pttl -> pttl > 110_000 && pttl <= 120_000);
     extended.unlock();
-    assertEquals(0, holders());
+    // A release returns once a majority answered; the others follow.
+    QuorumContract.eventually("no master holds the lock", () -> holders() == 0);
   }
 
   @Test
@@ -196,7 +199,8 @@ class RedLockProviderIT {
 
     assertEquals(Optional.empty(), lock.extend(Duration.ofMinutes(2), Duration.ZERO));
 
-    assertEquals(0, holders());
+    // A release returns once a majority answered; the others follow.
+    QuorumContract.eventually("no master holds the lock", () -> holders() == 0);
     assertThrows(IllegalStateException.class, lock::unlock, "ShedLock's rule after an extend");
     provider.lock(config(Duration.ofMinutes(1), Duration.ZERO)).orElseThrow().unlock();
   }
@@ -291,7 +295,8 @@ class RedLockProviderIT {
 
     assertTrue(thrown.getMessage().contains("lockAtMostFor PT6M"), thrown.getMessage());
     lock.unlock();
-    assertEquals(0, holders());
+    // A release returns once a majority answered; the others follow.
+    QuorumContract.eventually("no master holds the lock", () -> holders() == 0);
   }
 
   @Test
