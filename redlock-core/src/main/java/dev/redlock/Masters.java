@@ -194,7 +194,7 @@ final class Masters {
     // at most the node timeout: closing a socket can drop what the master has not read yet.
     long drainedBy = Math.min(deadlineNanos, ticker.read() + longestTimeoutNanos);
     for (NodeClient node : nodes) {
-      // node.awaitDrained(drainedBy);
+      node.awaitDrained(drainedBy);
     }
     for (NodeClient node : nodes) {
       node.close();

@@ -192,6 +192,8 @@ class RedLockIT {
         admitted(RedLock.builder().nodes(cluster.uris()).nodeTimeout(timeout).build());
     try {
       Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+      RedisAdmin last = cluster.node(4).admin();
+      eventually("master 4 holds the key", () -> last.exists("job"));
       cluster.node(4).pause();
       lease.close(); // decided by the four that answer; master 4 has the release unread
       Thread resumer =
