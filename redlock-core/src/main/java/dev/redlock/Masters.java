@@ -97,7 +97,7 @@ final class Masters {
    */
   Tally vote(boolean[] voters, Call call) {
     QuorumRound round = start(voters, call);
-    return round.await(round.startNanos() + longestTimeoutNanos);
+    return await(round);
   }
 
   /** A round, as {@link #vote(Call)}, whose result is completed on {@code timer}'s thread. */
@@ -123,7 +123,18 @@ final class Masters {
     QuorumRound round =
         QuorumRound.start(
             names, timeoutNanos, quorum, mode, ticker, i -> call.send(nodes.get(i), i));
-    return round.await(round.startNanos() + longestTimeoutNanos);
+    return await(round);
+  }
+
+  /**
+   * Waits for {@code round} for at most the longest node timeout: on the selector, leading it when
+   * no one else does, if any master is on the selector transport; otherwise parked.
+   */
+  private Tally await(QuorumRound round) {
+    long deadline = round.startNanos() + longestTimeoutNanos;
+    return io == null || Boolean.getBoolean("tmp.nolf")
+        ? round.await(deadline)
+        : io.await(round, deadline);
   }
 
   private QuorumRound start(boolean[] voters, Call call) {

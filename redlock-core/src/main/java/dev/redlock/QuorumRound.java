@@ -49,6 +49,7 @@ final class QuorumRound {
   private final Ticker ticker;
   private final long startNanos;
   private volatile Thread waiter; // set by await()
+  private volatile SelectorLoop selecting; // the selector the waiter is selecting on, if it is
 
   private final ReentrantLock lock = new ReentrantLock();
   private final NodeReply[] replies; // guarded by lock
@@ -146,10 +147,34 @@ final class QuorumRound {
       completeOnTimer(tally);
     } else if (wake) {
       Thread parked = waiter;
-      if (parked != null) {
+      if (parked != null && parked != Thread.currentThread()) {
+        // decided is written before selecting is read, and the waiter writes selecting before it
+        // reads decided: one of the two sees the other, so a selecting waiter is always woken.
+        SelectorLoop loop = selecting;
+        if (loop != null) {
+          loop.wakeSelector();
+        }
         LockSupport.unpark(parked);
       }
     }
+  }
+
+  /** Whether the round is decided (or frozen). */
+  boolean decided() {
+    return decided;
+  }
+
+  /** Names the thread that waits for the round: it is unparked when the round is decided. */
+  void waitOn(Thread thread) {
+    waiter = thread;
+  }
+
+  /**
+   * Says that the waiter is about to select on {@code loop} (or, with null, that it stopped): a
+   * decision made by another thread then also wakes the selector.
+   */
+  void selecting(SelectorLoop loop) {
+    selecting = loop;
   }
 
   private boolean isDecided() {
@@ -243,7 +268,8 @@ final class QuorumRound {
     }
   }
 
-  private Tally freeze(long deadlineNanos) {
+  /** Freezes the count now: masters that have not answered are PENDING, or TIMED_OUT if late. */
+  Tally freeze(long deadlineNanos) {
     long now = ticker.read();
     lock.lock();
     try {

@@ -18,13 +18,15 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one I/O thread of a RedLock's plaintext masters: a NIO {@link Selector} that reads every
- * master's replies, finishes connections, and flushes what a socket did not take at once.
+ * The I/O of a RedLock's plaintext masters: one NIO {@link Selector} that reads every master's
+ * replies, finishes connections, and flushes what a socket did not take at once; selected by one
+ * thread at a time, the <em>leader</em>: a caller waiting for its round, or the loop's own thread.
  *
  * <h2>How the work is split between threads</h2>
  *
@@ -35,12 +37,31 @@ import org.slf4j.LoggerFactory;
  * and ask this thread to flush it when the socket is writable ({@code OP_WRITE}): a write never
  * blocks, and the pipeline's cap on unanswered bytes bounds what is kept.
  *
- * <p>This thread does everything that waits: it selects over every master's socket, reads what
+ * <p>The leader does everything that waits: it selects over every master's socket, reads what
  * arrived, decodes the replies ({@link Resp}) and hands each to its pipeline, which completes the
- * command's future. Those futures' callbacks therefore run here and must be short (counting a vote
- * in {@link QuorumRound}, recording a call in a circuit breaker); the round's caller is unparked
- * once, when its round is decided. Under load one wake-up reads the replies of many callers on many
- * masters, where a thread per master would wake once per reply and then wake the caller.
+ * command's future. Those futures' callbacks therefore run on the leader and must be short
+ * (counting a vote in {@link QuorumRound}, recording a call in a circuit breaker).
+ *
+ * <h2>Who leads: leader and followers</h2>
+ *
+ * <p>A caller whose round waits on plaintext masters ({@link #await}) leads the selector itself
+ * when no one else does: it reads its own replies, and the replies of every other round that arrive
+ * meanwhile, and stops leading once its round is decided. A caller that runs rounds one after
+ * another is then never woken by another thread, as a hand-written client that reads its own
+ * sockets is not. Other callers wait as followers, parked: the leader's reads decide their rounds
+ * and unpark them. A leader that stops hands the selector to a lone follower; to the loop's thread
+ * when several wait, since under contention one thread that reads for everyone, without handing the
+ * selector on after every round, serves more rounds per second. A virtual thread never leads (a
+ * blocking select would hold its carrier); it follows.
+ *
+ * <p>The loop's own thread leads when no caller does, so that what arrives between rounds (the
+ * replies a round was decided without, renewals, a connection closed by the master) is read within
+ * {@link #LAG_NANOS} or so. A lone caller that finds it leading asks it to hand over (a flag and
+ * {@link Selector#wakeup()}); it takes the selector back only after callers have left it alone for
+ * a whole {@link #LAG_NANOS}, or at once when work is handed to the loop ({@link #execute}) while
+ * no one leads. Leadership is one atomic reference, taken by compare-and-set and given back by a
+ * volatile write, so whatever one leader did happens before what the next does: the state below
+ * that says "the loop's thread only" is the current leader's.
  *
  * <p>Connecting is the other thing that waits. A link registers its socket here and is driven by
  * the socket's readiness: connect, then the handshake (AUTH, SELECT, SCRIPT LOAD) written in one
@@ -48,9 +69,9 @@ import org.slf4j.LoggerFactory;
  * this thread ({@link #schedule}). Host names that are not IP literals are resolved on a separate,
  * short-lived thread, so a slow DNS server cannot hold up every master.
  *
- * <p>Other threads reach this one only through {@link #execute} (a queue and {@link
+ * <p>Other threads reach the leader only through {@link #execute} (a queue and {@link
  * Selector#wakeup()}) and, when a link needs {@code OP_WRITE}, by changing its key's interest set
- * and waking the selector. Everything else here is confined to this thread: the timers, the
+ * and waking the selector. Everything else here is confined to the leader: the timers, the
  * handlers' read side, the keys' registration.
  *
  * <p>{@link #close} stops the thread with a bounded wait; when it stops, for any reason, every link
@@ -65,6 +86,15 @@ final class SelectorLoop {
 
   /** A resolver thread with nothing to resolve stops after this long. */
   private static final long RESOLVER_IDLE_SECONDS = 10;
+
+  /**
+   * How long callers must leave the selector alone before the loop's thread takes it back, and so
+   * about how late a reply that arrives between rounds may be read.
+   */
+  static final long LAG_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  /** Whether this JVM has virtual threads ({@code Thread.isVirtual()}, Java 21 and later). */
+  private static final java.lang.invoke.MethodHandle IS_VIRTUAL = isVirtualHandle();
 
   /** What the selector tells when a registered channel is ready; runs on the loop's thread. */
   interface Handler {
@@ -86,6 +116,25 @@ final class SelectorLoop {
   private final Consumer<SelectionKey> dispatch = this::dispatch;
   private volatile boolean stopping;
   private long timerSequence; // loop thread only
+
+  /** The thread that may select now, or null. */
+  private final java.util.concurrent.atomic.AtomicReference<Thread> leader =
+      new java.util.concurrent.atomic.AtomicReference<>();
+
+  /** Callers waiting for a round on this selector while another thread leads it. */
+  private final ConcurrentLinkedQueue<Thread> followers = new ConcurrentLinkedQueue<>();
+
+  /** How many {@link #followers} there are (the queue's size() is not constant-time). */
+  private final AtomicInteger followerCount = new AtomicInteger();
+
+  /** A caller asked the loop's thread to hand the selector over. */
+  private volatile boolean handover;
+
+  /** Work was handed to the loop while no one led: its thread should lead at once. */
+  private volatile boolean urgent;
+
+  /** How many times a caller took the selector; the loop's thread waits for it to stand still. */
+  private volatile long callerLeads;
 
   /**
    * Opens the selector and starts its thread. Its timers run on the system ticker whatever the
@@ -121,9 +170,9 @@ final class SelectorLoop {
     thread.start();
   }
 
-  /** Whether the calling thread is the loop's. */
+  /** Whether the calling thread leads the selector now (the loop's thread or a caller). */
   boolean inLoop() {
-    return Thread.currentThread() == thread;
+    return leader.get() == Thread.currentThread();
   }
 
   /**
@@ -138,16 +187,185 @@ final class SelectorLoop {
     if (stopping && tasks.remove(task)) {
       return false; // close() may have drained the queue already
     }
-    if (!inLoop()) {
-      selector.wakeup();
-    }
+    wakeup();
     return true;
   }
 
-  /** Makes a blocked select return, after another thread changed a key's interest set. */
+  /**
+   * Makes a blocked select return, after another thread changed a key's interest set or queued a
+   * task; if no one leads, has the loop's thread lead at once.
+   */
   void wakeup() {
-    if (!inLoop()) {
-      selector.wakeup();
+    if (inLoop()) {
+      return;
+    }
+    selector.wakeup();
+    if (leader.get() == null) {
+      urgent = true;
+      LockSupport.unpark(thread);
+    }
+  }
+
+  /** Makes the leader's select return: a round it waits for was decided by another thread. */
+  void wakeSelector() {
+    selector.wakeup();
+  }
+
+  /**
+   * Waits until {@code round} is decided or {@code deadlineNanos} passes, leading the selector
+   * whenever no one else does (see the class comment), then freezes the count as {@link
+   * QuorumRound#await} does. Not interruptible; an interrupt is kept pending for the caller.
+   */
+  QuorumRound.Tally await(QuorumRound round, long deadlineNanos) {
+    Thread me = Thread.currentThread();
+    if (me == thread || isVirtual(me)) {
+      if (leader.get() == null) {
+        urgent = true; // someone must read this round's replies: the loop's thread, at once
+        LockSupport.unpark(thread);
+      }
+      return round.await(deadlineNanos);
+    }
+    boolean interrupted = false;
+    boolean following = false;
+    round.waitOn(me);
+    try {
+      while (!round.decided() && !stopping) {
+        long left = deadlineNanos - ticker.read();
+        if (left <= 0) {
+          break;
+        }
+        if (leader.compareAndSet(null, me)) {
+          if (following) {
+            unfollow(me);
+            following = false;
+          }
+          callerLeads++; // only a leader writes it
+          try {
+            interrupted |= lead(round, deadlineNanos);
+          } finally {
+            leader.set(null);
+            passOn();
+          }
+          break;
+        }
+        if (!following) {
+          followers.add(me);
+          followerCount.incrementAndGet();
+          following = true;
+          continue; // look at the leader again: it may have left before we were listed
+        }
+        if (leader.get() == thread && followerCount.get() == 1) {
+          handover = true; // a lone caller: it reads faster itself; callers in numbers do not
+          selector.wakeup();
+        }
+        LockSupport.parkNanos(round, left);
+        if (Thread.interrupted()) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (following) {
+        unfollow(me);
+        if (leader.get() == null) {
+          passOn(); // we may have been woken to lead and are leaving instead
+        }
+      }
+      if (interrupted) {
+        me.interrupt();
+      }
+    }
+    return round.freeze(deadlineNanos);
+  }
+
+  /**
+   * Selects, as the leader, until {@code round} is decided, its deadline passes or the loop stops.
+   * Returns whether the caller was interrupted meanwhile (the interrupt is cleared here, or every
+   * select would return at once).
+   */
+  private boolean lead(QuorumRound round, long deadlineNanos) {
+    boolean interrupted = false;
+    try {
+      while (!stopping) {
+        long left = deadlineNanos - ticker.read();
+        if (left <= 0) {
+          return interrupted;
+        }
+        long untilTimer = untilNextTimer();
+        long wait = untilTimer < 0 ? left : Math.min(left, untilTimer);
+        round.selecting(this);
+        try {
+          if (round.decided()) {
+            return interrupted;
+          }
+          if (Thread.interrupted()) {
+            interrupted = true;
+          }
+          if (wait == 0) {
+            selector.selectNow(dispatch);
+          } else {
+            selector.select(dispatch, Math.max(1, TimeUnit.NANOSECONDS.toMillis(wait + 999_999)));
+          }
+        } finally {
+          round.selecting(null);
+        }
+        runTasks();
+        runTimers();
+        if (round.decided()) {
+          return interrupted;
+        }
+      }
+    } catch (IOException | ClosedSelectorException e) {
+      log.debug("selecting for a round: {}", e.toString()); // the loop's thread will see it too
+      LockSupport.unpark(thread);
+    }
+    return interrupted;
+  }
+
+  private void unfollow(Thread me) {
+    followers.remove(me);
+    followerCount.decrementAndGet();
+  }
+
+  /**
+   * After a caller stopped leading: a lone follower leads next; several are better served by the
+   * loop's thread, which reads for all of them without handing the selector on after every round.
+   */
+  private void passOn() {
+    int waiting = followerCount.get();
+    if (waiting == 1) {
+      wakeFollower();
+    } else if (waiting > 1) {
+      urgent = true;
+      LockSupport.unpark(thread);
+    }
+  }
+
+  /** Unparks the first waiting follower, which leads next if its round is still undecided. */
+  private void wakeFollower() {
+    Thread next = followers.peek();
+    if (next != null) {
+      LockSupport.unpark(next);
+    }
+  }
+
+  private static boolean isVirtual(Thread t) {
+    if (IS_VIRTUAL == null) {
+      return false;
+    }
+    try {
+      return (boolean) IS_VIRTUAL.invokeExact(t);
+    } catch (Throwable e) {
+      return false;
+    }
+  }
+
+  private static java.lang.invoke.MethodHandle isVirtualHandle() {
+    try {
+      return java.lang.invoke.MethodHandles.publicLookup()
+          .findVirtual(
+              Thread.class, "isVirtual", java.lang.invoke.MethodType.methodType(boolean.class));
+    } catch (ReflectiveOperationException e) {
+      return null; // Java 17 to 20: no virtual threads
     }
   }
 
@@ -201,25 +419,75 @@ final class SelectorLoop {
     String reason = "I/O thread stopped";
     try {
       while (!stopping) {
-        // I/O first, then timers: a thread that was not scheduled for a while must see the
-        // connect or reply that arrived meanwhile before it times out the attempt waiting for it.
-        long waitNanos = untilNextTimer();
-        if (waitNanos < 0) {
-          selector.select(dispatch);
-        } else if (waitNanos == 0) {
-          selector.selectNow(dispatch);
-        } else {
-          selector.select(dispatch, TimeUnit.NANOSECONDS.toMillis(waitNanos + 999_999));
+        if (leader.compareAndSet(null, thread)) {
+          try {
+            leadUntilHandedOver();
+          } finally {
+            leader.set(null);
+          }
+          wakeFollower();
         }
-        runTasks();
-        runTimers();
+        awaitQuietCallers();
       }
     } catch (IOException | RuntimeException | Error e) {
       log.error("the I/O thread failed; plaintext masters count as unavailable", e);
       reason = "I/O thread failed: " + CommandPipeline.describe(e);
     } finally {
       stopping = true;
+      takeLeadForGood();
       shutDown(reason);
+    }
+  }
+
+  /** Selects until a caller asks for the selector or the loop stops. */
+  private void leadUntilHandedOver() throws IOException {
+    urgent = false;
+    while (!stopping && !(handover && followerCount.get() <= 1)) {
+      // I/O first, then timers: a thread that was not scheduled for a while must see the
+      // connect or reply that arrived meanwhile before it times out the attempt waiting for it.
+      long waitNanos = untilNextTimer();
+      if (waitNanos < 0) {
+        selector.select(dispatch);
+      } else if (waitNanos == 0) {
+        selector.selectNow(dispatch);
+      } else {
+        selector.select(dispatch, TimeUnit.NANOSECONDS.toMillis(waitNanos + 999_999));
+      }
+      runTasks();
+      runTimers();
+    }
+    handover = false;
+  }
+
+  /**
+   * Parks while callers lead, until they have left the selector alone for a whole {@link
+   * #LAG_NANOS} (or work was handed to the loop while no one leads, or it stops).
+   */
+  private void awaitQuietCallers() {
+    while (!stopping) {
+      long seen = callerLeads;
+      if (leader.get() == null && urgent) {
+        return;
+      }
+      LockSupport.parkNanos(this, LAG_NANOS);
+      Thread.interrupted(); // the loop's thread is never interrupted on purpose
+      if (leader.get() == null && (urgent || callerLeads == seen)) {
+        return;
+      }
+    }
+  }
+
+  /** Waits (briefly: leaders see {@link #stopping} at their next wake-up) to lead for good. */
+  private void takeLeadForGood() {
+    selector.wakeup();
+    long giveUp = ticker.read() + TimeUnit.SECONDS.toNanos(1);
+    while (!leader.compareAndSet(null, thread) && leader.get() != thread) {
+      if (ticker.read() - giveUp > 0) {
+        log.debug("a caller still leads the selector as the loop stops");
+        return;
+      }
+      selector.wakeup();
+      LockSupport.parkNanos(this, TimeUnit.MICROSECONDS.toNanos(100));
     }
   }
 
@@ -300,7 +568,8 @@ final class SelectorLoop {
   boolean close(long waitNanos) {
     stopping = true;
     selector.wakeup();
-    if (inLoop()) {
+    LockSupport.unpark(thread);
+    if (Thread.currentThread() == thread) {
       return false;
     }
     long deadlineNanos = ticker.read() + waitNanos;
