@@ -132,9 +132,7 @@ final class Masters {
    */
   private Tally await(QuorumRound round) {
     long deadline = round.startNanos() + longestTimeoutNanos;
-    return io == null || Boolean.getBoolean("tmp.nolf")
-        ? round.await(deadline)
-        : io.await(round, deadline);
+    return io == null ? round.await(deadline) : io.await(round, deadline);
   }
 
   private QuorumRound start(boolean[] voters, Call call) {
