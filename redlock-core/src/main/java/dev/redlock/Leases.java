@@ -227,11 +227,7 @@ final class Leases {
     }
     byte[] key = lease.key();
     byte[] token = lease.token();
-    released(
-        lease,
-        Boolean.getBoolean("tmp.releaseAll")
-            ? masters.all((node, i) -> node.release(key, token))
-            : masters.freed((node, i) -> node.release(key, token)));
+    released(lease, masters.freed((node, i) -> node.release(key, token)));
   }
 
   /**
