@@ -21,8 +21,8 @@ import java.util.Set;
 /**
  * Prints, in one run against the same masters, the figures that judge the performance goals:
  * acquire+release latency (p50, p99) and throughput (8 and 32 threads) of a hand-written floor, the
- * plain and the default RedLock, the default RedLock reading its fencing token every time,
- * Redisson's RedLock and node-redlock; each goal with its ratio and met / NOT met; optionally a
+ * plain and the default RedLock, the default RedLock reading its fencing token every time, the
+ * default RedLock over TLS, Redisson's RedLock and node-redlock; each goal with its ratio and met / NOT met; optionally a
  * chart of it all (SVG). Then what a master that never answers costs with and without circuit
  * breakers, and how soon a lease is granted again after a majority of masters hung and came back. A
  * program that reports, not a test: it passes no judgement beyond printing each ratio next to its
@@ -51,6 +51,9 @@ import java.util.Set;
  *       and circuit breakers.
  *   <li><b>default RedLock + fencingToken()</b>: the same RedLock, each cycle reading the lease's
  *       fencing token between acquire and release (a quorum round of its own).
+ *   <li><b>default RedLock over TLS</b>: the same configuration on the same masters' TLS ports
+ *       ({@code rediss://}, a private CA made with openssl; the Jedis transport, a connection and
+ *       an I/O thread per master). Local masters only; skipped, with the reason, without openssl.
  *   <li><b>Redisson RedLock</b>: {@link RedissonRedLockClient}.
  *   <li><b>node-redlock</b>: {@link NodeRedlock}, a child {@code node} process; its "threads" are
  *       concurrent async loops in that one process. Skipped, with the reason, without node or npm
@@ -113,6 +116,9 @@ public final class Benchmark {
   /** The value of {@code --skip} that leaves out the Redisson row. */
   static final String REDISSON = "redisson";
 
+  /** The value of {@code --skip} that leaves out the TLS row. */
+  static final String TLS = "tls";
+
   /** The value of {@code --skip} that leaves out the node-redlock row. */
   static final String NODE_REDLOCK = "node-redlock";
 
@@ -158,7 +164,7 @@ public final class Benchmark {
             --chart FILE              also write a chart of the latency percentiles and the
                                       throughput of every row to FILE (SVG)
             --node-dir DIR            where npm ci installs node-redlock (default: %s)
-            --skip ROW,...            leave out %s and/or %s (the row says so)
+            --skip ROW,...            leave out any of %s, %s and %s (the row says so)
             --heal-repeats N          heal measurements, each with a new RedLock (default %d)
             --only heal               run the heal section alone (needs the local masters)
             --transport T             the RedLocks' transport for plaintext masters: selector
@@ -180,6 +186,7 @@ public final class Benchmark {
           defaultNodeDir(),
           REDISSON,
           NODE_REDLOCK,
+          TLS,
           DEFAULT_HEAL_REPEATS);
 
   private static final Harness HARNESS =
@@ -243,7 +250,8 @@ public final class Benchmark {
       System.setProperty(TRANSPORT_PROPERTY, config.transport());
     }
     BenchmarkReport report = new BenchmarkReport(out);
-    try (Masters masters = Masters.open(config.nodes(), out)) {
+    try (Masters masters =
+        Masters.open(config.nodes(), !config.onlyHeal() && !config.skip().contains(TLS), out)) {
       if (config.onlyHeal()) {
         report.healOnlyHeader(config, masters);
       } else {
@@ -290,7 +298,7 @@ public final class Benchmark {
    * @param nodeTimeout the node timeout of every RedLock
    * @param chart where to write the chart (SVG), if anywhere
    * @param nodeDir where node-redlock is installed
-   * @param skip the rows left out: {@link #REDISSON}, {@link #NODE_REDLOCK}
+   * @param skip the rows left out: {@link #REDISSON}, {@link #NODE_REDLOCK}, {@link #TLS}
    * @param healRepeats how many times the heal section measures
    * @param onlyHeal whether to run the heal section alone (needs local masters)
    * @param transport the transport of plaintext masters ({@link #TRANSPORTS}), or null for the
@@ -354,9 +362,17 @@ public final class Benchmark {
       Path nodeDir = flags.has("node-dir") ? Path.of(flags.value("node-dir")) : defaultNodeDir();
       Set<String> skip = new LinkedHashSet<>(flags.list("skip"));
       for (String row : skip) {
-        if (!row.equals(REDISSON) && !row.equals(NODE_REDLOCK)) {
+        if (!row.equals(REDISSON) && !row.equals(NODE_REDLOCK) && !row.equals(TLS)) {
           throw new UsageException(
-              "--skip takes " + REDISSON + " and/or " + NODE_REDLOCK + "; was '" + row + "'");
+              "--skip takes any of "
+                  + REDISSON
+                  + ", "
+                  + NODE_REDLOCK
+                  + " and "
+                  + TLS
+                  + "; was '"
+                  + row
+                  + "'");
         }
       }
       int healRepeats = flags.intValue("heal-repeats", DEFAULT_HEAL_REPEATS, 1, 1_000);

@@ -34,6 +34,7 @@ final class BenchmarkChart {
           "plain", "#1f77b4",
           "dflt", "#2ca02c",
           "token", "#17becf",
+          "tls", "#8c564b",
           "redisson", "#d62728",
           "node", "#ff7f0e");
 

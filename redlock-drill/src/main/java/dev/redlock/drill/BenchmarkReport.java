@@ -123,6 +123,11 @@ final class BenchmarkReport {
             + " ms); acquire is one round");
     wide.row("token", "the same default RedLock; every cycle calls lease.fencingToken() (a quorum");
     wide.row("", "round that stores the token) before close()");
+    wide.row("tls", describe(lineup.tls()));
+    if (lineup.tls().runs()) {
+      wide.row("", "the default RedLock on the same masters' TLS ports (rediss://, a private");
+      wide.row("", "CA): the Jedis transport, a connection and an I/O thread per master");
+    }
     wide.row("redisson", describe(lineup.redisson()));
     if (lineup.redisson().runs()) {
       wide.row("", "RedissonRedLock over one RedissonClient per master (single-server defaults):");

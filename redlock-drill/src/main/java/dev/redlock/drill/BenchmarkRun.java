@@ -42,15 +42,47 @@ final class BenchmarkRun {
 
   private final RedLock plain;
   private final RedLock defaults;
+  private final RedLock tls; // null: no TLS row
+  private final String tlsSkipped;
   private final Floor floor;
   private final BenchmarkReport report;
   private long sequence;
 
-  private BenchmarkRun(RedLock plain, RedLock defaults, Floor floor, BenchmarkReport report) {
+  private BenchmarkRun(
+      RedLock plain,
+      RedLock defaults,
+      RedLock tls,
+      String tlsSkipped,
+      Floor floor,
+      BenchmarkReport report) {
     this.plain = plain;
     this.defaults = defaults;
+    this.tls = tls;
+    this.tlsSkipped = tlsSkipped;
     this.floor = floor;
     this.report = report;
+  }
+
+  /**
+   * The default RedLock on the masters' TLS ports ({@code rediss://}, the Jedis transport), or null
+   * with the reason in {@code why[0]}.
+   */
+  private static RedLock tlsRedLock(
+      Config config, Masters masters, BreakerWatch watch, String[] why) {
+    if (config.skip().contains(Benchmark.TLS)) {
+      why[0] = "skipped: --skip " + Benchmark.TLS;
+      return null;
+    }
+    if (masters.tlsUris().isEmpty()) {
+      why[0] = "skipped: " + masters.noTls();
+      return null;
+    }
+    return RedLock.builder()
+        .nodes(masters.tlsUris())
+        .nodeTimeout(config.nodeTimeout())
+        .sslContext(masters.sslContext())
+        .listener(watch)
+        .build();
   }
 
   /**
@@ -87,59 +119,83 @@ final class BenchmarkRun {
                 .build();
         Floor floor = new Floor(uris, masters.quorum());
         BlackHole hole = BlackHole.start()) {
-      String admission =
-          admit ? admit(defaults) : "not admitted (--" + Harness.ADMIT_FRESH_NODES + ")";
-      BenchmarkChecks.defaultsGrant(defaults, report);
-      report.header(config, masters, admission, hole);
-      String redissonSkipped = null;
-      RedissonRedLockClient redisson = null;
-      if (config.skip().contains(Benchmark.REDISSON)) {
-        redissonSkipped = "skipped: --skip " + Benchmark.REDISSON;
-      } else if (!redissonOnClassPath()) {
-        redissonSkipped =
-            "skipped: Redisson is not on the class path (the executable jar leaves it out;"
-                + " run the benchmark through Maven, -Pbench)";
+      String[] tlsSkipped = new String[1];
+      try (RedLock tls = tlsRedLock(config, masters, healthyWatch, tlsSkipped)) {
+        measure(
+            config,
+            masters,
+            admit,
+            report,
+            summary,
+            new BenchmarkRun(plain, defaults, tls, tlsSkipped[0], floor, report),
+            healthyWatch,
+            hole);
+      }
+    }
+  }
+
+  private static void measure(
+      Config config,
+      Masters masters,
+      boolean admit,
+      BenchmarkReport report,
+      BenchmarkSummary summary,
+      BenchmarkRun run,
+      BreakerWatch healthyWatch,
+      BlackHole hole)
+      throws IOException, InterruptedException, CannotRun {
+    List<String> uris = masters.uris();
+    RedLock defaults = run.defaults;
+    String admission =
+        admit ? admit(defaults) : "not admitted (--" + Harness.ADMIT_FRESH_NODES + ")";
+    BenchmarkChecks.defaultsGrant(defaults, report);
+    report.header(config, masters, admission, hole);
+    String redissonSkipped = null;
+    RedissonRedLockClient redisson = null;
+    if (config.skip().contains(Benchmark.REDISSON)) {
+      redissonSkipped = "skipped: --skip " + Benchmark.REDISSON;
+    } else if (!redissonOnClassPath()) {
+      redissonSkipped =
+          "skipped: Redisson is not on the class path (the executable jar leaves it out;"
+              + " run the benchmark through Maven, -Pbench)";
+    } else {
+      try {
+        redisson = RedissonRedLockClient.connect(uris);
+      } catch (RuntimeException e) {
+        redissonSkipped = "skipped: Redisson could not connect: " + e;
+      }
+    }
+    try (RedissonRedLockClient redissonClient = redisson) {
+      String nodeSkipped = null;
+      NodeRedlock node = null;
+      if (config.skip().contains(Benchmark.NODE_REDLOCK)) {
+        nodeSkipped = "skipped: --skip " + Benchmark.NODE_REDLOCK;
       } else {
         try {
-          redisson = RedissonRedLockClient.connect(uris);
-        } catch (RuntimeException e) {
-          redissonSkipped = "skipped: Redisson could not connect: " + e;
+          node =
+              NodeRedlock.start(
+                  config.nodeDir(),
+                  uris,
+                  Benchmark.TTL,
+                  NodeRedlock.Tools.onPath(),
+                  report::progress);
+        } catch (NodeRedlock.Unavailable e) {
+          nodeSkipped = "skipped: " + e.getMessage();
         }
       }
-      try (RedissonRedLockClient redissonClient = redisson) {
-        String nodeSkipped = null;
-        NodeRedlock node = null;
-        if (config.skip().contains(Benchmark.NODE_REDLOCK)) {
-          nodeSkipped = "skipped: --skip " + Benchmark.NODE_REDLOCK;
-        } else {
-          try {
-            node =
-                NodeRedlock.start(
-                    config.nodeDir(),
-                    uris,
-                    Benchmark.TTL,
-                    NodeRedlock.Tools.onPath(),
-                    report::progress);
-          } catch (NodeRedlock.Unavailable e) {
-            nodeSkipped = "skipped: " + e.getMessage();
-          }
-        }
-        try (NodeRedlock nodeClient = node) {
-          BenchmarkRun run = new BenchmarkRun(plain, defaults, floor, report);
-          Lineup lineup =
-              run.lineup(
-                  redissonClient, redissonSkipped, nodeClient, nodeSkipped, masters.quorum());
-          report.contenders(lineup, uris.size());
-          run.latency(config, lineup);
-          List<Throughput> throughput = ThroughputRun.measure(config, lineup.all(), report);
-          Breakers breakers = run.breakers(config, uris, hole);
-          summary.print(config, uris.size(), lineup, throughput, breakers, healthyWatch, hole);
-          if (config.chart().isPresent()) {
-            Path chart = config.chart().get();
-            BenchmarkChart.write(
-                chart, lineup, throughput, uris.size(), report.chartCaption(config, masters));
-            report.chartWritten(chart);
-          }
+      try (NodeRedlock nodeClient = node) {
+        Lineup lineup =
+            run.lineup(redissonClient, redissonSkipped, nodeClient, nodeSkipped, masters.quorum());
+        report.contenders(lineup, uris.size());
+        run.latency(config, lineup);
+        List<Throughput> throughput = ThroughputRun.measure(config, lineup.all(), report);
+        Breakers breakers = run.breakers(config, uris, hole);
+        summary.print(config, uris.size(), lineup, throughput, breakers, healthyWatch, hole);
+        if (config.chart().isPresent()) {
+          Path chart = config.chart().get();
+          BenchmarkChart.write(
+              chart, lineup, throughput, uris.size(), report.chartCaption(config, masters));
+          report.chartWritten(chart);
         }
       }
     }
@@ -192,6 +248,10 @@ final class BenchmarkRun {
     Contender plainRow = redlockRow(Lineup.PLAIN, "plain", "pl", plain, false);
     Contender defaultsRow = redlockRow(Lineup.DEFAULTS, "dflt", "df", defaults, false);
     Contender tokenRow = redlockRow(Lineup.TOKEN, "token", "tk", defaults, true);
+    Contender tlsRow =
+        tls == null
+            ? Contender.skipped(Lineup.TLS, "tls", tlsSkipped)
+            : redlockRow(Lineup.TLS, "tls", "ts", tls, false);
     String redissonName = "Redisson RedLock";
     Contender redissonRow;
     if (redisson == null) {
@@ -225,7 +285,7 @@ final class BenchmarkRun {
             new Operation("plain RedLock tryAcquire", op -> acquireOnly(plain, op)),
             new Operation("default RedLock tryAcquire", op -> acquireOnly(defaults, op)));
     return new Lineup(
-        floorRow, plainRow, defaultsRow, tokenRow, redissonRow, nodeRow, alone, quorum);
+        floorRow, plainRow, defaultsRow, tokenRow, tlsRow, redissonRow, nodeRow, alone, quorum);
   }
 
   /** "5.0.0-beta.2" out of "node=20.20.2 redlock=v5.0.0-beta.2 ioredis=5.9.3". */
@@ -407,6 +467,7 @@ final class BenchmarkRun {
       Contender plain,
       Contender defaults,
       Contender token,
+      Contender tls,
       Contender redisson,
       Contender node,
       AcquireAlone alone,
@@ -416,10 +477,11 @@ final class BenchmarkRun {
     static final String PLAIN = "plain RedLock";
     static final String DEFAULTS = "default RedLock";
     static final String TOKEN = "default RedLock + fencingToken()";
+    static final String TLS = "default RedLock over TLS";
 
     /** Every row, measured or skipped. */
     List<Contender> all() {
-      return List.of(floor, plain, defaults, token, redisson, node);
+      return List.of(floor, plain, defaults, token, tls, redisson, node);
     }
 
     /** The rows that are measured. */

@@ -267,7 +267,7 @@ public final class Drill {
   private static Outcome drill(Config config, PrintStream out, boolean live) throws CannotRun {
     requireNonNull(config, "config");
     requireNonNull(out, "out");
-    try (Masters masters = Masters.open(config.nodes(), out);
+    try (Masters masters = Masters.open(config.nodes(), false, out);
         FaultTargets targets = targets(config, masters)) {
       String origin = masters.origin();
       if (masters.local()) {

@@ -100,6 +100,7 @@ class BenchmarkChecksTest {
         plain,
         defaults,
         token,
+        Contender.skipped(Lineup.TLS, "tls", "skipped: --skip tls"),
         Contender.skipped("Redisson RedLock", "redisson", "skipped: --skip redisson"),
         node,
         new AcquireAlone(none, none, none),

@@ -110,6 +110,13 @@ class BenchmarkIT {
               .matcher(text);
       assertTrue(row.find(), label + " row missing or with failures:\n" + text);
     }
+    assertTrue(
+        Pattern.compile(
+                "(?m)^  default RedLock over TLS +skipped: needs the local masters \\(leave out"
+                    + " --nodes\\)$")
+            .matcher(text)
+            .find(),
+        text);
     assertTrue(text.contains("masters admitted explicitly (admitFreshNodes): 3 now"), text);
     assertTrue(
         text.contains("the goals are stated for 5 masters on loopback; this run has 3"), text);
@@ -200,6 +207,48 @@ class BenchmarkIT {
             .find(),
         text);
     assertFalse(text.contains("npm ci"), text);
+  }
+
+  @Test
+  void onLocalMastersTheDefaultRedLockIsMeasuredOverTlsToo() {
+    Output output =
+        run(
+            new String[] {
+              "--iterations",
+              "200",
+              "--warmup",
+              "50",
+              "--rounds",
+              "2",
+              "--throughput-seconds",
+              "0.3",
+              "--blackhole-iterations",
+              "20",
+              "--heal-repeats",
+              "1",
+              "--node-timeout",
+              "1000",
+              "--skip",
+              "redisson,node-redlock"
+            });
+    String text = output.text;
+
+    assertEquals(0, output.code, text);
+    if (text.contains("Starting 5 local redis-server masters, each with a TLS port too")) {
+      assertTrue(
+          Pattern.compile(
+                  "(?m)^  default RedLock over TLS +[\\d,]+ +[\\d,]+ +200 +0 +[\\d,]+ +[\\d,]+ +0$")
+              .matcher(text)
+              .find(),
+          "the TLS row, with no failed operation:\n" + text);
+    } else {
+      // CI installs openssl; a machine without it says so in the row.
+      assertTrue(
+          Pattern.compile("(?m)^  default RedLock over TLS +skipped: needs openssl on the PATH")
+              .matcher(text)
+              .find(),
+          text);
+    }
   }
 
   @Test

@@ -1,0 +1,185 @@
+package dev.redlock.testkit;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * A private certificate authority and a server certificate it signed for the IP address 127.0.0.1
+ * only (EC P-256, valid two days), made with {@code openssl} in a temporary directory: what TLS
+ * masters need in tests and in the benchmark. {@link #close()} deletes the files.
+ */
+public final class TestCertificates implements AutoCloseable {
+
+  private final Path dir;
+
+  private TestCertificates(Path dir) {
+    this.dir = dir;
+  }
+
+  /**
+   * Makes the CA and the server certificate.
+   *
+   * @return the certificates, or empty if {@code openssl} is not on the PATH or failed (the reason
+   *     is in {@code openssl.log} of a directory that is deleted then)
+   */
+  public static Optional<TestCertificates> create() {
+    Path dir;
+    try {
+      dir = Files.createTempDirectory("redlock-tls");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    TestCertificates made = new TestCertificates(dir);
+    try {
+      boolean ok =
+          made.openssl(
+                  "req",
+                  "-x509",
+                  "-newkey",
+                  "ec",
+                  "-pkeyopt",
+                  "ec_paramgen_curve:prime256v1",
+                  "-nodes",
+                  "-keyout",
+                  "ca.key",
+                  "-out",
+                  "ca.pem",
+                  "-days",
+                  "2",
+                  "-subj",
+                  "/CN=redlock-test-ca")
+              && made.openssl(
+                  "req",
+                  "-newkey",
+                  "ec",
+                  "-pkeyopt",
+                  "ec_paramgen_curve:prime256v1",
+                  "-nodes",
+                  "-keyout",
+                  "server.key",
+                  "-out",
+                  "server.csr",
+                  "-subj",
+                  "/CN=127.0.0.1");
+      if (ok) {
+        Files.writeString(dir.resolve("san.ext"), "subjectAltName=IP:127.0.0.1\n");
+        ok =
+            made.openssl(
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "server.pem",
+                "-days",
+                "2",
+                "-extfile",
+                "san.ext");
+      }
+      if (ok) {
+        return Optional.of(made);
+      }
+    } catch (IOException e) {
+      // no openssl, or no room for its files: no certificates
+    }
+    made.close();
+    return Optional.empty();
+  }
+
+  /**
+   * The server options that add a TLS port with these certificates to a redis-server (clients are
+   * not asked for certificates), for {@link RedisProcess.Builder#arguments}.
+   *
+   * @param tlsPort the TLS port the server listens on, besides its plaintext one
+   * @return the options, in pairs of name and value
+   */
+  public String[] serverArguments(int tlsPort) {
+    return new String[] {
+      "--tls-port", Integer.toString(tlsPort),
+      "--tls-cert-file", dir.resolve("server.pem").toString(),
+      "--tls-key-file", dir.resolve("server.key").toString(),
+      "--tls-ca-cert-file", dir.resolve("ca.pem").toString(),
+      "--tls-auth-clients", "no"
+    };
+  }
+
+  /**
+   * A TLS context that trusts this CA only.
+   *
+   * @return a new, initialized context
+   */
+  public SSLContext trustingCa() {
+    try (InputStream in = Files.newInputStream(dir.resolve("ca.pem"))) {
+      KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+      trust.load(null, null);
+      trust.setCertificateEntry(
+          "ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
+      TrustManagerFactory trustManagers =
+          TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      trustManagers.init(trust);
+      SSLContext context = SSLContext.getInstance("TLS");
+      context.init(null, trustManagers.getTrustManagers(), null);
+      return context;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("cannot trust the test CA", e);
+    }
+  }
+
+  /** Deletes the certificate files. Idempotent. */
+  @Override
+  public void close() {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> files = Files.walk(dir)) {
+      for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(file);
+      }
+    } catch (IOException e) {
+      // a temporary directory: left for the system to clean
+    }
+  }
+
+  private boolean openssl(String... args) throws IOException {
+    List<String> command = new ArrayList<>(List.of("openssl"));
+    command.addAll(List.of(args));
+    Process process =
+        new ProcessBuilder(command)
+            .directory(dir.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("openssl.log").toFile())
+            .start();
+    try {
+      if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        return false;
+      }
+    } catch (InterruptedException e) {
+      process.destroyForcibly();
+      Thread.currentThread().interrupt();
+      return false;
+    }
+    return process.exitValue() == 0;
+  }
+}
