@@ -22,11 +22,11 @@ import java.util.Set;
  * Prints, in one run against the same masters, the figures that judge the performance goals:
  * acquire+release latency (p50, p99) and throughput (8 and 32 threads) of a hand-written floor, the
  * plain and the default RedLock, the default RedLock reading its fencing token every time, the
- * default RedLock over TLS, Redisson's RedLock and node-redlock; each goal with its ratio and met / NOT met; optionally a
- * chart of it all (SVG). Then what a master that never answers costs with and without circuit
- * breakers, and how soon a lease is granted again after a majority of masters hung and came back. A
- * program that reports, not a test: it passes no judgement beyond printing each ratio next to its
- * goal.
+ * default RedLock over TLS, Redisson's RedLock and node-redlock; each goal with its ratio and met /
+ * NOT met; optionally a chart of it all (SVG). Then what a master that never answers costs with and
+ * without circuit breakers, and how soon a lease is granted again after a majority of masters hung
+ * and came back. A program that reports, not a test: it passes no judgement beyond printing each
+ * ratio next to its goal.
  *
  * <pre>
  * ./mvnw -q -Pbench package -DskipTests

@@ -150,6 +150,11 @@ final class BenchmarkChart {
         skipped.add(s.name() + ": " + (s.skipped() == null ? "no samples" : s.skipped()));
         continue;
       }
+      int width = 34 + (int) (s.name().length() * 6.6);
+      if (x > 20 && x + width - 14 > WIDTH - 20) {
+        x = 20; // the next legend line
+        y += 20;
+      }
       svg.append(
           String.format(
               Locale.ROOT,
@@ -158,7 +163,7 @@ final class BenchmarkChart {
               y - 11,
               color(s)));
       text(svg, x + 20, y, "start", "", s.name());
-      x += 34 + (int) (s.name().length() * 6.6);
+      x += width;
     }
     for (int i = 0; i < skipped.size(); i++) {
       text(

@@ -224,14 +224,15 @@ final class BenchmarkSummary {
         "The black hole accepts connections but never completes the handshake, so each connect"
             + " attempt fails");
     out.println(
-        "after the node timeout and the node client then fails commands at once for a moment:"
-            + " without");
+        "after the node timeout and the node client then fails commands at once for a moment."
+            + " Acquire and");
     out.println(
-        "breakers only the releases that meet a connect attempt wait (the slow cycles above);"
-            + " with breakers,");
+        "release rounds are both decided by a majority, so a round waits for the black hole"
+            + " only when");
     out.println(
-        "only a probe release in HALF_OPEN does, about once per open wait. Compare p99.9 and max"
-            + " too.");
+        "too few others answer; breakers spare the connect attempts and the commands sent into"
+            + " it. Compare");
+    out.println("p99.9 and max too.");
   }
 
   private static String describeTransitions(List<CircuitState> states) {
