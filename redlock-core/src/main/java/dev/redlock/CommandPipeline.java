@@ -63,12 +63,20 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   interface Link {
 
     /**
-     * Sends one command. Never blocks for long: the pipeline keeps the unanswered bytes below the
-     * send buffer (a non-blocking link buffers what the socket does not take at once).
+     * Sends one command, or (a link that {@link #kick}s) buffers it to be sent. Never blocks for
+     * long: the pipeline keeps the unanswered bytes below the send buffer (a non-blocking link
+     * buffers what the socket does not take at once).
      *
      * @throws RuntimeException if the connection is broken or closed
      */
     void write(NodeCommand command);
+
+    /**
+     * Sends what {@link #write} buffered, unless another thread is sending already (it then sends
+     * this too): called after every write, outside the pipeline's lock, so that callers in numbers
+     * share system calls. A link that sends in {@link #write} needs none.
+     */
+    default void kick() {}
 
     /** Closes the connection without flushing; callable from any thread, idempotent. */
     void close();
@@ -139,6 +147,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   void submit(NodeCommand command) {
     List<NodeCommand> dropped = List.of();
     L broken = null;
+    L written = null;
     String rejection = null;
     boolean connecting = false;
     lock.lock();
@@ -160,6 +169,8 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
             if (!write(command)) {
               broken = link;
               dropped = concat(dropped, detach(lastError));
+            } else {
+              written = link;
             }
           }
         }
@@ -186,6 +197,9 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       }
     } finally {
       lock.unlock();
+    }
+    if (written != null) {
+      written.kick();
     }
     if (broken != null) {
       broken.close();
@@ -270,6 +284,9 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     } finally {
       lock.unlock();
     }
+    if (broken == null && opened != null) {
+      opened.kick(); // the commands that waited for it
+    }
     if (broken != null) {
       broken.close();
     }
@@ -285,6 +302,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     NodeCommand command;
     NodeUnavailableException failure = null;
     String broken = null;
+    boolean resent = false;
     lock.lock();
     try {
       if (link != from) {
@@ -308,6 +326,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
           sendScriptsWhole |= reply instanceof NodeCommand.ServerError;
         }
         if (reply instanceof NodeCommand.ServerError error && error.noScript()) {
+          resent = true;
           if (!reloadScripts()) {
             broken = lastError;
           } else if (command.resendable && !command.sendWhole) {
@@ -329,6 +348,9 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       }
       lost(from, broken);
       return false;
+    }
+    if (resent) {
+      from.kick(); // the scripts reloaded and the release sent again
     }
     if (command != null) {
       if (failure != null) {

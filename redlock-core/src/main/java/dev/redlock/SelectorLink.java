@@ -32,9 +32,13 @@ import org.slf4j.LoggerFactory;
  * Jedis does) and, once closed or broken, only fails. Reconnecting means a new link, with the whole
  * handshake.
  *
- * <p>Threads: {@link #write} and {@link #close} are called from any thread (callers writing under
- * their pipeline's lock); they share the output buffer under {@link #out}. Everything else runs on
- * the loop's thread.
+ * <p>Threads: {@link #write}, {@link #kick} and {@link #close} are called from any thread. A write
+ * only appends the command to the output buffer (under {@link #out}, called under the pipeline's
+ * lock, so bytes go out in the pipeline's order); the kick that follows it, outside the pipeline's
+ * lock, sends the buffer unless another thread is sending already ({@link #writer}): that thread
+ * sends whatever was appended meanwhile too, so callers in numbers share system calls. Whatever the
+ * socket does not take at once is left to the loop's thread ({@code OP_WRITE}). Everything else
+ * runs on the loop's thread.
  */
 final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
 
@@ -114,6 +118,15 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
   private ByteBuffer output = ByteBuffer.allocate(INITIAL_OUTPUT_BYTES);
   private boolean flushing; // guarded by out: OP_WRITE is set, the loop flushes what is left
   private boolean closed; // guarded by out
+
+  /** Held by the one thread that may write to the socket now. */
+  private final java.util.concurrent.atomic.AtomicBoolean writer =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
+  // The writer's only: the bytes taken from output and not all written yet (read mode), and a
+  // buffer to give output next.
+  private ByteBuffer sending;
+  private ByteBuffer spare;
 
   /** The socket of the current address; written on the loop's thread, under out. */
   private SocketChannel channel;
@@ -263,10 +276,10 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
         put(VERBS[load.verb().ordinal()], load.arguments());
         handshake.add(Step.SCRIPT_LOAD);
       }
-      flush();
     } finally {
       out.unlock();
     }
+    kick();
   }
 
   private void handshakeReply(Object reply) {
@@ -383,11 +396,99 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
       for (int part = 0, parts = command.parts(); part < parts; part++) {
         put(VERBS[command.verb(part).ordinal()], command.arguments(part));
       }
-      if (!flushing) {
-        flush();
-      }
     } finally {
       out.unlock();
+    }
+  }
+
+  /**
+   * Sends what was appended, unless another thread is sending (it re-checks after it stops, so
+   * nothing appended is left behind). Never blocks: what the socket does not take is left to the
+   * loop's thread. A failed write breaks the link, told on the loop's thread.
+   */
+  @Override
+  public void kick() {
+    while (writer.compareAndSet(false, true)) {
+      try {
+        send(false);
+      } catch (IOException | RuntimeException e) {
+        failedWrite(e);
+        return;
+      } finally {
+        writer.set(false);
+      }
+      if (!pending()) {
+        return;
+      }
+    }
+  }
+
+  /** Whether bytes wait in the output buffer with no one to send them. */
+  private boolean pending() {
+    out.lock();
+    try {
+      return !closed && !flushing && output.position() > 0;
+    } finally {
+      out.unlock();
+    }
+  }
+
+  /**
+   * As the writer: sends the bytes taken and then whatever was appended, until none is left or the
+   * socket is full. From a kick ({@code fromLoop} false) it stops when the loop's thread flushes
+   * ({@code OP_WRITE} set), and sets that when the socket is full; from the loop's thread it clears
+   * it once everything went out.
+   */
+  private void send(boolean fromLoop) throws IOException {
+    while (true) {
+      if (sending == null) {
+        out.lock();
+        try {
+          if (closed || (flushing && !fromLoop)) {
+            return;
+          }
+          if (output.position() == 0) {
+            if (fromLoop && flushing) {
+              flushing = false;
+              key.interestOpsAnd(~SelectionKey.OP_WRITE);
+            }
+            return;
+          }
+          sending = output.flip();
+          output = spare != null ? spare : ByteBuffer.allocate(INITIAL_OUTPUT_BYTES);
+          spare = null;
+        } finally {
+          out.unlock();
+        }
+      }
+      channel.write(sending);
+      if (sending.hasRemaining()) {
+        if (!fromLoop) {
+          out.lock();
+          try {
+            if (!closed && !flushing) {
+              flushing = true;
+              key.interestOpsOr(SelectionKey.OP_WRITE);
+            }
+          } finally {
+            out.unlock();
+          }
+          loop.wakeup();
+        }
+        return;
+      }
+      if (sending.capacity() <= INITIAL_OUTPUT_BYTES * 8) {
+        spare = sending.clear(); // a burst is over: a big buffer is given back
+      }
+      sending = null;
+    }
+  }
+
+  /** A write to the socket failed: the link is broken, which the loop's thread tells. */
+  private void failedWrite(Exception e) {
+    String reason = CommandPipeline.describe(e);
+    if (!loop.execute(() -> broken(reason))) {
+      close();
     }
   }
 
@@ -401,49 +502,21 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
     Resp.write(output, verb, words);
   }
 
-  /**
-   * Writes what the socket takes now; if some is left, asks the loop to flush it when the socket is
-   * writable. Under {@link #out}.
-   *
-   * @throws UncheckedIOException if the connection is broken
-   */
-  private void flush() {
-    output.flip();
-    try {
-      channel.write(output);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } finally {
-      output.compact();
-    }
-    if (output.position() > 0 && !flushing) {
-      flushing = true;
-      try {
-        key.interestOpsOr(SelectionKey.OP_WRITE);
-      } catch (CancelledKeyException e) {
-        throw new UncheckedIOException(new IOException("connection is closed"));
-      }
-      loop.wakeup();
-    }
-  }
-
-  /** The socket is writable again: flushes the rest (on the loop's thread). */
+  /** The socket is writable again: sends the rest (on the loop's thread). */
   private void flushLater() {
-    out.lock();
+    if (!writer.compareAndSet(false, true)) {
+      return; // a kick is sending; OP_WRITE stays set, so the selector comes back
+    }
     try {
-      if (closed) {
-        return;
-      }
-      flush();
-      if (output.position() == 0) {
-        flushing = false;
-        key.interestOpsAnd(~SelectionKey.OP_WRITE);
-        if (output.capacity() > INITIAL_OUTPUT_BYTES * 8) {
-          output = ByteBuffer.allocate(INITIAL_OUTPUT_BYTES); // a burst is over: give it back
-        }
-      }
-    } finally {
-      out.unlock();
+      send(true);
+    } catch (IOException | RuntimeException e) {
+      writer.set(false);
+      broken(CommandPipeline.describe(e));
+      return;
+    }
+    writer.set(false);
+    if (pending()) {
+      kick(); // appended after the last look, while this thread was the writer
     }
   }
 
