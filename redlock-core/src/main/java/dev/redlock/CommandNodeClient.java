@@ -4,7 +4,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The commands of {@link NodeClient}, built once for both transports: each is a {@link NodeCommand}
- * handed to {@link #submit}, and its future is the command's own.
+ * handed to the transport's {@link CommandPipeline}, and its future is the command's own. The waits
+ * and the close are the pipeline's too; a transport says how its links open and read.
  */
 abstract class CommandNodeClient implements NodeClient {
 
@@ -14,8 +15,29 @@ abstract class CommandNodeClient implements NodeClient {
    */
   private final Runnable storeBirth = () -> submit(NodeCommand.admit(0));
 
+  /** This master's pipeline. */
+  abstract CommandPipeline<?> pipeline();
+
   /** Queues or writes {@code command} on this master's connection. */
-  abstract void submit(NodeCommand command);
+  final void submit(NodeCommand command) {
+    pipeline().submit(command);
+  }
+
+  @Override
+  public final void awaitFirstConnect(long deadlineNanos) {
+    pipeline().awaitFirstAttempt(deadlineNanos);
+  }
+
+  @Override
+  public final void awaitDrained(long deadlineNanos) {
+    pipeline().awaitDrained(deadlineNanos);
+  }
+
+  /** Fails pending commands and closes the connection (an I/O thread of its own then ends). */
+  @Override
+  public final void close() {
+    pipeline().close();
+  }
 
   @Override
   public final CompletableFuture<NodeReply> acquire(

@@ -406,20 +406,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
 
   /** Waits until the first connection attempt has finished or the deadline passes. */
   void awaitFirstAttempt(long deadlineNanos) {
-    lock.lock();
-    try {
-      while (!attempted && state != State.CLOSED) {
-        long left = deadlineNanos - ticker.read();
-        if (left <= 0) {
-          return;
-        }
-        changed.awaitNanos(left);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      lock.unlock();
-    }
+    awaitChange(() -> attempted || state == State.CLOSED, deadlineNanos);
   }
 
   /**
@@ -429,8 +416,21 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   void awaitDrained(long deadlineNanos) {
     lock.lock();
     try {
-      draining = true;
-      while (!(inFlight.isEmpty() && waiting.isEmpty())) {
+      draining = true; // replies now signal when the last one is in
+    } finally {
+      lock.unlock();
+    }
+    awaitChange(() -> inFlight.isEmpty() && waiting.isEmpty(), deadlineNanos);
+  }
+
+  /**
+   * Waits on {@link #changed} until {@code done} (checked under the lock) or the deadline; an
+   * interrupt ends the wait and stays set.
+   */
+  private void awaitChange(java.util.function.BooleanSupplier done, long deadlineNanos) {
+    lock.lock();
+    try {
+      while (!done.getAsBoolean()) {
         long left = deadlineNanos - ticker.read();
         if (left <= 0) {
           return;

@@ -299,8 +299,7 @@ final class NodeCommand {
       return;
     }
     if (kind == Kind.ACQUIRE) {
-      completeAcquire(
-          earlier == null ? null : earlier[0], earlier == null ? null : earlier[1], answer);
+      completeAcquire(earlier[0], earlier[1], answer); // collect() kept the first two
       return;
     }
     if (answer instanceof ServerError error) {
@@ -343,11 +342,13 @@ final class NodeCommand {
 
   /** Decodes the three replies of an ACQUIRE: {@code TIME}, {@code SET}, {@code MGET}. */
   private void completeAcquire(Object time, Object set, Object values) {
-    for (Object answer : new Object[] {time, set, values}) {
-      if (answer instanceof ServerError error) {
-        reply.completeExceptionally(new NodeUnavailableException(error.firstLine()));
-        return;
-      }
+    ServerError error =
+        time instanceof ServerError e1
+            ? e1
+            : set instanceof ServerError e2 ? e2 : values instanceof ServerError e3 ? e3 : null;
+    if (error != null) {
+      reply.completeExceptionally(new NodeUnavailableException(error.firstLine()));
+      return;
     }
     long micros;
     long fence;

@@ -52,8 +52,8 @@ final class PipelinedNodeClient extends CommandNodeClient {
   }
 
   @Override
-  void submit(NodeCommand command) {
-    pipeline.submit(command);
+  CommandPipeline<?> pipeline() {
+    return pipeline;
   }
 
   private void run() {
@@ -101,21 +101,6 @@ final class PipelinedNodeClient extends CommandNodeClient {
         return;
       }
     }
-  }
-
-  @Override
-  public void awaitFirstConnect(long deadlineNanos) {
-    pipeline.awaitFirstAttempt(deadlineNanos);
-  }
-
-  @Override
-  public void awaitDrained(long deadlineNanos) {
-    pipeline.awaitDrained(deadlineNanos);
-  }
-
-  @Override
-  public void close() {
-    pipeline.close();
   }
 
   @Override

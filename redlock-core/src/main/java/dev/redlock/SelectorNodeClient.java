@@ -41,8 +41,8 @@ final class SelectorNodeClient extends CommandNodeClient implements SelectorLink
   }
 
   @Override
-  void submit(NodeCommand command) {
-    pipeline.submit(command);
+  CommandPipeline<?> pipeline() {
+    return pipeline;
   }
 
   // ---- the link's events, on the loop's thread
@@ -67,22 +67,6 @@ final class SelectorNodeClient extends CommandNodeClient implements SelectorLink
   public void lost(SelectorLink link, String reason) {
     log.debug("connection to {} lost: {}", name, reason);
     pipeline.lost(link, reason);
-  }
-
-  @Override
-  public void awaitFirstConnect(long deadlineNanos) {
-    pipeline.awaitFirstAttempt(deadlineNanos);
-  }
-
-  /** Fails pending commands and closes the connection; the loop is the RedLock's to stop. */
-  @Override
-  public void awaitDrained(long deadlineNanos) {
-    pipeline.awaitDrained(deadlineNanos);
-  }
-
-  @Override
-  public void close() {
-    pipeline.close();
   }
 
   @Override

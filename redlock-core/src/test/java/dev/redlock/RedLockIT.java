@@ -13,6 +13,8 @@ import dev.redlock.testkit.RedisProcess;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -196,21 +198,15 @@ class RedLockIT {
       eventually("master 4 holds the key", () -> last.exists("job"));
       cluster.node(4).pause();
       lease.close(); // decided by the four that answer; master 4 has the release unread
-      Thread resumer =
-          new Thread(
-              () -> {
-                try {
-                  Thread.sleep(300); // the fault's length, not a synchronization
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-                cluster.node(4).resume();
-              });
       long start = System.nanoTime();
-      resumer.start();
+      // The fault lasts 300 ms: master 4 resumes then, on a timer.
+      CompletableFuture<Void> resumed =
+          CompletableFuture.runAsync(
+              () -> cluster.node(4).resume(),
+              CompletableFuture.delayedExecutor(300, TimeUnit.MILLISECONDS));
       redlock.close();
       long tookMillis = (System.nanoTime() - start) / 1_000_000;
-      resumer.join();
+      resumed.get(5, TimeUnit.SECONDS);
       assertTrue(tookMillis >= 250, "close waited for the paused master's answer: " + tookMillis);
       assertTrue(tookMillis < timeout.toMillis(), "and no longer: " + tookMillis);
       assertFalse(cluster.node(4).admin().exists("job"), "its release ran before close returned");

@@ -46,7 +46,7 @@ class SelectorLinkIT {
   @Test
   void aClosedLinkFailsRatherThanOpeningASocketWithoutItsHandshake(RedisCluster cluster)
       throws Exception {
-    long before = connectionsReceived(cluster.node(0));
+    long before = cluster.node(0).admin().connectionsReceived();
     Recorder events = new Recorder();
     SelectorLink link = events.open(loop, cluster.node(0).uri());
     send(link, NodeCommand.release(bytes("job"), bytes("token")));
@@ -57,7 +57,7 @@ class SelectorLinkIT {
         RuntimeException.class, () -> link.write(NodeCommand.release(bytes("job"), bytes("t"))));
     assertEquals(
         before + 1,
-        connectionsReceived(cluster.node(0)),
+        cluster.node(0).admin().connectionsReceived(),
         "no second socket was opened behind our back");
     assertNull(events.replies.poll(200, TimeUnit.MILLISECONDS), "nothing more was read");
   }
@@ -191,16 +191,6 @@ class SelectorLinkIT {
       assertEquals("connection closed by the master", events.lost.get(5, TimeUnit.SECONDS));
     }
     assertEquals(1, events.losses.get(), "told once");
-  }
-
-  private static long connectionsReceived(RedisProcess node) {
-    String info = (String) node.admin().command("INFO", "stats");
-    for (String line : info.split("\r\n")) {
-      if (line.startsWith("total_connections_received:")) {
-        return Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
-      }
-    }
-    throw new AssertionError("no total_connections_received in INFO stats");
   }
 
   private static byte[] bytes(String text) {

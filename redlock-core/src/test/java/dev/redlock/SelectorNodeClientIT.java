@@ -83,7 +83,7 @@ class SelectorNodeClientIT {
   void aConnectionSilentPastTheStallLimitIsDroppedAndTheNextCommandReconnects(RedisCluster cluster)
       throws Exception {
     RedisProcess node = cluster.node(0);
-    long before = connectionsReceived(node);
+    long before = node.admin().connectionsReceived();
     FakeTicker ticker = new FakeTicker();
     Duration timeout = Duration.ofSeconds(2);
     SelectorNodeClient client = client(node.uri(), timeout, ticker);
@@ -101,7 +101,8 @@ class SelectorNodeClientIT {
       node.resume();
     }
     assertEquals(Status.GONE, next.get(5, TimeUnit.SECONDS).status());
-    assertEquals(before + 2, connectionsReceived(node), "a new connection, handshake and all");
+    assertEquals(
+        before + 2, node.admin().connectionsReceived(), "a new connection, handshake and all");
   }
 
   @Test
@@ -134,16 +135,6 @@ class SelectorNodeClientIT {
       return e.getCause().getMessage();
     }
     throw new AssertionError("did not fail: " + future);
-  }
-
-  private static long connectionsReceived(RedisProcess node) {
-    String info = (String) node.admin().command("INFO", "stats");
-    for (String line : info.split("\r\n")) {
-      if (line.startsWith("total_connections_received:")) {
-        return Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
-      }
-    }
-    throw new AssertionError("no total_connections_received in INFO stats");
   }
 
   private static byte[] bytes(String text) {

@@ -63,20 +63,16 @@ final class BenchmarkRun {
     this.report = report;
   }
 
-  /**
-   * The default RedLock on the masters' TLS ports ({@code rediss://}, the Jedis transport), or null
-   * with the reason in {@code why[0]}.
-   */
-  private static RedLock tlsRedLock(
-      Config config, Masters masters, BreakerWatch watch, String[] why) {
+  /** Why the TLS row is skipped, or null if it runs. */
+  private static String tlsSkipped(Config config, Masters masters) {
     if (config.skip().contains(Benchmark.TLS)) {
-      why[0] = "skipped: --skip " + Benchmark.TLS;
-      return null;
+      return "skipped: --skip " + Benchmark.TLS;
     }
-    if (masters.tlsUris().isEmpty()) {
-      why[0] = "skipped: " + masters.noTls();
-      return null;
-    }
+    return masters.tlsUris().isEmpty() ? "skipped: " + masters.noTls() : null;
+  }
+
+  /** The default RedLock on the masters' TLS ports ({@code rediss://}, the Jedis transport). */
+  private static RedLock tlsRedLock(Config config, Masters masters, BreakerWatch watch) {
     return RedLock.builder()
         .nodes(masters.tlsUris())
         .nodeTimeout(config.nodeTimeout())
@@ -119,15 +115,15 @@ final class BenchmarkRun {
                 .build();
         Floor floor = new Floor(uris, masters.quorum());
         BlackHole hole = BlackHole.start()) {
-      String[] tlsSkipped = new String[1];
-      try (RedLock tls = tlsRedLock(config, masters, healthyWatch, tlsSkipped)) {
+      String tlsSkipped = tlsSkipped(config, masters);
+      try (RedLock tls = tlsSkipped == null ? tlsRedLock(config, masters, healthyWatch) : null) {
         measure(
             config,
             masters,
             admit,
             report,
             summary,
-            new BenchmarkRun(plain, defaults, tls, tlsSkipped[0], floor, report),
+            new BenchmarkRun(plain, defaults, tls, tlsSkipped, floor, report),
             healthyWatch,
             hole);
       }

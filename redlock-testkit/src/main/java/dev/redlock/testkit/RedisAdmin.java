@@ -112,6 +112,24 @@ public final class RedisAdmin implements AutoCloseable {
   }
 
   /**
+   * How many connections the server has accepted since it started ({@code
+   * total_connections_received} of {@code INFO stats}).
+   *
+   * @return the count
+   * @throws RuntimeException if the server does not answer in time
+   * @throws IllegalStateException if {@code INFO stats} lacks the field
+   */
+  public long connectionsReceived() {
+    String info = (String) command("INFO", "stats");
+    for (String line : info.split("\r\n")) {
+      if (line.startsWith("total_connections_received:")) {
+        return Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+      }
+    }
+    throw new IllegalStateException("no total_connections_received in INFO stats");
+  }
+
+  /**
    * The number of keys in the current database ({@code DBSIZE}).
    *
    * @return the key count
