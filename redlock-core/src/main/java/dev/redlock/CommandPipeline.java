@@ -73,8 +73,9 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
 
     /**
      * Sends what {@link #write} buffered, unless another thread is sending already (it then sends
-     * this too): called after every write, outside the pipeline's lock, so that callers in numbers
-     * share system calls. A link that sends in {@link #write} needs none.
+     * this too), or replies are due that the link's reader sends it after: called after every
+     * write, outside the pipeline's lock, so that callers in numbers share system calls. A link
+     * that sends in {@link #write} needs none.
      */
     default void kick() {}
 

@@ -170,6 +170,78 @@ class SelectorLinkIT {
   }
 
   @Test
+  void onAFastLinkCommandsWaitForTheRepliesDueAndGoOutWithThemButNotOnASlowOne(RedisCluster cluster)
+      throws Exception {
+    RedisProcess node = cluster.node(0);
+    Recorder events = new Recorder();
+    SelectorLink link = events.open(loop, node.uri());
+    // CLIENT PAUSE WRITE holds a SET unanswered while the master still reads what follows it into
+    // the connection's query buffer (qbuf), which CLIENT LIST shows.
+    node.admin().command("CLIENT", "PAUSE", "10000", "WRITE");
+    try {
+      send(link, NodeCommand.set(bytes("first"), bytes("t"), 60_000));
+      awaitBlocked(node);
+      send(link, NodeCommand.set(bytes("second"), bytes("t"), 60_000));
+      send(link, NodeCommand.set(bytes("third"), bytes("t"), 60_000));
+      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+      while (System.nanoTime() - deadline < 0) {
+        assertEquals(0, blockedQueryBuffer(node), "held back while the first reply is due");
+        Thread.sleep(10); // polling a condition that must not change
+      }
+    } finally {
+      node.admin().command("CLIENT", "UNPAUSE");
+    }
+    for (int i = 0; i < 3; i++) {
+      assertEquals("OK", new String((byte[]) events.reply(), StandardCharsets.US_ASCII));
+    }
+    assertEquals(3, node.admin().dbSize(), "the held commands went out after the reply");
+
+    // That first reply took the whole pause: the link is slow now, and sends at once.
+    node.admin().command("CLIENT", "PAUSE", "10000", "WRITE");
+    try {
+      send(link, NodeCommand.set(bytes("fourth"), bytes("t"), 60_000));
+      awaitBlocked(node);
+      send(link, NodeCommand.set(bytes("fifth"), bytes("t"), 60_000));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (blockedQueryBuffer(node) == 0) {
+        assertTrue(System.nanoTime() - deadline < 0, "sent while a reply was due, within 5 s");
+        Thread.sleep(5);
+      }
+    } finally {
+      node.admin().command("CLIENT", "UNPAUSE");
+    }
+    for (int i = 0; i < 2; i++) {
+      assertEquals("OK", new String((byte[]) events.reply(), StandardCharsets.US_ASCII));
+    }
+    link.close();
+    node.admin().command("FLUSHALL");
+  }
+
+  /** Waits until a client is blocked by the pause: the link's SET reached the master. */
+  private static void awaitBlocked(RedisProcess node) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (blockedQueryBuffer(node) < 0) {
+      assertTrue(System.nanoTime() - deadline < 0, "a client blocked by the pause within 5 s");
+      Thread.sleep(5);
+    }
+  }
+
+  /** The query buffer of the client the pause blocks (flags=b), or -1 if none is blocked. */
+  private static long blockedQueryBuffer(RedisProcess node) {
+    for (String client : String.valueOf(node.admin().command("CLIENT", "LIST")).split("\n")) {
+      List<String> fields = Arrays.asList(client.trim().split(" "));
+      if (fields.contains("flags=b")) {
+        for (String field : fields) {
+          if (field.startsWith("qbuf=")) {
+            return Long.parseLong(field.substring("qbuf=".length()));
+          }
+        }
+      }
+    }
+    return -1;
+  }
+
+  @Test
   void aMasterThatClosesTheConnectionIsToldOnceAsLost() throws Exception {
     Recorder events = new Recorder();
     try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
