@@ -40,15 +40,19 @@ import org.slf4j.LoggerFactory;
  * socket does not take at once is left to the loop's thread ({@code OP_WRITE}). Everything else
  * runs on the loop's thread.
  *
- * <p>Reply clocking. While replies are due on a fast link (round trip under {@link
- * #REPLY_CLOCKED_ROUND_TRIP_NANOS}), a kick sends nothing: the thread that reads those replies
- * sends everything appended meanwhile, in one system call, right after it read them. Under load the
- * master's own replies thus pace the writes, one per batch rather than one per caller: on loopback
- * at 32 threads this more than halved the client's CPU per lock. The reader always reads before it
- * looks at the buffer and a kick counts replies due only after it appended, so no bytes are left
- * behind: either the kick sees none due and sends, or a read still to come sends them.
+ * <p>Reply clocking. While replies are due on a link and other callers are about ({@link
+ * SelectorLoop#busy}), a kick sends nothing: the thread that reads those replies sends everything
+ * appended meanwhile, in one system call, right after it read them. Under load the master's own
+ * replies thus pace the writes, one per batch rather than one per caller: on loopback at 32 threads
+ * this halved the client's CPU per lock. The reader always reads before it looks at the buffer and
+ * a kick counts replies due only after it appended, so either the kick sees none due and sends, or
+ * a read still to come sends them. Replies that are late (a distant or paused master, replies lost
+ * on the way back) hold nothing for long: the loop's leader watches a link that holds bytes back
+ * ({@link #check}) and sends them once the oldest reply due is {@link #HOLD_NANOS} late, so a
+ * master whose replies are lost still gets our release, and a command waits at most about that long
+ * for a slow master's earlier replies.
  */
-final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
+final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, SelectorLoop.Watch {
 
   private static final Logger log = LoggerFactory.getLogger(SelectorLink.class);
 
@@ -75,11 +79,11 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
   private static final int INITIAL_OUTPUT_BYTES = 8 * 1024;
 
   /**
-   * A link whose smoothed round trip (a batch sent to its last reply read) is below this holds a
-   * caller's bytes back while replies are due; see {@link #kick}. Holding back costs a command at
-   * most the round trip; on a slower link it would cost more than the system calls it saves.
+   * How late the oldest reply due may be, from when its batch was sent, before the loop's leader
+   * sends what its link holds back (see {@link #check}). Loopback replies under load take about 0.4
+   * ms (p50) to 1.3 ms (p99) from send to read.
    */
-  static final long REPLY_CLOCKED_ROUND_TRIP_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  static final long HOLD_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
   /** A reply longer than this (bytes) breaks the link; the replies asked for are far smaller. */
   static final int MAX_REPLY_BYTES = 64 * 1024 * 1024;
@@ -111,6 +115,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
   private final SelectorLoop loop;
   private final NodeAddress address;
   private final long timeoutNanos;
+  private final long holdNanos;
   private final Events events;
 
   // Loop thread only.
@@ -139,13 +144,15 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
   private volatile long sentParts; // written under out
   private volatile long readReplies; // written by the thread reading the link
 
-  // The round-trip probe: when the batch now timed was taken to send, and the count of replies
-  // read that ends it. Guarded by out.
-  private long probeAt;
-  private long probeUntil;
+  // When the oldest batch with replies due was sent (0: none due), and the count of replies read
+  // that answers it. When it is answered while later ones are due, they count from then. Written
+  // under out.
+  private volatile long dueSince;
+  private long dueUntil;
 
-  /** The smoothed round trip of a batch, sent to answered (ns). */
-  private volatile long roundTripNanos;
+  /** Whether the loop's leader watches this link for bytes held back ({@link #check}). */
+  private final java.util.concurrent.atomic.AtomicBoolean watched =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   /** Held by the one thread that may write to the socket now. */
   private final java.util.concurrent.atomic.AtomicBoolean writer =
@@ -159,10 +166,12 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
   /** The socket of the current address; written on the loop's thread, under out. */
   private SocketChannel channel;
 
-  private SelectorLink(SelectorLoop loop, NodeAddress address, long timeoutNanos, Events events) {
+  private SelectorLink(
+      SelectorLoop loop, NodeAddress address, long timeoutNanos, long holdNanos, Events events) {
     this.loop = loop;
     this.address = address;
     this.timeoutNanos = timeoutNanos;
+    this.holdNanos = holdNanos;
     this.events = events;
   }
 
@@ -171,7 +180,15 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
    * thread (or on this thread, at once, if the loop has stopped). Returns at once.
    */
   static void open(SelectorLoop loop, NodeAddress address, long timeoutNanos, Events events) {
-    SelectorLink link = new SelectorLink(loop, address, timeoutNanos, events);
+    open(loop, address, timeoutNanos, HOLD_NANOS, events);
+  }
+
+  /**
+   * As {@link #open(SelectorLoop, NodeAddress, long, Events)}, holding bytes back at most so long.
+   */
+  static void open(
+      SelectorLoop loop, NodeAddress address, long timeoutNanos, long holdNanos, Events events) {
+    SelectorLink link = new SelectorLink(loop, address, timeoutNanos, holdNanos, events);
     if (!loop.execute(link::start)) {
       events.failed(STOPPED);
     }
@@ -434,37 +451,63 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
   }
 
   /**
-   * Sends what was appended, unless replies are due on this link and its round trip is short: then
-   * the thread that reads them sends it, with whatever else was appended meanwhile, in one system
-   * call ({@link #sendDeferred}). Otherwise as {@link #send()}.
+   * Sends what was appended, unless replies are due on this link and other callers are about
+   * ({@link SelectorLoop#busy}; a caller alone would only wait): then the thread that reads them
+   * sends it, with whatever else was appended meanwhile, in one system call ({@link
+   * #sendDeferred}), or the loop's leader does once they are late ({@link #check}). Otherwise as
+   * {@link #send()}. Reads the sent count before the read count, so a reply it counts as due was
+   * due when it looked: the reader's look at the buffer comes later.
    */
   @Override
   public void kick() {
-    if (replyClocked()) {
+    long sent = sentParts;
+    if (sent - readReplies > 0 && loop.busy()) {
+      if (!watched.get() && watched.compareAndSet(false, true)) {
+        loop.watch(this); // in case the replies do not come: check sends what is held then
+      }
       return;
     }
     send();
   }
 
   /**
-   * Whether replies are due on this link, soon: whoever reads them sends these bytes with any
-   * appended meanwhile ({@link #sendDeferred}). Reads the sent count before the read count, so a
-   * reply it counts as due was due when it looked: the reader's look at the buffer comes later.
+   * The leader's look at a link that held bytes back, right after it read what had arrived: once
+   * the oldest reply due is {@link #HOLD_NANOS} late (or none is due, or the link closed) it sends
+   * whatever is held and is done. Bytes are thus never held back for long by replies that do not
+   * come (a paused master, replies lost on the way back): the master still gets the release that
+   * followed an acquire whose reply it cannot send.
    */
-  private boolean replyClocked() {
-    long sent = sentParts;
-    return sent - readReplies > 0 && roundTripNanos < REPLY_CLOCKED_ROUND_TRIP_NANOS;
+  @Override
+  public boolean check(long nowNanos) {
+    long since = dueSince;
+    if (sentParts - readReplies > 0 && since != 0 && nowNanos - since < holdNanos && !closed()) {
+      return false;
+    }
+    watched.set(false); // before sending: a kick that holds bytes back from now on watches again
+    send();
+    return true;
   }
 
-  /** After a read: times the probe batch if it is answered, and sends what callers left. */
+  private boolean closed() {
+    out.lock();
+    try {
+      return closed;
+    } finally {
+      out.unlock();
+    }
+  }
+
+  /** After a read: notes whether replies are still due, and sends what callers left. */
   private void sendDeferred() {
     boolean pending;
     out.lock();
     try {
-      if (probeAt != 0 && readReplies - probeUntil >= 0) {
-        long sample = System.nanoTime() - probeAt;
-        roundTripNanos += (sample - roundTripNanos) / 8;
-        probeAt = 0;
+      long read = readReplies;
+      if (dueSince != 0 && read - dueUntil >= 0) {
+        // Replies still due are of batches sent since: counted from now, they may be held a little
+        // longer than HOLD_NANOS, never less.
+        dueSince = sentParts - read > 0 ? System.nanoTime() : 0;
+        dueUntil = sentParts;
       }
       pending = !closed && !flushing && output.position() > 0;
     } finally {
@@ -532,9 +575,9 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler {
           spare = null;
           long sent = sentParts + appendedParts;
           appendedParts = 0;
-          if (probeAt == 0) {
-            probeAt = System.nanoTime();
-            probeUntil = sent;
+          if (dueSince == 0) {
+            dueSince = System.nanoTime();
+            dueUntil = sent;
           }
           sentParts = sent;
         } finally {

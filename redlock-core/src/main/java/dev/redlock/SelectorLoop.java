@@ -32,10 +32,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A caller writes its own commands. {@link SelectorNodeClient} puts each command in its master's
  * {@link CommandPipeline} and the {@link SelectorLink} writes it to the non-blocking socket on the
- * caller's thread, so a round costs the caller N writes, then it parks; nothing is handed to
- * another thread on the way out. Only when a socket's buffer is full does the link keep the rest
- * and ask this thread to flush it when the socket is writable ({@code OP_WRITE}): a write never
- * blocks, and the pipeline's cap on unanswered bytes bounds what is kept.
+ * caller's thread, so a round costs a caller alone N writes, then it parks; nothing is handed to
+ * another thread on the way out. Callers in numbers share writes: a link holds a command back while
+ * replies are due on it, and whoever reads them sends all that was held in one write, or the leader
+ * does once they are late ({@link Watch}). Only when a socket's buffer is full does the link keep
+ * the rest and ask this thread to flush it when the socket is writable ({@code OP_WRITE}): a write
+ * never blocks, and the pipeline's cap on unanswered bytes bounds what is kept.
  *
  * <p>The leader does everything that waits: it selects over every master's socket, reads what
  * arrived, decodes the replies ({@link Resp}) and hands each to its pipeline, which completes the
@@ -93,8 +95,22 @@ final class SelectorLoop {
    */
   static final long LAG_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
+  /** How often, at least, the leader looks at the {@link Watch}es while there are any. */
+  static final long WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
   /** Whether this JVM has virtual threads ({@code Thread.isVirtual()}, Java 21 and later). */
   private static final java.lang.invoke.MethodHandle IS_VIRTUAL = isVirtualHandle();
+
+  /**
+   * Something the leader looks at after every select, and at least every millisecond, until it
+   * answers that it is done: a link holding callers' bytes back until replies arrive, which sends
+   * them if the replies are overdue (see {@link SelectorLink#kick}).
+   */
+  interface Watch {
+
+    /** Looks again at {@code nowNanos}; returns true when it needs no more looks. */
+    boolean check(long nowNanos);
+  }
 
   /** What the selector tells when a registered channel is ready; runs on the loop's thread. */
   interface Handler {
@@ -112,6 +128,8 @@ final class SelectorLoop {
   private final ThreadPoolExecutor resolver;
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final PriorityQueue<Timer> timers = new PriorityQueue<>(); // loop thread only
+  private final ConcurrentLinkedQueue<Watch> newWatches = new ConcurrentLinkedQueue<>();
+  private final List<Watch> watches = new ArrayList<>(); // the leader's
   private final Set<Handler> resolving = new HashSet<>(); // loop thread only: awaiting a lookup
   private final Consumer<SelectionKey> dispatch = this::dispatch;
   private volatile boolean stopping;
@@ -126,6 +144,13 @@ final class SelectorLoop {
 
   /** How many {@link #followers} there are (the queue's size() is not constant-time). */
   private final AtomicInteger followerCount = new AtomicInteger();
+
+  /**
+   * The leader is in (or about to enter) a select that may last longer than {@link #WATCH_NANOS}: a
+   * new watch wakes it. Set before the leader looks for watches, and a watch is listed before it
+   * reads this, so one of the two sees the other.
+   */
+  private volatile boolean selectingLong;
 
   /** A caller asked the loop's thread to hand the selector over. */
   private volatile boolean handover;
@@ -291,7 +316,7 @@ final class SelectorLoop {
           return interrupted;
         }
         long untilTimer = untilNextTimer();
-        long wait = untilTimer < 0 ? left : Math.min(left, untilTimer);
+        long wait = watchedWait(untilTimer < 0 ? left : Math.min(left, untilTimer));
         round.selecting(this);
         try {
           if (round.decided()) {
@@ -306,10 +331,12 @@ final class SelectorLoop {
             selector.select(dispatch, Math.max(1, TimeUnit.NANOSECONDS.toMillis(wait + 999_999)));
           }
         } finally {
+          selectingLong = false;
           round.selecting(null);
         }
         runTasks();
         runTimers();
+        checkWatches();
         if (round.decided()) {
           return interrupted;
         }
@@ -372,6 +399,27 @@ final class SelectorLoop {
   /** Registers {@code channel} with no interest yet; on the loop's thread only. */
   SelectionKey register(SelectableChannel channel, Handler handler) throws IOException {
     return channel.register(selector, 0, handler);
+  }
+
+  /**
+   * Has {@code watch} checked by whoever leads, after every select and at least every millisecond
+   * while it is not done; a thread that leads picks it up within {@link #LAG_NANOS} or so. Any
+   * thread; never blocks.
+   */
+  void watch(Watch watch) {
+    newWatches.add(watch);
+    if (selectingLong) {
+      selector.wakeup(); // it would not look at the watch for a while
+    }
+  }
+
+  /**
+   * Whether another thread reads the selector now or waits for a round on it: then commands from
+   * several callers are about, and a link may hold bytes back for replies due ({@link
+   * SelectorLink#kick}). A caller alone, between its rounds, finds neither.
+   */
+  boolean busy() {
+    return leader.get() != null || followerCount.get() > 0;
   }
 
   /** Runs {@code task} on the loop's thread {@code delayNanos} from now, or soon after. */
@@ -445,16 +493,21 @@ final class SelectorLoop {
     while (!stopping && !(handover && followerCount.get() <= 1)) {
       // I/O first, then timers: a thread that was not scheduled for a while must see the
       // connect or reply that arrived meanwhile before it times out the attempt waiting for it.
-      long waitNanos = untilNextTimer();
-      if (waitNanos < 0) {
-        selector.select(dispatch);
-      } else if (waitNanos == 0) {
-        selector.selectNow(dispatch);
-      } else {
-        selector.select(dispatch, TimeUnit.NANOSECONDS.toMillis(waitNanos + 999_999));
+      long waitNanos = watchedWait(untilNextTimer());
+      try {
+        if (waitNanos < 0) {
+          selector.select(dispatch);
+        } else if (waitNanos == 0) {
+          selector.selectNow(dispatch);
+        } else {
+          selector.select(dispatch, TimeUnit.NANOSECONDS.toMillis(waitNanos + 999_999));
+        }
+      } finally {
+        selectingLong = false;
       }
       runTasks();
       runTimers();
+      checkWatches();
     }
     handover = false;
   }
@@ -514,6 +567,51 @@ final class SelectorLoop {
     }
   }
 
+  /**
+   * The leader's select wait ({@code waitNanos}, -1 for none), cut to {@link #WATCH_NANOS} while
+   * there are watches; a longer one is announced ({@link #selectingLong}) so that a new watch wakes
+   * the selector.
+   */
+  private long watchedWait(long waitNanos) {
+    if (waitNanos >= 0 && waitNanos <= WATCH_NANOS) {
+      return waitNanos;
+    }
+    selectingLong = true;
+    if (watching()) {
+      selectingLong = false;
+      return WATCH_NANOS;
+    }
+    return waitNanos;
+  }
+
+  /** Whether any watch waits for a look; the leader's. */
+  private boolean watching() {
+    return !watches.isEmpty() || !newWatches.isEmpty();
+  }
+
+  /** Looks at every watch, keeping those not done; the leader's. */
+  private void checkWatches() {
+    for (Watch watch = newWatches.poll(); watch != null; watch = newWatches.poll()) {
+      watches.add(watch);
+    }
+    if (watches.isEmpty()) {
+      return;
+    }
+    long now = ticker.read();
+    for (int i = watches.size() - 1; i >= 0; i--) {
+      boolean done;
+      try {
+        done = watches.get(i).check(now);
+      } catch (RuntimeException e) {
+        log.error("I/O watch failed", e);
+        done = true;
+      }
+      if (done) {
+        watches.remove(i);
+      }
+    }
+  }
+
   /** Nanoseconds until the next timer is due: 0 if one is, -1 if there is none. */
   private long untilNextTimer() {
     Timer next = timers.peek();
@@ -558,6 +656,8 @@ final class SelectorLoop {
       }
     }
     timers.clear();
+    watches.clear();
+    newWatches.clear();
     runTasks(); // each sees stopping() and fails its attempt
   }
 
