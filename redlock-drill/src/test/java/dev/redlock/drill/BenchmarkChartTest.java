@@ -51,11 +51,19 @@ class BenchmarkChartTest {
     // The white background, two panel frames, two legend swatches, four bars.
     assertEquals(1 + 2 + 2 + 4, doc.getElementsByTagName("rect").getLength());
     assertTrue(svg.contains("<title>default RedLock, 32 threads: 12,000 ops/s</title>"), svg);
+    assertTrue(svg.contains(">12.0k</text>"), "the bar's short label: " + svg);
     assertTrue(
         svg.contains("node-redlock: skipped: npm ci failed &lt;offline&gt; &amp; more"), svg);
     assertFalse(svg.contains("<title>node-redlock"), svg);
     assertTrue(svg.contains(">p99.9</text>"), svg);
     assertTrue(svg.contains("on 5 masters"), svg);
+  }
+
+  @Test
+  void barLabelsAreShort() {
+    assertEquals("924", BenchmarkChart.compact(924));
+    assertEquals("6.9k", BenchmarkChart.compact(6_907));
+    assertEquals("19.3k", BenchmarkChart.compact(19_336));
   }
 
   @Test
