@@ -27,14 +27,15 @@ import java.util.function.Supplier;
  * answer in time closes their breakers at once.
  *
  * <p>Releases are still sent to a master whose breaker is not closed (nothing else will clean up
- * its key if it is alive), but are not waited for; probing is left to acquires and extends.
+ * its key if it is alive), but are not waited for; probing is left to acquires and extends. Admits
+ * (an operator's call) and diagnostics go straight through, never skipped and never recorded.
  *
  * <p>A call that has not answered within the node timeout is recorded as a failure by the next call
  * to the same master, so a hung master opens its breaker as quickly as a failing one, while nobody
  * else touches the client's futures. (A master answers in order, so the oldest unanswered call is
  * the first to be overdue.)
  */
-final class BreakerNodeClient implements NodeClient {
+final class BreakerNodeClient extends ForwardingNodeClient {
 
   static final int WINDOW = 20;
   static final int MINIMUM_CALLS = 10;
@@ -46,7 +47,6 @@ final class BreakerNodeClient implements NodeClient {
   private static final NodeUnavailableException BREAKER_OPEN =
       new NodeUnavailableException("circuit breaker open");
 
-  private final NodeClient delegate;
   private final CircuitBreaker breaker;
   private final Ticker ticker;
   private final long nodeTimeoutNanos;
@@ -60,7 +60,7 @@ final class BreakerNodeClient implements NodeClient {
       Duration openWait,
       Ticker ticker,
       BiConsumer<String, RedLockListener.CircuitState> changes) {
-    this.delegate = delegate;
+    super(delegate);
     this.ticker = ticker;
     this.nodeTimeoutNanos = nodeTimeoutNanos;
     CircuitBreakerConfig config =
@@ -121,16 +121,6 @@ final class BreakerNodeClient implements NodeClient {
   @Override
   public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
     return recorded(delegate.extend(key, token, ttlMillis), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
-    return delegate.admit(minDatasetAgeMillis); // an operator's call: never skipped
-  }
-
-  @Override
-  public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
-    return delegate.query(verb, args); // diagnostics: never skipped
   }
 
   @Override
@@ -200,27 +190,12 @@ final class BreakerNodeClient implements NodeClient {
     }
   }
 
-  @Override
-  public void awaitFirstConnect(long deadlineNanos) {
-    delegate.awaitFirstConnect(deadlineNanos);
-  }
-
-  @Override
-  public boolean awaitTermination(long deadlineNanos) {
-    return delegate.awaitTermination(deadlineNanos);
-  }
-
   /** Waits only while the breaker is closed: a master it holds for dead is not waited for. */
   @Override
   public void awaitDrained(long deadlineNanos) {
     if (breaker.getState() == CircuitBreaker.State.CLOSED) {
       delegate.awaitDrained(deadlineNanos);
     }
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
   }
 
   @Override

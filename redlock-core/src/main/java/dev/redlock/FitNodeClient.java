@@ -18,11 +18,10 @@ import org.slf4j.LoggerFactory;
  * <p>It sits outside the circuit breaker: an unfit master is neither a failure for the breaker nor
  * a candidate for a probe when the others cannot make a quorum.
  */
-final class FitNodeClient implements NodeClient {
+final class FitNodeClient extends ForwardingNodeClient {
 
   private static final Logger log = LoggerFactory.getLogger(FitNodeClient.class);
 
-  private final NodeClient delegate;
   private final Preflight preflight;
   private final String name;
   private final String datacenter;
@@ -40,7 +39,7 @@ final class FitNodeClient implements NodeClient {
       String datacenter,
       long intervalNanos,
       Ticker ticker) {
-    this.delegate = delegate;
+    super(delegate);
     this.preflight = preflight;
     this.name = name;
     this.datacenter = datacenter;
@@ -147,46 +146,6 @@ final class FitNodeClient implements NodeClient {
     return reason != null
         ? CompletableFuture.failedFuture(reason)
         : delegate.extend(key, token, ttlMillis);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-    return delegate.release(key, token);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
-    return delegate.shorten(key, token, ttlMillis);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
-    return delegate.admit(minDatasetAgeMillis);
-  }
-
-  @Override
-  public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
-    return delegate.query(verb, args);
-  }
-
-  @Override
-  public void awaitFirstConnect(long deadlineNanos) {
-    delegate.awaitFirstConnect(deadlineNanos);
-  }
-
-  @Override
-  public boolean awaitTermination(long deadlineNanos) {
-    return delegate.awaitTermination(deadlineNanos);
-  }
-
-  @Override
-  public void awaitDrained(long deadlineNanos) {
-    delegate.awaitDrained(deadlineNanos);
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
   }
 
   @Override
