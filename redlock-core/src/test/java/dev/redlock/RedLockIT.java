@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.NodeOutcome.Status;
+import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
@@ -46,17 +47,7 @@ class RedLockIT {
 
   /** Polls until the condition holds or five seconds pass. */
   static void eventually(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("not within 5 s: " + what);
-      }
-      try {
-        Thread.sleep(5); // polling interval, not synchronization: the condition is re-checked
-      } catch (InterruptedException e) {
-        throw new AssertionError(e);
-      }
-    }
+    Poll.until(what, condition);
   }
 
   @ParameterizedTest(name = "N = {0}")

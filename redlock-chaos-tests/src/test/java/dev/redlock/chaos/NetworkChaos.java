@@ -7,6 +7,7 @@ import dev.redlock.Lease;
 import dev.redlock.NodeOutcome;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockException;
+import dev.redlock.testkit.Poll;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,13 +85,7 @@ final class NetworkChaos {
    * @throws AssertionError with {@code message} if it does not hold within {@code timeout}
    */
   static void awaitTrue(Duration timeout, BooleanSupplier condition, Supplier<String> message) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        fail("not within " + timeout.toMillis() + " ms: " + message.get());
-      }
-      LockSupport.parkNanos(POLL_NANOS);
-    }
+    Poll.until(timeout, condition, message);
   }
 
   /** Which masters hold {@code key}, read directly. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import dev.redlock.Lease;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockException;
+import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisProcess;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,8 +25,6 @@ import java.util.function.Supplier;
  * report.
  */
 final class ProcessChaos {
-
-  private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
   private ProcessChaos() {}
 
@@ -96,13 +95,7 @@ final class ProcessChaos {
    * @throws AssertionError with {@code message} if it does not hold within {@code timeout}
    */
   static void awaitTrue(Duration timeout, BooleanSupplier condition, Supplier<String> message) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        fail("not within " + timeout.toMillis() + " ms: " + message.get());
-      }
-      LockSupport.parkNanos(POLL_NANOS);
-    }
+    Poll.until(timeout, condition, message);
   }
 
   /** Which of {@code nodes} hold {@code key}, read directly. */

@@ -12,6 +12,7 @@ import dev.redlock.NodeOutcome;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockListener;
+import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import io.micrometer.core.instrument.Counter;
@@ -23,7 +24,6 @@ import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -379,12 +379,6 @@ class RedLockMetricsIT {
 
   /** Polls until the condition holds, or fails after ten seconds. */
   private static void eventually(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("not within 10 s: " + what);
-      }
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // a poll interval
-    }
+    Poll.until(Duration.ofSeconds(10), condition, () -> what);
   }
 }

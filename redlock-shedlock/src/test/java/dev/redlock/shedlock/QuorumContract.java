@@ -5,6 +5,7 @@ import static java.time.Duration.ofSeconds;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.redlock.RedLock;
+import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisCluster;
 import java.time.Duration;
 import java.util.Optional;
@@ -138,17 +139,6 @@ abstract class QuorumContract extends AbstractExtensibleLockProviderIntegrationT
 
   /** Polls until the condition holds or five seconds pass. */
   static void eventually(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("not within 5 s: " + what);
-      }
-      try {
-        Thread.sleep(5); // polling interval, not synchronization: the condition is re-checked
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    Poll.until(what, condition);
   }
 }

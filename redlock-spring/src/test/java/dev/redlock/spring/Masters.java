@@ -1,22 +1,17 @@
 package dev.redlock.spring;
 
-import static org.junit.jupiter.api.Assertions.fail;
-
 import dev.redlock.NodeOutcome;
 import dev.redlock.RedLock;
+import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisCluster;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 /** What the tests read from the masters directly, and how they wait for it. */
 final class Masters {
-
-  private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
   private Masters() {}
 
@@ -54,14 +49,12 @@ final class Masters {
         () -> resource + " held on " + holders(cluster, resource) + ", expected " + expected);
   }
 
-  /** Waits until {@code condition} holds, looking every few milliseconds. */
+  /**
+   * Waits until {@code condition} holds, looking every few milliseconds.
+   *
+   * @throws AssertionError with {@code message} if it does not hold within {@code timeout}
+   */
   static void awaitTrue(Duration timeout, BooleanSupplier condition, Supplier<String> message) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        fail("not within " + timeout.toMillis() + " ms: " + message.get());
-      }
-      LockSupport.parkNanos(POLL_NANOS);
-    }
+    Poll.until(timeout, condition, message);
   }
 }

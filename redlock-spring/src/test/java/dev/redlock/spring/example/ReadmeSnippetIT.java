@@ -3,16 +3,15 @@ package dev.redlock.spring.example;
 import static dev.redlock.NodeOutcome.Status.GRANTED;
 import static dev.redlock.NodeOutcome.Status.TAKEN;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.redlock.RedLock;
+import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -76,12 +75,6 @@ class ReadmeSnippetIT {
   }
 
   private static void awaitTrue(BooleanSupplier condition, String what) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        fail("not within 5 s: " + what);
-      }
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-    }
+    Poll.until(what, condition);
   }
 }
