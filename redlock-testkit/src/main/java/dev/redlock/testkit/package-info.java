@@ -5,7 +5,7 @@
  * stop, restart, pause and resume it; {@link dev.redlock.testkit.RedisCluster} holds N independent
  * masters; {@link dev.redlock.testkit.RedisClusterExtension} gives a JUnit 5 test class one
  * cluster, reset before each test; {@link dev.redlock.testkit.RedisAdmin} is a small synchronous
- * client for assertions.
+ * client for assertions; {@link dev.redlock.testkit.Poll} waits for a condition with a deadline.
  *
  * <p><b>Null policy.</b> No parameter of any public method in this package accepts {@code null}
  * unless its documentation says so; a {@code null} argument throws {@link NullPointerException}
