@@ -12,6 +12,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -151,12 +152,10 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   private long dueUntil;
 
   /** Whether the loop's leader watches this link for bytes held back ({@link #check}). */
-  private final java.util.concurrent.atomic.AtomicBoolean watched =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean watched = new AtomicBoolean();
 
   /** Held by the one thread that may write to the socket now. */
-  private final java.util.concurrent.atomic.AtomicBoolean writer =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean writer = new AtomicBoolean();
 
   // The writer's only: the bytes taken from output and not all written yet (read mode), and a
   // buffer to give output next.
@@ -509,7 +508,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
         dueSince = sentParts - read > 0 ? System.nanoTime() : 0;
         dueUntil = sentParts;
       }
-      pending = !closed && !flushing && output.position() > 0;
+      pending = unsent();
     } finally {
       out.unlock();
     }
@@ -543,10 +542,15 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   private boolean pending() {
     out.lock();
     try {
-      return !closed && !flushing && output.position() > 0;
+      return unsent();
     } finally {
       out.unlock();
     }
+  }
+
+  /** Whether bytes wait in the output buffer with no one to send them; under {@link #out}. */
+  private boolean unsent() {
+    return !closed && !flushing && output.position() > 0;
   }
 
   /**

@@ -2,6 +2,9 @@ package dev.redlock;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.net.InetAddress;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectableChannel;
@@ -18,6 +21,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -99,7 +103,7 @@ final class SelectorLoop {
   static final long WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
   /** Whether this JVM has virtual threads ({@code Thread.isVirtual()}, Java 21 and later). */
-  private static final java.lang.invoke.MethodHandle IS_VIRTUAL = isVirtualHandle();
+  private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 
   /**
    * Something the leader looks at after every select, and at least every millisecond, until it
@@ -136,8 +140,7 @@ final class SelectorLoop {
   private long timerSequence; // loop thread only
 
   /** The thread that may select now, or null. */
-  private final java.util.concurrent.atomic.AtomicReference<Thread> leader =
-      new java.util.concurrent.atomic.AtomicReference<>();
+  private final AtomicReference<Thread> leader = new AtomicReference<>();
 
   /** Callers waiting for a round on this selector while another thread leads it. */
   private final ConcurrentLinkedQueue<Thread> followers = new ConcurrentLinkedQueue<>();
@@ -316,7 +319,6 @@ final class SelectorLoop {
           return interrupted;
         }
         long untilTimer = untilNextTimer();
-        long wait = watchedWait(untilTimer < 0 ? left : Math.min(left, untilTimer));
         round.selecting(this);
         try {
           if (round.decided()) {
@@ -325,18 +327,11 @@ final class SelectorLoop {
           if (Thread.interrupted()) {
             interrupted = true;
           }
-          if (wait == 0) {
-            selector.selectNow(dispatch);
-          } else {
-            selector.select(dispatch, Math.max(1, TimeUnit.NANOSECONDS.toMillis(wait + 999_999)));
-          }
+          select(untilTimer < 0 ? left : Math.min(left, untilTimer));
         } finally {
-          selectingLong = false;
           round.selecting(null);
         }
-        runTasks();
-        runTimers();
-        checkWatches();
+        afterSelect();
         if (round.decided()) {
           return interrupted;
         }
@@ -386,11 +381,10 @@ final class SelectorLoop {
     }
   }
 
-  private static java.lang.invoke.MethodHandle isVirtualHandle() {
+  private static MethodHandle isVirtualHandle() {
     try {
-      return java.lang.invoke.MethodHandles.publicLookup()
-          .findVirtual(
-              Thread.class, "isVirtual", java.lang.invoke.MethodType.methodType(boolean.class));
+      return MethodHandles.publicLookup()
+          .findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
     } catch (ReflectiveOperationException e) {
       return null; // Java 17 to 20: no virtual threads
     }
@@ -491,25 +485,40 @@ final class SelectorLoop {
   private void leadUntilHandedOver() throws IOException {
     urgent = false;
     while (!stopping && !(handover && followerCount.get() <= 1)) {
-      // I/O first, then timers: a thread that was not scheduled for a while must see the
-      // connect or reply that arrived meanwhile before it times out the attempt waiting for it.
-      long waitNanos = watchedWait(untilNextTimer());
-      try {
-        if (waitNanos < 0) {
-          selector.select(dispatch);
-        } else if (waitNanos == 0) {
-          selector.selectNow(dispatch);
-        } else {
-          selector.select(dispatch, TimeUnit.NANOSECONDS.toMillis(waitNanos + 999_999));
-        }
-      } finally {
-        selectingLong = false;
-      }
-      runTasks();
-      runTimers();
-      checkWatches();
+      select(untilNextTimer());
+      afterSelect();
     }
     handover = false;
+  }
+
+  /**
+   * Selects once, as the leader, for at most {@code waitNanos} (-1: until woken; 0: without
+   * waiting), or less while there are watches ({@link #watchedWait}).
+   */
+  private void select(long waitNanos) throws IOException {
+    long wait = watchedWait(waitNanos);
+    try {
+      if (wait < 0) {
+        selector.select(dispatch);
+      } else if (wait == 0) {
+        selector.selectNow(dispatch);
+      } else {
+        selector.select(dispatch, TimeUnit.NANOSECONDS.toMillis(wait + 999_999));
+      }
+    } finally {
+      selectingLong = false;
+    }
+  }
+
+  /**
+   * After a select, as the leader: the tasks handed in, then the timers and watches that are due.
+   * I/O first, then timers: a thread that was not scheduled for a while must see the connect or
+   * reply that arrived meanwhile before it times out the attempt waiting for it.
+   */
+  private void afterSelect() {
+    runTasks();
+    runTimers();
+    checkWatches();
   }
 
   /**

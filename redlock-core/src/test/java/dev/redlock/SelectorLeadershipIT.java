@@ -34,21 +34,17 @@ class SelectorLeadershipIT {
 
   private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
-  private final SelectorLoop loop = new SelectorLoop();
-  private final List<SelectorNodeClient> clients = new ArrayList<>();
+  private final SelectorClients selector = new SelectorClients();
 
   @AfterEach
   void close() {
-    clients.forEach(SelectorNodeClient::close);
-    assertTrue(loop.close(TimeUnit.SECONDS.toNanos(5)), "the selector thread stopped");
+    selector.close();
   }
 
   private List<SelectorNodeClient> connect(RedisCluster cluster) {
+    List<SelectorNodeClient> clients = new ArrayList<>();
     for (String uri : cluster.uris()) {
-      SelectorNodeClient client =
-          new SelectorNodeClient(NodeAddress.parse(uri), TIMEOUT_NANOS, Ticker.system(), loop);
-      clients.add(client);
-      client.awaitFirstConnect(System.nanoTime() + TIMEOUT_NANOS);
+      clients.add(selector.open(uri, TIMEOUT_NANOS, Ticker.system(), 0));
     }
     return clients;
   }
@@ -57,7 +53,7 @@ class SelectorLeadershipIT {
     List<String> names = List.of("a", "b", "c");
     long[] timeouts = {TIMEOUT_NANOS, TIMEOUT_NANOS, TIMEOUT_NANOS};
     QuorumRound round = QuorumRound.start(names, timeouts, 2, mode, Ticker.system(), command);
-    return loop.await(round, round.startNanos() + TIMEOUT_NANOS);
+    return selector.loop.await(round, round.startNanos() + TIMEOUT_NANOS);
   }
 
   @Test

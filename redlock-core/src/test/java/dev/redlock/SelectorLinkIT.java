@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import dev.redlock.testkit.RedisProcess;
@@ -14,6 +15,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -223,11 +225,10 @@ class SelectorLinkIT {
       // loop's leader sends it anyway once that reply is late.
       send(link, NodeCommand.set(bytes("first"), bytes("t"), 60_000));
       send(link, NodeCommand.set(bytes("second"), bytes("t"), 60_000));
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-      while (blockedQueryBuffer(node) <= 0) {
-        assertTrue(System.nanoTime() - deadline < 0, "the second reached the master within 1 s");
-        Thread.sleep(5);
-      }
+      Poll.until(
+          Duration.ofSeconds(1),
+          () -> blockedQueryBuffer(node) > 0,
+          () -> "the second reaching the master");
     } finally {
       node.admin().command("CLIENT", "UNPAUSE");
     }
@@ -246,12 +247,8 @@ class SelectorLinkIT {
   }
 
   /** Waits until a client is blocked by the pause: the link's SET reached the master. */
-  private static void awaitBlocked(RedisProcess node) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (blockedQueryBuffer(node) < 0) {
-      assertTrue(System.nanoTime() - deadline < 0, "a client blocked by the pause within 5 s");
-      Thread.sleep(5);
-    }
+  private static void awaitBlocked(RedisProcess node) {
+    Poll.until("a client blocked by the pause", () -> blockedQueryBuffer(node) >= 0);
   }
 
   /** The query buffer of the client the pause blocks (flags=b), or -1 if none is blocked. */

@@ -29,21 +29,15 @@ class SelectorNodeClientIT {
 
   @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(1);
 
-  private final SelectorLoop loop = new SelectorLoop();
-  private final List<SelectorNodeClient> clients = new ArrayList<>();
+  private final SelectorClients selector = new SelectorClients();
 
   @AfterEach
   void close() {
-    clients.forEach(SelectorNodeClient::close);
-    assertTrue(loop.close(TimeUnit.SECONDS.toNanos(5)), "the selector thread stopped");
+    selector.close();
   }
 
   private SelectorNodeClient client(String uri, Duration timeout, Ticker ticker) {
-    SelectorNodeClient client =
-        new SelectorNodeClient(NodeAddress.parse(uri), timeout.toNanos(), ticker, loop);
-    clients.add(client);
-    client.awaitFirstConnect(System.nanoTime() + timeout.toNanos() + TimeUnit.SECONDS.toNanos(5));
-    return client;
+    return selector.open(uri, timeout.toNanos(), ticker, TimeUnit.SECONDS.toNanos(5));
   }
 
   @Test

@@ -46,35 +46,8 @@ public final class TestCertificates implements AutoCloseable {
     TestCertificates made = new TestCertificates(dir);
     try {
       boolean ok =
-          made.openssl(
-                  "req",
-                  "-x509",
-                  "-newkey",
-                  "ec",
-                  "-pkeyopt",
-                  "ec_paramgen_curve:prime256v1",
-                  "-nodes",
-                  "-keyout",
-                  "ca.key",
-                  "-out",
-                  "ca.pem",
-                  "-days",
-                  "2",
-                  "-subj",
-                  "/CN=redlock-test-ca")
-              && made.openssl(
-                  "req",
-                  "-newkey",
-                  "ec",
-                  "-pkeyopt",
-                  "ec_paramgen_curve:prime256v1",
-                  "-nodes",
-                  "-keyout",
-                  "server.key",
-                  "-out",
-                  "server.csr",
-                  "-subj",
-                  "/CN=127.0.0.1");
+          made.newKey("ca.key", "ca.pem", "/CN=redlock-test-ca", "-x509", "-days", "2")
+              && made.newKey("server.key", "server.csr", "/CN=127.0.0.1");
       if (ok) {
         Files.writeString(dir.resolve("san.ext"), "subjectAltName=IP:127.0.0.1\n");
         ok =
@@ -159,6 +132,31 @@ public final class TestCertificates implements AutoCloseable {
     } catch (IOException e) {
       // a temporary directory: left for the system to clean
     }
+  }
+
+  /**
+   * {@code openssl req} with a new EC P-256 key, unencrypted, in {@code keyFile}: writes a request
+   * for {@code subject} to {@code outFile}, or with {@code -x509} among {@code more} a certificate.
+   */
+  private boolean newKey(String keyFile, String outFile, String subject, String... more)
+      throws IOException {
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "req",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:prime256v1",
+                "-nodes",
+                "-keyout",
+                keyFile,
+                "-out",
+                outFile,
+                "-subj",
+                subject));
+    args.addAll(List.of(more));
+    return openssl(args.toArray(String[]::new));
   }
 
   private boolean openssl(String... args) throws IOException {
