@@ -93,7 +93,9 @@ class CircuitBreakerTest {
 
   @Test
   void openBreakerProbesAfterItsWaitAndClosesWhenTheMasterAnswers() throws Exception {
-    build(true);
+    // An open wait far longer than the rounds that open the breaker take, even on a loaded machine
+    // (rounds of up to 20 ms were seen there), so no probe happens before the first assertion.
+    build(true, Duration.ofMillis(500));
     nodes.get(0).onSet = Answer.FAIL;
     nodes.get(0).onRelease = Answer.FAIL;
     for (int i = 0; i < 20; i++) {
