@@ -115,9 +115,12 @@ final class Arguments {
     return key;
   }
 
-  /** The key of a resource's fence counter. */
-  static byte[] fenceKey(byte[] key) {
-    byte[] prefix = LuaScript.FENCE_PREFIX;
+  /**
+   * The key of a resource's own fence counter, as versions before one counter per master wrote it:
+   * still read by the acquire, never written.
+   */
+  static byte[] legacyFenceKey(byte[] key) {
+    byte[] prefix = LuaScript.LEGACY_FENCE_PREFIX;
     byte[] fenceKey = new byte[prefix.length + key.length];
     System.arraycopy(prefix, 0, fenceKey, 0, prefix.length);
     System.arraycopy(key, 0, fenceKey, prefix.length, key.length);

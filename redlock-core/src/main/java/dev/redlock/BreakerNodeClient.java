@@ -109,13 +109,13 @@ final class BreakerNodeClient extends ForwardingNodeClient {
 
   @Override
   public CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
-    return recorded(delegate.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis), false);
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+    return recorded(delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis), false);
   }
 
   @Override
-  public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
-    return recorded(delegate.fence(key, fenceKey, token, fence), false);
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
+    return recorded(delegate.fence(key, token, fence), false);
   }
 
   @Override
@@ -217,14 +217,13 @@ final class BreakerNodeClient extends ForwardingNodeClient {
   private final class Probe implements NodeClient {
     @Override
     public CompletableFuture<NodeReply> acquire(
-        byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
-      return recorded(delegate.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis), true);
+        byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+      return recorded(delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis), true);
     }
 
     @Override
-    public CompletableFuture<NodeReply> fence(
-        byte[] key, byte[] fenceKey, byte[] token, long fence) {
-      return recorded(delegate.fence(key, fenceKey, token, fence), true);
+    public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
+      return recorded(delegate.fence(key, token, fence), true);
     }
 
     @Override
@@ -243,8 +242,8 @@ final class BreakerNodeClient extends ForwardingNodeClient {
     }
 
     @Override
-    public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
-      return delegate.admit(minDatasetAgeMillis);
+    public CompletableFuture<NodeReply> admit(long guardMillis) {
+      return delegate.admit(guardMillis);
     }
 
     @Override

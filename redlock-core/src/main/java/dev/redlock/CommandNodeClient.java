@@ -11,9 +11,9 @@ abstract class CommandNodeClient implements NodeClient {
 
   /**
    * Has the master's dataset-birth marker stored, dated by the master's clock, where an acquire
-   * found none; the admit script with age 0 stores it only if it is still missing.
+   * found none; the admit script stores it only if it is still missing.
    */
-  private final Runnable storeBirth = () -> submit(NodeCommand.admit(0));
+  private final Runnable storeBirth = () -> submit(NodeCommand.markBirth());
 
   /** This master's pipeline. */
   abstract CommandPipeline<?> pipeline();
@@ -41,16 +41,15 @@ abstract class CommandNodeClient implements NodeClient {
 
   @Override
   public final CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
-    NodeCommand command = NodeCommand.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis);
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+    NodeCommand command = NodeCommand.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
     command.onNewDataset = storeBirth;
     return reply(command);
   }
 
   @Override
-  public final CompletableFuture<NodeReply> fence(
-      byte[] key, byte[] fenceKey, byte[] token, long fence) {
-    return reply(NodeCommand.fence(key, fenceKey, token, fence));
+  public final CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
+    return reply(NodeCommand.fence(key, token, fence));
   }
 
   @Override
@@ -76,8 +75,8 @@ abstract class CommandNodeClient implements NodeClient {
   }
 
   @Override
-  public final CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
-    return reply(NodeCommand.admit(minDatasetAgeMillis));
+  public final CompletableFuture<NodeReply> admit(long guardMillis) {
+    return reply(NodeCommand.admit(guardMillis));
   }
 
   private CompletableFuture<NodeReply> reply(NodeCommand command) {

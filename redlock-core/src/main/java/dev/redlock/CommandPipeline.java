@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The commands of one master's connection, in order: those waiting for the connection to open and
@@ -42,6 +44,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * last command, so nothing of that lease can be behind it.
  */
 final class CommandPipeline<L extends CommandPipeline.Link> {
+
+  private static final Logger log = LoggerFactory.getLogger(CommandPipeline.class);
 
   /** The least cap on bytes awaiting replies, whatever the send buffer. */
   static final long QUEUE_LIMIT_BYTES = 64 * 1024;
@@ -84,6 +88,9 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
 
     /** Whether the master accepted every {@code SCRIPT LOAD}; if not, scripts go by EVAL. */
     boolean scriptsLoaded();
+
+    /** What the handshake learned of the server's run ({@code INFO server}, persistence). */
+    Incarnation.Facts facts();
 
     /** The socket's send buffer, in bytes. */
     int sendBufferBytes();
@@ -128,6 +135,8 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   private boolean sendScriptsWhole; // guarded by lock: this link's master refused SCRIPT LOAD
   private int reloading; // guarded by lock: SCRIPT LOADs in flight
   private boolean draining; // guarded by lock: awaitDrained is waiting; replies signal
+  private Incarnation incarnation; // guarded by lock: the server run of the current (or last) link
+  private long lastHeardNanos; // guarded by lock: when that run last answered
 
   /**
    * A pipeline that starts {@link State#CONNECTING}: the transport opens the first link at once.
@@ -220,6 +229,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
    */
   private boolean write(NodeCommand command) {
     command.writtenAt = ticker.read();
+    command.incarnation = incarnation;
     if (sendScriptsWhole && command.callsScript()) {
       command.sendWhole = true;
     }
@@ -258,6 +268,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   void connected(L opened, String error, long retryAtNanos) {
     List<NodeCommand> dropped = List.of();
     L broken = null;
+    String replaced = null;
     lock.lock();
     try {
       attempted = true;
@@ -271,6 +282,13 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       } else {
         link = opened;
         state = State.CONNECTED;
+        long now = ticker.read();
+        Incarnation previous = incarnation;
+        incarnation = Incarnation.after(previous, lastHeardNanos, opened.facts(), now);
+        lastHeardNanos = now;
+        if (incarnation.replaced()) {
+          replaced = previous.runId() + " -> " + incarnation.runId();
+        }
         sendScriptsWhole = !opened.scriptsLoaded();
         reloading = 0;
         limitBytes = Math.max(QUEUE_LIMIT_BYTES, opened.sendBufferBytes() / 2);
@@ -284,6 +302,14 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       }
     } finally {
       lock.unlock();
+    }
+    if (replaced != null) {
+      log.warn(
+          "a different server answers at {} now (run {}), up since before the last one was"
+              + " heard: it may lack locks the last one granted, and does not vote until the"
+              + " restart guard's time has passed or it is admitted",
+          opened,
+          replaced);
     }
     if (broken == null && opened != null) {
       opened.kick(); // the commands that waited for it
@@ -309,6 +335,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       if (link != from) {
         return false; // its commands have been failed already
       }
+      lastHeardNanos = ticker.read();
       command = inFlight.peek();
       if (command != null && command.collect(reply)) {
         return true; // one of its parts; the last completes it

@@ -125,19 +125,19 @@ final class FitNodeClient extends ForwardingNodeClient {
 
   @Override
   public CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
     NodeUnavailableException reason = unfit();
     return reason != null
         ? CompletableFuture.failedFuture(reason)
-        : delegate.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis);
+        : delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
   }
 
   @Override
-  public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
     NodeUnavailableException reason = unfit();
     return reason != null
         ? CompletableFuture.failedFuture(reason)
-        : delegate.fence(key, fenceKey, token, fence);
+        : delegate.fence(key, token, fence);
   }
 
   @Override

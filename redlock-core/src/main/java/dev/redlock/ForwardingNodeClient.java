@@ -18,13 +18,13 @@ abstract class ForwardingNodeClient implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
-    return delegate.acquire(key, fenceKey, token, ttlMillis, minDatasetAgeMillis);
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+    return delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
   }
 
   @Override
-  public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
-    return delegate.fence(key, fenceKey, token, fence);
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
+    return delegate.fence(key, token, fence);
   }
 
   @Override
@@ -48,8 +48,8 @@ abstract class ForwardingNodeClient implements NodeClient {
   }
 
   @Override
-  public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
-    return delegate.admit(minDatasetAgeMillis);
+  public CompletableFuture<NodeReply> admit(long guardMillis) {
+    return delegate.admit(guardMillis);
   }
 
   @Override

@@ -40,16 +40,24 @@ final class JedisLink implements CommandPipeline.Link {
   private final PipelinedConnection connection;
   private final int sendBufferBytes;
   private final boolean scriptsLoaded;
+  private final Incarnation.Facts facts;
 
-  private JedisLink(PipelinedConnection connection, int sendBufferBytes, boolean scriptsLoaded) {
+  private JedisLink(
+      PipelinedConnection connection,
+      int sendBufferBytes,
+      boolean scriptsLoaded,
+      Incarnation.Facts facts) {
     this.connection = connection;
     this.sendBufferBytes = sendBufferBytes;
     this.scriptsLoaded = scriptsLoaded;
+    this.facts = facts;
   }
 
   /**
-   * Connects (TCP, TLS, AUTH, SELECT) and loads every script, all bounded by the node timeout, then
-   * leaves reads unbounded: replies are awaited by callers, each with a deadline of its own.
+   * Connects (TCP, TLS, AUTH, SELECT), reads the server's run and persistence ({@code INFO server},
+   * {@code CONFIG GET append*}: {@link Incarnation}) and loads every script, all bounded by the
+   * node timeout, then leaves reads unbounded: replies are awaited by callers, each with a deadline
+   * of its own.
    *
    * @throws RuntimeException if the master cannot be reached or refuses the handshake
    */
@@ -60,14 +68,16 @@ final class JedisLink implements CommandPipeline.Link {
             new DefaultJedisSocketFactory(new HostAndPort(address.host(), address.port()), config));
     PipelinedConnection connection = new PipelinedConnection(socket, config);
     boolean loaded;
+    Incarnation.Facts facts;
     try {
+      facts = connection.readFacts();
       loaded = connection.loadScripts();
       connection.setTimeoutInfinite();
     } catch (RuntimeException e) {
       connection.closeNow();
       throw e;
     }
-    return new JedisLink(connection, socket.sendBufferBytes, loaded);
+    return new JedisLink(connection, socket.sendBufferBytes, loaded, facts);
   }
 
   // ssl/sslSocketFactory/sslParameters: deprecated in Jedis 7.4 for SslOptions, which takes trust
@@ -106,6 +116,11 @@ final class JedisLink implements CommandPipeline.Link {
   @Override
   public int sendBufferBytes() {
     return sendBufferBytes;
+  }
+
+  @Override
+  public Incarnation.Facts facts() {
+    return facts;
   }
 
   /**
@@ -204,6 +219,27 @@ final class JedisLink implements CommandPipeline.Link {
     @Override
     public void flush() {
       super.flush();
+    }
+
+    /**
+     * Reads {@code INFO server} and {@code CONFIG GET append*} in one pipelined round; a refusal of
+     * either (an ACL) is recorded in the facts, not thrown.
+     */
+    Incarnation.Facts readFacts() {
+      sendCommand(new CommandArguments(Protocol.Command.INFO).add("server"));
+      sendCommand(new CommandArguments(Protocol.Command.CONFIG).add("GET").add("append*"));
+      flush();
+      Object info = replyOrError();
+      Object config = replyOrError();
+      return Incarnation.Facts.of(info, config);
+    }
+
+    private Object replyOrError() {
+      try {
+        return getUnflushedObject();
+      } catch (JedisDataException e) {
+        return new NodeCommand.ServerError(e.getMessage() == null ? "error" : e.getMessage());
+      }
     }
 
     /**

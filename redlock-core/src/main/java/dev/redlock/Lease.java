@@ -36,27 +36,18 @@ public final class Lease implements AutoCloseable {
   private final byte[] key;
   private final byte[] token;
   private final long fence; // the token to store when first asked for, or NO_FENCE
-  private final byte[] fenceKey;
   private final ReentrantLock fenceLock = new ReentrantLock();
   private volatile boolean fenceStored; // set once, under fenceLock
   private final AtomicLong deadlineNanos;
   private final AtomicReference<State> state = new AtomicReference<>(State.ACTIVE);
   private final CompletableFuture<Lease> lost = new CompletableFuture<>();
 
-  Lease(
-      Leases owner,
-      String resource,
-      byte[] key,
-      byte[] token,
-      long deadlineNanos,
-      long fence,
-      byte[] fenceKey) {
+  Lease(Leases owner, String resource, byte[] key, byte[] token, long deadlineNanos, long fence) {
     this.owner = owner;
     this.resource = resource;
     this.key = key;
     this.token = token;
     this.fence = fence;
-    this.fenceKey = fenceKey;
     this.deadlineNanos = new AtomicLong(deadlineNanos);
   }
 
@@ -254,10 +245,6 @@ public final class Lease implements AutoCloseable {
 
   byte[] token() {
     return token;
-  }
-
-  byte[] fenceKey() {
-    return fenceKey;
   }
 
   /** The token to store; NO_FENCE without fencing. */

@@ -68,12 +68,11 @@ final class Leases {
 
   /**
    * A new lease, valid until {@code deadlineNanos} on the ticker, whose fencing token {@code fence}
-   * (or NO_FENCE) is stored in {@code fenceKey} when first asked for.
+   * (or NO_FENCE) is stored in the masters' fence counters when first asked for.
    */
-  Lease grant(
-      String resource, byte[] key, byte[] token, long deadlineNanos, long fence, byte[] fenceKey) {
+  Lease grant(String resource, byte[] key, byte[] token, long deadlineNanos, long fence) {
     held.incrementAndGet();
-    return new Lease(this, resource, key, token, deadlineNanos, fence, fenceKey);
+    return new Lease(this, resource, key, token, deadlineNanos, fence);
   }
 
   /**
@@ -106,9 +105,8 @@ final class Leases {
     }
     byte[] key = lease.key();
     byte[] token = lease.token();
-    byte[] fenceKey = lease.fenceKey();
     long fence = lease.fence();
-    Tally tally = masters.vote((node, i) -> node.fence(key, fenceKey, token, fence));
+    Tally tally = masters.vote((node, i) -> node.fence(key, token, fence));
     boolean stillValid = lease.validAt(tally.decidedAtNanos());
     if (tally.reachedQuorum() && stillValid) {
       return;

@@ -31,11 +31,26 @@ final class LuaScript {
    */
   static final byte[] DATASET_MARKER = "redlock:dataset-born".getBytes(StandardCharsets.US_ASCII);
 
+  /**
+   * The key that names the server run ({@code run_id}) an operator admitted on each master, read by
+   * the acquire, written by the admit script.
+   */
+  static final byte[] ADMITTED = "redlock:admitted".getBytes(StandardCharsets.US_ASCII);
+
+  /**
+   * The key of each master's one fence counter, shared by every resource: read by the acquire,
+   * raised by the fence script. See {@link Leases#storeFence} for why one counter is enough.
+   */
+  static final byte[] FENCE_COUNTER = "redlock:fence".getBytes(StandardCharsets.US_ASCII);
+
   /** What the library's own keys start with; resources may not. */
   static final String RESERVED_PREFIX = "redlock:";
 
-  /** What a resource's fence counter key starts with. */
-  static final byte[] FENCE_PREFIX = "redlock:fence:".getBytes(StandardCharsets.US_ASCII);
+  /**
+   * What a resource's own fence counter key started with before one counter per master replaced
+   * them: such counters are still read, never written.
+   */
+  static final byte[] LEGACY_FENCE_PREFIX = "redlock:fence:".getBytes(StandardCharsets.US_ASCII);
 
   private final byte[] body;
   private final byte[] sha1;

@@ -15,18 +15,22 @@ import java.util.concurrent.CompletableFuture;
 interface NodeClient extends AutoCloseable {
 
   /**
-   * The acquire ({@code TIME}, {@code SET key token NX PX ttl}, {@code MGET fenceKey marker},
-   * written together): GRANTED if the key was set, TAKEN if it exists, RESTARTED if the master's
-   * dataset is younger than {@code minDatasetAgeMillis} or has no birth marker (then one is
-   * stored), whatever the {@code SET} did; with the stored fence counter and the master's time.
-   * With no {@code fenceKey} (null) and no minimum age (0), a plain {@code SET key token NX PX ttl}
-   * that reports neither.
+   * The acquire ({@code TIME}, {@code SET key token NX PX ttl}, {@code MGET counter legacyCounter
+   * marker admitted}, written together): GRANTED if the key was set, TAKEN if it exists, RESTARTED
+   * if the master's dataset or server run is younger than {@code guardMillis} (or it has no birth
+   * marker: then one is stored), whatever the {@code SET} did; with the master's fence counter (the
+   * higher of its one counter and the resource's counter of earlier versions, {@code
+   * legacyFenceKey}) and its time. With no {@code legacyFenceKey} (null) and no guard (0), a plain
+   * {@code SET key token NX PX ttl} that reports neither.
    */
   CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis);
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis);
 
-  /** The fence script: GRANTED if stored while the key holds our token, TAKEN, or GONE. */
-  CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence);
+  /**
+   * The fence script: GRANTED if stored in the master's fence counter while the key holds our
+   * token, TAKEN, or GONE.
+   */
+  CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence);
 
   /** The release script: GRANTED if deleted, TAKEN if another token holds it, GONE if absent. */
   CompletableFuture<NodeReply> release(byte[] key, byte[] token);
@@ -47,8 +51,12 @@ interface NodeClient extends AutoCloseable {
    */
   CompletableFuture<Object> query(NodeCommand.Verb verb, String... args);
 
-  /** The admit script: GRANTED if the dataset was admitted now, TAKEN if it already was. */
-  CompletableFuture<NodeReply> admit(long minDatasetAgeMillis);
+  /**
+   * The admit script: makes the master's dataset look {@code guardMillis} old and admits its
+   * current server run, so that it votes at once: GRANTED if that changed anything, TAKEN if it was
+   * already admitted; fails if the connection could not read the server's run.
+   */
+  CompletableFuture<NodeReply> admit(long guardMillis);
 
   /**
    * Asks to send this master an acquire, fence or extend: false while its circuit breaker skips it.

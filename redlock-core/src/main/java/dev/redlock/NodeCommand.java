@@ -11,11 +11,11 @@ import java.util.concurrent.CompletableFuture;
  * <p>Scripts are called by EVALSHA with the script's SHA-1 (every connection loads the scripts when
  * it opens); the plain acquire is {@code SET key token NX PX ttl}. The fenced or guarded acquire is
  * no script but three plain commands written together, {@code TIME}, {@code SET key token NX PX
- * ttl}, {@code MGET fenceKey marker}, whose three replies make one answer (see {@link #acquire}).
- * The transport writes each of the {@link #parts()} ({@link #verb(int)}, {@link #arguments(int)})
- * and hands each reply it reads back, in order, to {@link #collect}, then the last to {@link
- * #complete}: a {@link Long}, a {@code byte[]}, a {@link List}, {@code null}, or a {@link
- * ServerError}.
+ * ttl}, {@code MGET counter legacyCounter marker admitted}, whose three replies make one answer
+ * (see {@link #acquire}). The transport writes each of the {@link #parts()} ({@link #verb(int)},
+ * {@link #arguments(int)}) and hands each reply it reads back, in order, to {@link #collect}, then
+ * the last to {@link #complete}: a {@link Long}, a {@code byte[]}, a {@link List}, {@code null}, or
+ * a {@link ServerError}.
  */
 final class NodeCommand {
 
@@ -25,7 +25,7 @@ final class NodeCommand {
     SET,
     /**
      * The fenced or guarded acquire: {@code TIME}, {@code SET key token NX PX ttl} and {@code MGET
-     * fenceKey marker}, three replies.
+     * counter legacyCounter marker admitted}, three replies.
      */
     ACQUIRE,
     /** Any other script: answers 1, 0 or -1. */
@@ -71,14 +71,27 @@ final class NodeCommand {
 
   private final Verb queryVerb; // for a QUERY
 
-  /** For an ACQUIRE: the least dataset age (ms) for a vote to count; 0: no restart guard. */
-  private final long minDatasetAgeMillis;
+  /**
+   * For an ACQUIRE: how old (ms) the master's dataset and server run must be for its vote to count;
+   * 0: no restart guard. For an ADMIT: how old the dataset is made to look.
+   */
+  private final long guardMillis;
+
+  /** For an ADMIT: whether it admits the server run too (else it only stores a missing marker). */
+  private final boolean admitsRun;
 
   /**
    * For an ACQUIRE: run (on the reading thread, never under a lock) when the master has no
    * dataset-birth marker, to have one stored; set by the client before the command is submitted.
    */
   Runnable onNewDataset;
+
+  /**
+   * The server run of the link the command was written on, as its handshake saw it; set by the
+   * pipeline before the command is written, guarded by its lock. The acquire's restart guard and
+   * the admit read it.
+   */
+  Incarnation incarnation;
 
   private Object[]
       earlier; // for an ACQUIRE: the replies to its first parts, guarded by the pipeline's lock
@@ -95,19 +108,21 @@ final class NodeCommand {
   boolean sendWhole; // guarded by the pipeline's lock: EVAL rather than EVALSHA
 
   private NodeCommand(Kind kind, LuaScript script, byte[][] keys, byte[]... args) {
-    this(kind, null, script, 0, keys, args);
+    this(kind, null, script, 0, false, keys, args);
   }
 
   private NodeCommand(
       Kind kind,
       Verb queryVerb,
       LuaScript script,
-      long minDatasetAgeMillis,
+      long guardMillis,
+      boolean admitsRun,
       byte[][] keys,
       byte[]... args) {
     this.kind = kind;
     this.queryVerb = queryVerb;
-    this.minDatasetAgeMillis = minDatasetAgeMillis;
+    this.guardMillis = guardMillis;
+    this.admitsRun = admitsRun;
     this.value = kind == Kind.QUERY ? new CompletableFuture<>() : null;
     this.resendable = script == LuaScript.RELEASE || script == LuaScript.SHORTEN;
     this.script = script;
@@ -129,10 +144,12 @@ final class NodeCommand {
   }
 
   /**
-   * The fenced or guarded acquire, which also reads the master's clock, the fence counter and the
-   * dataset's age: {@code TIME}, then {@code SET key token NX PX ttl}, then {@code MGET fenceKey
-   * marker}, written together and run in that order on the master. With neither fencing ({@code
-   * fenceKey} null) nor the restart guard ({@code minDatasetAgeMillis} 0), the plain {@link #set}.
+   * The fenced or guarded acquire, which also reads the master's clock, its fence counter (and the
+   * resource's own counter of earlier versions, {@code legacyFenceKey}), the dataset's age and the
+   * admitted server run: {@code TIME}, then {@code SET key token NX PX ttl}, then {@code MGET
+   * counter legacyCounter marker admitted}, written together and run in that order on the master.
+   * With neither fencing ({@code legacyFenceKey} null) nor the restart guard ({@code guardMillis}
+   * 0), the plain {@link #set}.
    *
    * <p>Why three plain commands are as good as the script they replace (which cost a master about
    * three times as much). Nothing here needs them to run atomically, only in order:
@@ -151,26 +168,31 @@ final class NodeCommand {
    *
    * A master without a marker (new, restarted without its data, or flushed) answers RESTARTED when
    * the guard is on, and {@link #onNewDataset} has the marker stored (by the admit script, with the
-   * master's own clock).
+   * master's own clock). So does a master whose server run is too young ({@link
+   * Incarnation#refusal}): the marker survives a restart that reloads a snapshot, the run does not.
    */
   static NodeCommand acquire(
-      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
-    if (fenceKey == null && minDatasetAgeMillis == 0) {
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+    if (legacyFenceKey == null && guardMillis == 0) {
       return set(key, token, ttlMillis);
     }
     return new NodeCommand(
         Kind.ACQUIRE,
         null,
         null,
-        minDatasetAgeMillis,
-        new byte[][] {key, fenceKey, LuaScript.DATASET_MARKER},
+        guardMillis,
+        false,
+        new byte[][] {
+          key, LuaScript.FENCE_COUNTER, legacyFenceKey, LuaScript.DATASET_MARKER, LuaScript.ADMITTED
+        },
         token,
         number(ttlMillis));
   }
 
-  /** The fence script: stores a fencing token while the key holds our token. */
-  static NodeCommand fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
-    return script(LuaScript.FENCE, new byte[][] {key, fenceKey}, token, number(fence));
+  /** The fence script: stores a fencing token in the master's counter while the key holds ours. */
+  static NodeCommand fence(byte[] key, byte[] token, long fence) {
+    return script(
+        LuaScript.FENCE, new byte[][] {key, LuaScript.FENCE_COUNTER}, token, number(fence));
   }
 
   /** The release script: compare-and-delete. */
@@ -194,13 +216,34 @@ final class NodeCommand {
     for (int i = 0; i < args.length; i++) {
       words[i] = args[i].getBytes(StandardCharsets.UTF_8);
     }
-    return new NodeCommand(Kind.QUERY, verb, null, 0, new byte[0][], words);
+    return new NodeCommand(Kind.QUERY, verb, null, 0, false, new byte[0][], words);
   }
 
-  /** The admit script: marks the master's dataset as old enough to vote. */
-  static NodeCommand admit(long minDatasetAgeMillis) {
+  /**
+   * The admit script: marks the master's dataset as {@code guardMillis} old and admits the server
+   * run of the link it is written on (its {@code run_id}, filled in when written), so that the
+   * master votes at once. Completes exceptionally, after the script ran, if the link could not read
+   * the run (the guard then still refuses the master).
+   */
+  static NodeCommand admit(long guardMillis) {
+    return new NodeCommand(
+        Kind.SCRIPT,
+        null,
+        LuaScript.ADMIT,
+        guardMillis,
+        true,
+        new byte[][] {LuaScript.DATASET_MARKER, LuaScript.ADMITTED},
+        number(guardMillis),
+        NO_RUN);
+  }
+
+  /** The admit script storing a missing dataset-birth marker, dated now, and nothing else. */
+  static NodeCommand markBirth() {
     return script(
-        LuaScript.ADMIT, new byte[][] {LuaScript.DATASET_MARKER}, number(minDatasetAgeMillis));
+        LuaScript.ADMIT,
+        new byte[][] {LuaScript.DATASET_MARKER, LuaScript.ADMITTED},
+        number(0),
+        NO_RUN);
   }
 
   private static NodeCommand script(LuaScript script, byte[][] keys, byte[]... args) {
@@ -233,7 +276,7 @@ final class NodeCommand {
       return switch (part) {
         case 0 -> NO_WORDS;
         case 1 -> new byte[][] {keys[0], args[0], NX, PX, args[1]};
-        default -> new byte[][] {keys[1], keys[2]};
+        default -> new byte[][] {keys[1], keys[2], keys[3], keys[4]};
       };
     }
     return arguments();
@@ -284,6 +327,9 @@ final class NodeCommand {
     words[1] = number(keys.length);
     System.arraycopy(keys, 0, words, 2, keys.length);
     System.arraycopy(args, 0, words, 2 + keys.length, args.length);
+    if (admitsRun && incarnation != null && incarnation.runId() != null) {
+      words[words.length - 1] = ascii(incarnation.runId());
+    }
     return words;
   }
 
@@ -304,6 +350,12 @@ final class NodeCommand {
     }
     if (answer instanceof ServerError error) {
       reply.completeExceptionally(new NodeUnavailableException(error.firstLine()));
+      return;
+    }
+    if (admitsRun && (incarnation == null || incarnation.runId() == null)) {
+      String why = incarnation == null ? "not connected" : incarnation.unknown();
+      reply.completeExceptionally(
+          new NodeUnavailableException("cannot admit: the server run is unknown (" + why + ")"));
       return;
     }
     NodeReply decoded = decode(answer);
@@ -340,7 +392,11 @@ final class NodeCommand {
     }
   }
 
-  /** Decodes the three replies of an ACQUIRE: {@code TIME}, {@code SET}, {@code MGET}. */
+  /**
+   * Decodes the three replies of an ACQUIRE: {@code TIME}, {@code SET}, {@code MGET counter
+   * legacyCounter marker admitted}; with the restart guard, a master whose dataset or server run is
+   * too young answers RESTARTED, with why in the reply's detail.
+   */
   private void completeAcquire(Object time, Object set, Object values) {
     ServerError error =
         time instanceof ServerError e1
@@ -353,15 +409,21 @@ final class NodeCommand {
     long micros;
     long fence;
     Long born;
+    String admitted;
     try {
       if (!(time instanceof List<?> clock && clock.size() == 2)
-          || !(values instanceof List<?> read && read.size() == 2)
+          || !(values instanceof List<?> read && read.size() == 4)
           || !(set == null || set instanceof byte[])) {
         throw new NumberFormatException("unexpected reply to ACQUIRE");
       }
       micros = parse(clock.get(0)) * 1_000_000 + parse(clock.get(1));
-      fence = read.get(0) == null ? 0 : parse(read.get(0));
-      born = read.get(1) == null ? null : parse(read.get(1));
+      fence =
+          Math.max(
+              read.get(0) == null ? 0 : parse(read.get(0)),
+              read.get(1) == null ? 0 : parse(read.get(1)));
+      born = read.get(2) == null ? null : parse(read.get(2));
+      admitted =
+          read.get(3) instanceof byte[] run ? new String(run, StandardCharsets.US_ASCII) : null;
     } catch (NumberFormatException e) {
       reply.completeExceptionally(new NodeUnavailableException("unexpected reply to ACQUIRE"));
       return;
@@ -369,13 +431,39 @@ final class NodeCommand {
     if (born == null && onNewDataset != null) {
       onNewDataset.run();
     }
-    Status status;
-    if (minDatasetAgeMillis > 0 && (born == null || micros / 1000 - born < minDatasetAgeMillis)) {
-      status = Status.RESTARTED;
+    String young = guardMillis > 0 ? tooYoung(born, micros / 1000, admitted) : null;
+    if (young != null) {
+      reply.complete(new NodeReply(Status.RESTARTED, fence, micros, young));
     } else {
-      status = set == null ? Status.TAKEN : Status.GRANTED;
+      reply.complete(new NodeReply(set == null ? Status.TAKEN : Status.GRANTED, fence, micros));
     }
-    reply.complete(new NodeReply(status, fence, micros));
+  }
+
+  /**
+   * Why the restart guard does not count this master's vote, or null if it does: its dataset must
+   * have a birth marker at least {@link #guardMillis} old by the master's clock (a {@code
+   * FLUSHALL}, or a failover to an empty replica, removes it), and its server run must be that old
+   * too by this client's clock, unless it loses nothing on a restart or was admitted ({@link
+   * Incarnation#refusal}). The run's age is taken when the command was written, before the master
+   * ran it: never more than its age then.
+   */
+  private String tooYoung(Long born, long masterMillis, String admitted) {
+    if (born == null) {
+      return "no dataset-birth marker: a new, flushed or emptied dataset (stored now)";
+    }
+    long age = masterMillis - born;
+    if (age < guardMillis) {
+      return "dataset "
+          + Math.max(0, age) / 1000
+          + " s old: votes in "
+          + (guardMillis - age + 999) / 1000
+          + " s, or once admitted";
+    }
+    if (incarnation == null) {
+      return "the server run is unknown";
+    }
+    return incarnation.refusal(
+        writtenAt, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(guardMillis), admitted);
   }
 
   private static long parse(Object word) {
@@ -394,6 +482,9 @@ final class NodeCommand {
   }
 
   private static final byte[][] NO_WORDS = new byte[0][];
+
+  /** The admit script's run argument when it admits no run; filled in when written otherwise. */
+  private static final byte[] NO_RUN = new byte[0];
 
   private static byte[] number(long value) {
     return ascii(Long.toString(value));

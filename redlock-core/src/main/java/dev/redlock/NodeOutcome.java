@@ -11,8 +11,8 @@ import java.time.Duration;
  * @param status what the master answered, or why it did not
  * @param elapsed time from the start of the round to this master's answer, or to the moment the
  *     round was decided for a master that had not answered
- * @param detail the error for {@link Status#FAILED}, otherwise empty; never contains a token or a
- *     password
+ * @param detail the error for {@link Status#FAILED}, why for {@link Status#RESTARTED}, otherwise
+ *     empty; never contains a token or a password
  */
 public record NodeOutcome(String node, Status status, Duration elapsed, String detail) {
 
@@ -25,9 +25,9 @@ public record NodeOutcome(String node, Status status, Duration elapsed, String d
     /** The key does not exist (it expired or was never set); extend never re-creates it. */
     GONE,
     /**
-     * The master's dataset is younger than the maximum lease time (it restarted without its data,
-     * or was flushed, recently), so its vote does not count; see {@link
-     * RedLock.Builder#restartGuard(boolean)}.
+     * The master restarted, or its dataset was flushed, less than the maximum lease time ago (or
+     * the guard cannot tell when it restarted), so its vote does not count; the outcome's detail
+     * says why and when it will vote. See {@link RedLock.Builder#restartGuard(boolean)}.
      */
     RESTARTED,
     /** The master answered an error, refused the connection, or could not be reached. */

@@ -27,9 +27,12 @@ import java.util.concurrent.TimeUnit;
  *       independent ones);
  *   <li><b>eviction</b>: an evicting {@code maxmemory-policy} with a {@code maxmemory} limit FAILs
  *       (it can evict lock keys and fence counters);
- *   <li><b>persistence</b>: {@code appendfsync always} keeps every lock through a restart; without
- *       it the restart guard is what keeps a restarted master from voting (WARN without the guard);
- *   <li><b>uptime</b> below the longest lease WARNs: the master restarted recently;
+ *   <li><b>persistence</b>: {@code appendonly yes} with {@code appendfsync always} keeps every lock
+ *       through a restart (PASS); anything else (snapshots, {@code everysec}, none) loses locks in
+ *       a restart, which the restart guard covers, with what it cannot cover named (WARN either
+ *       way);
+ *   <li><b>uptime</b> below the restart guard's time WARNs: the master restarted recently, and with
+ *       the guard on does not vote yet;
  *   <li><b>clock</b>: the master's {@code TIME} against this client's, bounded by the round trip;
  *       more than a second off WARNs (fencing tokens and the restart guard read masters' clocks).
  * </ul>
@@ -45,11 +48,15 @@ final class Preflight {
   private static final Set<String> NOT_EVICTING = Set.of("noeviction");
 
   private final boolean restartGuard;
-  private final long maxLeaseMillis;
+  private final long guardMillis;
 
-  Preflight(boolean restartGuard, long maxLeaseMillis) {
+  /**
+   * A preflight for a RedLock whose restart guard is on or off, and keeps restarted masters out for
+   * {@code guardMillis} (the longest lease, stretched for drift).
+   */
+  Preflight(boolean restartGuard, long guardMillis) {
     this.restartGuard = restartGuard;
-    this.maxLeaseMillis = maxLeaseMillis;
+    this.guardMillis = guardMillis;
   }
 
   /** Sends the preflight's commands to one master; nothing blocks. */
@@ -247,22 +254,28 @@ final class Preflight {
             Verdict.PASS,
             "appendonly yes, appendfsync always: locks survive restarts");
       }
-      String found = aof ? "appendonly yes, appendfsync " + fsync : "appendonly no";
+      String found =
+          aof
+              ? "appendonly yes, appendfsync " + fsync + ": a restart loses the last writes"
+              : "appendonly no: a restart comes back empty or reloads an older snapshot, without"
+                  + " the locks written since";
       return restartGuard
           ? new Check(
               "persistence",
-              Verdict.PASS,
+              Verdict.WARN,
               found
-                  + ": a restart can lose locks; the restart guard keeps a restarted master from"
-                  + " voting for maxLeaseTime ("
-                  + Duration.ofMillis(maxLeaseMillis)
-                  + ")")
+                  + "; the restart guard keeps a restarted master from voting for "
+                  + Duration.ofMillis(guardMillis).toSeconds()
+                  + " s (it reads the server's run_id and uptime on every connection), so each"
+                  + " restart costs its vote that long. Still at risk: a restart the client cannot"
+                  + " see, behind a proxy that keeps the client's connection open across it;"
+                  + " appendfsync always removes it")
           : new Check(
               "persistence",
               Verdict.WARN,
               found
-                  + ": a restart inside a TTL can lose locks and the restart guard is off, so a"
-                  + " second client can be granted");
+                  + "; the restart guard is off, so a restart inside a TTL can let a second client"
+                  + " be granted");
     }
 
     private Check uptime(Answer server) {
@@ -274,16 +287,21 @@ final class Preflight {
         return new Check("uptime", Verdict.UNKNOWN, "INFO server has no uptime_in_seconds");
       }
       long uptimeMillis = TimeUnit.SECONDS.toMillis(Long.parseLong(seconds));
-      return uptimeMillis < maxLeaseMillis
+      return uptimeMillis < guardMillis
           ? new Check(
               "uptime",
               Verdict.WARN,
               "up "
                   + seconds
-                  + " s, less than maxLeaseTime: if it restarted without its data, locks it held"
+                  + " s, less than the restart guard's "
+                  + Duration.ofMillis(guardMillis).toSeconds()
+                  + " s: "
                   + (restartGuard
-                      ? " are covered by the restart guard"
-                      : " are lost, and the restart guard is off"))
+                      ? "it does not vote for another "
+                          + TimeUnit.MILLISECONDS.toSeconds(guardMillis - uptimeMillis + 999)
+                          + " s unless admitted (a brand-new cluster: admitFreshNodes())"
+                      : "if it restarted without its data, locks it held are lost, and the"
+                          + " restart guard is off"))
           : new Check("uptime", Verdict.PASS, "up " + seconds + " s");
     }
 

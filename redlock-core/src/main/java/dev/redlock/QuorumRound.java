@@ -124,7 +124,7 @@ final class QuorumRound {
         statuses[node] = answer.status();
         replies[node] = answer;
         answered++;
-        details[node] = "";
+        details[node] = answer.detail();
       }
       answeredAt[node] = now - startNanos;
       if (statuses[node] == Status.GRANTED) {

@@ -59,9 +59,11 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Bounded clock drift.</b> Every master's clock runs at nearly the rate of this process's
  *       monotonic clock (within {@code driftFactor}), and no master's wall clock jumps: Redis
  *       expires keys on the wall clock.
- *   <li><b>No unpersisted restart inside a TTL.</b> A master that restarts without its data (or
- *       fails over to a replica) must stay out for longer than the longest TTL, or run with {@code
- *       appendfsync always}; otherwise a second majority can form.
+ *   <li><b>No unpersisted restart inside a TTL.</b> A master that restarts and loses keys (no
+ *       persistence, a snapshot, {@code everysec}) or fails over to a replica must stay out for
+ *       longer than the longest TTL, or run with {@code appendfsync always}; otherwise a second
+ *       majority can form. The restart guard keeps such a master out: it sees every restart by the
+ *       server's run and uptime, read on every new connection.
  *   <li><b>Pauses end inside the validity.</b> A holder paused (GC, swap, SIGSTOP) past its
  *       validity keeps believing it holds the lease; {@link Lease#isValid()} is only as current as
  *       its last call. Guard the protected store with a check of its own where overlap is
@@ -136,6 +138,9 @@ public final class RedLock implements AutoCloseable {
   private final boolean fencing;
   private final boolean restartGuard;
   private final long maxLeaseMillis;
+
+  private final long guardMillis; // see Builder#guardMillis; 0 without the guard
+
   private final Preflight preflight;
   private final Tokens tokens = new Tokens();
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -152,6 +157,7 @@ public final class RedLock implements AutoCloseable {
     this.fencing = builder.fencing;
     this.restartGuard = builder.restartGuard;
     this.maxLeaseMillis = builder.maxLeaseTime.toMillis();
+    this.guardMillis = builder.guardMillis();
     this.arguments =
         new Arguments(
             masters.nodeTimeoutNanos(),
@@ -426,10 +432,10 @@ public final class RedLock implements AutoCloseable {
   private Attempt attempt(String resource, byte[] key, long ttlMillis) {
     byte[] token = tokens.next();
     // The script reads the fence counter whenever it runs; only the plain SET needs no key.
-    byte[] fenceKey = fencing || restartGuard ? Arguments.fenceKey(key) : null;
-    long minAge = restartGuard ? maxLeaseMillis : 0;
+    byte[] legacyFenceKey = fencing || restartGuard ? Arguments.legacyFenceKey(key) : null;
 
-    Tally votes = masters.vote((node, i) -> node.acquire(key, fenceKey, token, ttlMillis, minAge));
+    Tally votes =
+        masters.vote((node, i) -> node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis));
 
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     long validity = Validity.remainingNanos(ttlNanos, votes.elapsedNanos(), driftFactor);
@@ -437,8 +443,7 @@ public final class RedLock implements AutoCloseable {
     List<NodeOutcome> outcomes = votes.outcomes();
     if (votes.reachedQuorum() && validity > minValidityNanos) {
       long fence = fencing ? nextFence(votes) : Lease.NO_FENCE;
-      Lease lease =
-          leases.grant(resource, key, token, votes.decidedAtNanos() + validity, fence, fenceKey);
+      Lease lease = leases.grant(resource, key, token, votes.decidedAtNanos() + validity, fence);
       if (events.enabled()) { // no allocation on the hot path without a listener
         events.emit(l -> l.acquired(resource, outcomes, took));
       }
@@ -513,20 +518,25 @@ public final class RedLock implements AutoCloseable {
   }
 
   /**
-   * Admits every reachable master whose dataset is younger than the maximum lease time, so that its
-   * votes count at once. Call it only when no master can have lost a lock it held within the last
-   * maximum lease time: for a brand-new cluster, or after restarts longer ago than that. Until then
-   * the restart guard does not count a young master's vote, because a brand-new master cannot be
-   * told apart from one that restarted without its data while holding a key.
+   * Admits every reachable master, so that the restart guard counts its votes at once: its dataset
+   * is made to look older than the maximum lease time, and its current server run (its {@code
+   * run_id}) is recorded on it as admitted. Call it only when no master can have lost a lock it
+   * held within the last maximum lease time: for a brand-new cluster, or after restarts longer ago
+   * than that. Until then the restart guard does not count a young master's vote, because a
+   * brand-new master cannot be told apart from one that restarted and lost keys while holding them.
+   * The admission is of that run only: after its next restart the master waits again (or is
+   * admitted again), whatever snapshot it reloads.
    *
    * @return one outcome per master: {@link NodeOutcome.Status#GRANTED} if admitted by this call,
-   *     {@link NodeOutcome.Status#TAKEN} if it was already trusted, otherwise why it could not be
-   *     reached
+   *     {@link NodeOutcome.Status#TAKEN} if it was already admitted, otherwise why it could not be
+   *     admitted (unreachable, or its connection cannot read the server's run: an ACL that forbids
+   *     {@code INFO})
    * @throws IllegalStateException if this RedLock is closed
    */
   public List<NodeOutcome> admitFreshNodes() {
     checkOpen();
-    Tally tally = masters.all((node, i) -> node.admit(maxLeaseMillis));
+    long age = guardMillis > 0 ? guardMillis : maxLeaseMillis;
+    Tally tally = masters.all((node, i) -> node.admit(age));
     log.info("admitted fresh masters: {}", tally.outcomes());
     return tally.outcomes();
   }
@@ -806,11 +816,17 @@ public final class RedLock implements AutoCloseable {
     }
 
     /**
-     * Turns the restart guard on or off. On (the default), a master whose dataset is younger than
-     * {@link #maxLeaseTime} (it restarted without persistence, or was flushed) does not vote until
-     * it is older, so it cannot help a second majority form while an earlier lease it had granted
-     * may still be valid. Every TTL must then be at most {@link #maxLeaseTime}. A brand-new cluster
-     * looks the same as a restarted one: admit it with {@link RedLock#admitFreshNodes()}.
+     * Turns the restart guard on or off. On (the default), a master does not vote until both its
+     * server run and its dataset are older than {@link #maxLeaseTime} (stretched by twice the drift
+     * factor), so it cannot help a second majority form while an earlier lease it had granted may
+     * still be valid: a restart is seen by the server's {@code run_id} and {@code
+     * uptime_in_seconds}, read by every new connection (every restart breaks it), whatever snapshot
+     * the master reloads; a {@code FLUSHALL} or a failover to an empty replica by the dataset-birth
+     * marker it removes. A restart of a master whose persistence loses nothing ({@code appendonly
+     * yes} with {@code appendfsync always}) does not count. Every TTL must be at most {@link
+     * #maxLeaseTime}. A brand-new cluster looks the same as a restarted one: admit it with {@link
+     * RedLock#admitFreshNodes()}. The connection needs {@code INFO}: a master whose user may not
+     * read it never votes with the guard on.
      *
      * @param enabled whether young masters' votes are ignored
      * @return this builder
@@ -923,6 +939,16 @@ public final class RedLock implements AutoCloseable {
       return longest;
     }
 
+    /**
+     * How old a master's dataset and server run must be for the restart guard to count its vote:
+     * the longest lease, stretched by twice the drift factor, since the run's age is measured on
+     * this client's clock and the lease it protects on its holder's. 0 without the guard.
+     */
+    private long guardMillis() {
+      long longest = maxLeaseTime.toMillis();
+      return restartGuard ? longest + (long) Math.ceil(longest * 2 * driftFactor) : 0;
+    }
+
     private static Duration atMostOneDay(Duration value, String name) {
       Arguments.positiveNanos(value, name);
       if (value.compareTo(MAX_TTL) > 0) {
@@ -980,7 +1006,7 @@ public final class RedLock implements AutoCloseable {
       List<String> names = new ArrayList<>(addresses.size());
       long[] timeoutsNanos = new long[addresses.size()];
       Events events = new Events(listener);
-      Preflight preflight = new Preflight(restartGuard, maxLeaseTime.toMillis());
+      Preflight preflight = new Preflight(restartGuard, guardMillis());
       try {
         for (int i = 0; i < addresses.size(); i++) {
           long timeoutNanos = (timeouts.get(i) == null ? nodeTimeout : timeouts.get(i)).toNanos();

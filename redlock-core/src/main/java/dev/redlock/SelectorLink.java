@@ -24,10 +24,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #open} starts an attempt on the loop's thread: resolve (IP literals at once, names on a
  * resolver thread), connect, then the handshake written in one batch: {@code AUTH} (with the user,
- * if any, and the password), {@code SELECT} (unless database 0), and {@code SCRIPT LOAD} of every
- * script. The whole attempt is bounded by the node timeout. It ends in exactly one of {@link
- * Events#opened} and {@link Events#failed}; an open link then reports each reply ({@link
- * Events#replied}) and at most one {@link Events#lost}.
+ * if any, and the password), {@code SELECT} (unless database 0), {@code INFO server} and {@code
+ * CONFIG GET append*} (the server's run and persistence, for the restart guard: {@link
+ * Incarnation}; a refusal is recorded, not fatal), and {@code SCRIPT LOAD} of every script. The
+ * whole attempt is bounded by the node timeout. It ends in exactly one of {@link Events#opened} and
+ * {@link Events#failed}; an open link then reports each reply ({@link Events#replied}) and at most
+ * one {@link Events#lost}.
  *
  * <p>A link is single-use: it opens once (trying each address the host resolves to in turn, as
  * Jedis does) and, once closed or broken, only fails. Reconnecting means a new link, with the whole
@@ -110,6 +112,8 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   private enum Step {
     AUTH,
     SELECT,
+    INFO,
+    CONFIG,
     SCRIPT_LOAD
   }
 
@@ -127,10 +131,13 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   private ByteBuffer input = ByteBuffer.allocate(INITIAL_INPUT_BYTES); // write mode
   private final ArrayDeque<Step> handshake = new ArrayDeque<>();
   private boolean allScriptsLoaded = true;
+  private Object serverInfo; // the answer to INFO server
+  private Object persistence; // the answer to CONFIG GET append*
 
   // Set on the loop's thread before opened(); read by the pipeline after.
   private volatile int sendBufferBytes = 128 * 1024;
   private volatile boolean scriptsLoaded;
+  private volatile Incarnation.Facts facts;
 
   /** Guards the output side, which callers and the loop's thread share. */
   private final ReentrantLock out = new ReentrantLock();
@@ -315,6 +322,10 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
         put(SELECT, new byte[][] {ascii(Integer.toString(address.database()))});
         handshake.add(Step.SELECT);
       }
+      put(VERBS[NodeCommand.Verb.INFO.ordinal()], new byte[][] {ascii("server")});
+      handshake.add(Step.INFO);
+      put(VERBS[NodeCommand.Verb.CONFIG.ordinal()], new byte[][] {ascii("GET"), ascii("append*")});
+      handshake.add(Step.CONFIG);
       for (LuaScript script : LuaScript.ALL) {
         NodeCommand load = NodeCommand.load(script);
         put(VERBS[load.verb().ordinal()], load.arguments());
@@ -328,7 +339,11 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
 
   private void handshakeReply(Object reply) {
     Step step = handshake.poll();
-    if (reply instanceof NodeCommand.ServerError error) {
+    if (step == Step.INFO) {
+      serverInfo = reply; // a refusal leaves the guard unable to vouch for this master: recorded
+    } else if (step == Step.CONFIG) {
+      persistence = reply;
+    } else if (reply instanceof NodeCommand.ServerError error) {
       if (step != Step.SCRIPT_LOAD) {
         fail(step + " refused: " + error.firstLine());
         return;
@@ -338,6 +353,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
     }
     if (handshake.isEmpty()) {
       scriptsLoaded = allScriptsLoaded;
+      facts = Incarnation.Facts.of(serverInfo, persistence);
       phase = Phase.OPEN;
       events.opened(this);
     }
@@ -679,6 +695,11 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   @Override
   public int sendBufferBytes() {
     return sendBufferBytes;
+  }
+
+  @Override
+  public Incarnation.Facts facts() {
+    return facts;
   }
 
   @Override

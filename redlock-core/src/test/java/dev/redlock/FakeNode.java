@@ -32,13 +32,19 @@ final class FakeNode implements NodeClient {
   volatile Answer onRelease = Answer.GRANT;
   volatile Answer onFence = Answer.GRANT;
 
-  /** The fence counters this master stores, by resource. */
-  final java.util.Map<String, Long> fences = new java.util.concurrent.ConcurrentHashMap<>();
+  /** This master's one fence counter, shared by every resource. */
+  final java.util.concurrent.atomic.AtomicLong fenceCounter =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /**
+   * Per-resource fence counters that earlier versions stored: read by the acquire, never raised.
+   */
+  final java.util.Map<String, Long> legacyFences = new java.util.concurrent.ConcurrentHashMap<>();
 
   /** This master's clock, in microseconds, as the acquire reports it. */
   volatile long timeMicros;
 
-  volatile long lastMinDatasetAge = -1;
+  volatile long lastGuardMillis = -1;
 
   /** Added to the ticker before this node answers. */
   volatile Duration latency = Duration.ZERO;
@@ -54,23 +60,23 @@ final class FakeNode implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] fenceKey, byte[] token, long ttlMillis, long minDatasetAgeMillis) {
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
     received.add("SET " + text(key) + " PX " + ttlMillis);
     tokens.add(token);
-    lastMinDatasetAge = minDatasetAgeMillis;
+    lastGuardMillis = guardMillis;
     Answer next = nextSets.poll();
     ticker.advance(latency);
-    long fence = fences.getOrDefault(text(key), 0L);
+    long fence = Math.max(fenceCounter.get(), legacyFences.getOrDefault(text(key), 0L));
     return answer(next != null ? next : onSet)
         .thenApply(status -> new NodeReply(status, fence, timeMicros));
   }
 
   @Override
-  public CompletableFuture<NodeReply> fence(byte[] key, byte[] fenceKey, byte[] token, long fence) {
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
     received.add("FENCE " + text(key) + " " + fence);
     CompletableFuture<Status> reply = answer(onFence);
     if (onFence == Answer.GRANT) {
-      fences.merge(text(key), fence, Math::max);
+      fenceCounter.accumulateAndGet(fence, Math::max);
     }
     return reply.thenApply(NodeReply::of);
   }
@@ -98,7 +104,7 @@ final class FakeNode implements NodeClient {
   /**
    * Answers to diagnostic queries by command ("INFO replication", "CONFIG GET maxmemory", "TIME"):
    * a String is sent as bulk text, a List as is, a Throwable fails the query. Defaults describe a
-   * healthy standalone master.
+   * healthy standalone master that loses nothing on a restart.
    */
   final java.util.Map<String, Object> queries =
       new java.util.concurrent.ConcurrentHashMap<>(
@@ -108,8 +114,8 @@ final class FakeNode implements NodeClient {
               "INFO cluster", "cluster_enabled:0\r\n",
               "CONFIG GET maxmemory", List.of("maxmemory", "0"),
               "CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "noeviction"),
-              "CONFIG GET appendonly", List.of("appendonly", "no"),
-              "CONFIG GET appendfsync", List.of("appendfsync", "everysec")));
+              "CONFIG GET appendonly", List.of("appendonly", "yes"),
+              "CONFIG GET appendfsync", List.of("appendfsync", "always")));
 
   @Override
   public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
@@ -146,8 +152,8 @@ final class FakeNode implements NodeClient {
   }
 
   @Override
-  public CompletableFuture<NodeReply> admit(long minDatasetAgeMillis) {
-    received.add("ADMIT " + minDatasetAgeMillis);
+  public CompletableFuture<NodeReply> admit(long guardMillis) {
+    received.add("ADMIT " + guardMillis);
     return answer(Answer.GRANT).thenApply(NodeReply::of);
   }
 

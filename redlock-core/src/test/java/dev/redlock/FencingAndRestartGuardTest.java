@@ -48,7 +48,26 @@ class FencingAndRestartGuardTest {
       lease.close();
     }
     assertEquals(5, previous, "max stored + 1 from an empty start");
-    assertEquals(1, redlock.tryAcquire("other", TTL).orElseThrow().fencingToken());
+    assertEquals(
+        6,
+        redlock.tryAcquire("other", TTL).orElseThrow().fencingToken(),
+        "one counter per master, shared by every resource");
+  }
+
+  @Test
+  void aResourcesCounterFromAnEarlierVersionIsStillReadSoTokensKeepRising() {
+    build(3, b -> b);
+    // Version 0.1 kept a counter per resource; masters 0 and 1 hold one for "r" at 100.
+    nodes.get(0).legacyFences.put("r", 100L);
+    nodes.get(1).legacyFences.put("r", 100L);
+    Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+    assertEquals(101, lease.fencingToken());
+    assertEquals(101, nodes.get(0).fenceCounter.get(), "stored in the master's one counter");
+    lease.close();
+    assertEquals(
+        102,
+        redlock.tryAcquire("other", TTL).orElseThrow().fencingToken(),
+        "above what the last store raised the counter to");
   }
 
   @Test
@@ -60,7 +79,7 @@ class FencingAndRestartGuardTest {
     Lease first = redlock.tryAcquire("r", TTL).orElseThrow();
     long firstToken = first.fencingToken();
     first.close();
-    assertEquals(0L, nodes.get(2).fences.getOrDefault("r", 0L), "master 2 never stored it");
+    assertEquals(0L, nodes.get(2).fenceCounter.get(), "master 2 never stored it");
     // Lease two is granted by masters 1 and 2: master 1 carries lease one's token across.
     nodes.get(2).onSet = Answer.GRANT;
     nodes.get(2).onFence = Answer.GRANT;
@@ -76,7 +95,7 @@ class FencingAndRestartGuardTest {
     Lease before = redlock.tryAcquire("r", TTL).orElseThrow();
     long beforeToken = before.fencingToken();
     before.close();
-    nodes.forEach(node -> node.fences.clear()); // every master lost its data
+    nodes.forEach(node -> node.fenceCounter.set(0)); // every master lost its data
     nodes.forEach(node -> node.timeMicros = 2_000_000);
     Lease after = redlock.tryAcquire("r", TTL).orElseThrow();
     assertTrue(after.fencingToken() > beforeToken);
@@ -159,7 +178,7 @@ class FencingAndRestartGuardTest {
   void theGuardAsksForADatasetOlderThanTheMaximumLeaseTime() {
     build(3, b -> b.maxLeaseTime(Duration.ofSeconds(30)));
     redlock.tryAcquire("r", TTL).orElseThrow();
-    assertEquals(30_000, nodes.get(0).lastMinDatasetAge);
+    assertEquals(30_600, nodes.get(0).lastGuardMillis, "30 s and twice the 1% drift factor");
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class, () -> redlock.tryAcquire("r", Duration.ofSeconds(31)));
@@ -170,7 +189,7 @@ class FencingAndRestartGuardTest {
   void withoutTheGuardEveryDatasetVotesAndAnyTtlUpToADayIsAllowed() {
     build(3, b -> b.restartGuard(false).maxLeaseTime(Duration.ofSeconds(1)));
     redlock.tryAcquire("r", Duration.ofMinutes(5)).orElseThrow();
-    assertEquals(0, nodes.get(0).lastMinDatasetAge);
+    assertEquals(0, nodes.get(0).lastGuardMillis);
   }
 
   @Test
@@ -180,7 +199,7 @@ class FencingAndRestartGuardTest {
     assertEquals(3, outcomes.size());
     assertTrue(outcomes.stream().allMatch(o -> o.status() == Status.GRANTED));
     for (int i = 0; i < 3; i++) {
-      assertEquals(List.of("ADMIT 60000"), nodes.get(i).received());
+      assertEquals(List.of("ADMIT 61200"), nodes.get(i).received(), "60 s and 2 x 1% drift");
     }
   }
 

@@ -33,10 +33,10 @@ class FencingIT {
       }
       int stored = 0;
       for (int i = 0; i < 5; i++) {
-        String counter = cluster.node(i).admin().get("redlock:fence:account:7");
+        String counter = cluster.node(i).admin().get("redlock:fence");
         if (counter != null && Long.parseLong(counter) == previous) {
           stored++;
-          assertEquals(-1, cluster.node(i).admin().pttl("redlock:fence:account:7"), "no expiry");
+          assertEquals(-1, cluster.node(i).admin().pttl("redlock:fence"), "no expiry");
         }
       }
       assertTrue(stored >= 3, "the last token is stored on a majority: " + stored);
@@ -142,7 +142,51 @@ class FencingIT {
       lease.close();
       RedLockIT.eventually(
           "released everywhere", () -> RedLockIT.keysGone(cluster, "guarded", 0, 1, 2, 3, 4));
-      assertEquals(null, cluster.node(0).admin().get("redlock:fence:guarded"), "no counter kept");
+      assertEquals(null, cluster.node(0).admin().get("redlock:fence"), "no counter stored");
+    }
+  }
+
+  @Test
+  void theLibrarysKeysOnAMasterStayAtThreeHoweverManyResourcesAreFenced(RedisCluster cluster) {
+    try (RedLock redlock = RedLockIT.redlock(cluster, 5)) {
+      long previous = 0;
+      for (int i = 0; i < 1000; i++) {
+        try (Lease lease = redlock.tryAcquire("order:" + i, TTL).orElseThrow()) {
+          long token = lease.fencingToken();
+          assertTrue(token > previous, token + " after " + previous);
+          previous = token;
+        }
+      }
+      for (int i = 0; i < 5; i++) {
+        int master = i;
+        RedLockIT.eventually(
+            "every lock released on master " + i,
+            () -> RedLockIT.userKeys(cluster, master).isEmpty());
+        assertTrue(
+            cluster.node(i).admin().dbSize() <= 3,
+            "fence counter, dataset marker and admission only, on master "
+                + i
+                + ": "
+                + cluster.node(i).admin().dbSize());
+      }
+    }
+  }
+
+  @Test
+  void aResourcesCounterLeftByAnEarlierVersionStillRaisesItsNextToken(RedisCluster cluster) {
+    // Version 0.1 kept a counter per resource; a master's clock in microseconds is about 1.8e15,
+    // so a counter above it shows the token comes from the counter, not from the clock.
+    long old = 9_000_000_000_000_000L;
+    for (int i = 0; i < 5; i++) {
+      cluster.node(i).admin().set("redlock:fence:account:7", Long.toString(old));
+    }
+    try (RedLock redlock = RedLockIT.redlock(cluster, 5);
+        Lease lease = redlock.tryAcquire("account:7", TTL).orElseThrow()) {
+      assertEquals(old + 1, lease.fencingToken());
+      assertEquals(
+          Long.toString(old),
+          cluster.node(0).admin().get("redlock:fence:account:7"),
+          "the old counter is read, never written");
     }
   }
 }

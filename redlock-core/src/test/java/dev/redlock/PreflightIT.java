@@ -1,6 +1,7 @@
 package dev.redlock;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Inspection.Check;
@@ -110,7 +111,20 @@ class PreflightIT {
         assertTrue(check(inspection, 0, name).detail().contains("NOPERM"), name);
       }
       assertEquals(Verdict.PASS, check(inspection, 0, "clock").verdict());
-      assertTrue(redlock.tryAcquire("job", Duration.ofSeconds(5)).isPresent(), "still locks");
+      // Without INFO the restart guard cannot see this master's restarts: it does not vote...
+      QuorumUnavailableException refused =
+          assertThrows(
+              QuorumUnavailableException.class,
+              () -> redlock.tryAcquire("job", Duration.ofSeconds(5)));
+      assertTrue(refused.outcomes().get(0).detail().contains("INFO refused"), refused::getMessage);
+    }
+    // ... and with the guard off it still locks.
+    try (RedLock unguarded =
+        RedLock.builder()
+            .node("redis://locker:secret@" + node.host() + ":" + node.port())
+            .restartGuard(false)
+            .build()) {
+      assertTrue(unguarded.tryAcquire("job", Duration.ofSeconds(5)).isPresent(), "still locks");
     } finally {
       node.admin().command("ACL", "DELUSER", "locker");
     }

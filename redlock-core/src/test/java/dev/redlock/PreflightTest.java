@@ -99,12 +99,30 @@ class PreflightTest {
   }
 
   @Test
-  void persistenceWithoutFsyncAlwaysRestsOnTheRestartGuard() {
-    Inspection guarded = inspect(Map.of());
+  void persistenceThatLosesWritesWarnsAndSaysWhatTheGuardCoversAndWhatItDoesNot() {
+    Inspection guarded =
+        inspect(
+            Map.of(
+                "CONFIG GET appendonly", List.of("x", "no"),
+                "CONFIG GET appendfsync", List.of("x", "everysec")));
     Check check = check(guarded, 0, "persistence");
-    assertEquals(Verdict.PASS, check.verdict());
+    assertEquals(Verdict.WARN, check.verdict(), "a snapshot-only master loses locks in a restart");
+    assertTrue(check.detail().contains("older snapshot"), check.detail());
     assertTrue(check.detail().contains("restart guard"), check.detail());
-    Inspection unguarded = inspect(b -> b.restartGuard(false), Map.of());
+    assertTrue(check.detail().contains("run_id and uptime"), check.detail());
+    assertTrue(check.detail().contains("Still at risk"), check.detail());
+    Check everysec =
+        check(
+            inspect(
+                Map.of(
+                    "CONFIG GET appendonly", List.of("x", "yes"),
+                    "CONFIG GET appendfsync", List.of("x", "everysec"))),
+            0,
+            "persistence");
+    assertEquals(Verdict.WARN, everysec.verdict());
+    assertTrue(everysec.detail().contains("loses the last writes"), everysec.detail());
+    Inspection unguarded =
+        inspect(b -> b.restartGuard(false), Map.of("CONFIG GET appendonly", List.of("x", "no")));
     assertEquals(Verdict.WARN, check(unguarded, 0, "persistence").verdict());
     Inspection durable =
         inspect(
@@ -119,7 +137,9 @@ class PreflightTest {
   void aMasterUpForLessThanTheLongestLeaseWarns() {
     Inspection inspection =
         inspect(Map.of("INFO server", "redis_version:7.0.15\r\nuptime_in_seconds:5\r\n"));
-    assertEquals(Verdict.WARN, check(inspection, 0, "uptime").verdict());
+    Check uptime = check(inspection, 0, "uptime");
+    assertEquals(Verdict.WARN, uptime.verdict());
+    assertTrue(uptime.detail().contains("does not vote for another 57 s"), uptime.detail());
   }
 
   @Test

@@ -276,8 +276,11 @@ class SelectorLinkIT {
           TimeUnit.SECONDS.toNanos(5),
           events);
       try (Socket accepted = server.accept()) {
-        // A fake master: OK to every SCRIPT LOAD of the handshake, then it hangs up.
-        StringBuilder answers = new StringBuilder();
+        // A fake master: answers the handshake (INFO server, CONFIG GET, every SCRIPT LOAD), then
+        // it hangs up.
+        String info = "run_id:" + "f".repeat(40) + "\r\nuptime_in_seconds:100\r\n";
+        StringBuilder answers =
+            new StringBuilder("$" + info.length() + "\r\n" + info + "\r\n").append("*0\r\n");
         for (int i = 0; i < LuaScript.ALL.size(); i++) {
           answers.append("$40\r\n").append("0".repeat(40)).append("\r\n");
         }

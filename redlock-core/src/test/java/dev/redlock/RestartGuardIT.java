@@ -1,0 +1,201 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.NodeOutcome.Status;
+import dev.redlock.testkit.Poll;
+import dev.redlock.testkit.RedisCluster;
+import dev.redlock.testkit.RedisClusterExtension;
+import dev.redlock.testkit.RedisProcess;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The restart guard against real masters that restart the ways Redis can: reloading an older
+ * snapshot (RDB save rules, the default persistence), empty, flushed, or with nothing lost (AOF
+ * {@code always}). The masters save snapshots to {@code snapshot.rdb} in their own directory, and
+ * every {@code FLUSHALL} (each test starts with one) rewrites it empty.
+ */
+class RestartGuardIT {
+
+  @RegisterExtension
+  static final RedisClusterExtension redis =
+      RedisClusterExtension.withNodes(
+          3,
+          i ->
+              RedisProcess.builder().arguments("--save", "3600 1", "--dbfilename", "snapshot.rdb"));
+
+  /** The longest lease, and so about how long the guard keeps a restarted master out. */
+  private static final Duration MAX_LEASE = Duration.ofSeconds(3);
+
+  private static RedLock client(List<String> uris) {
+    return RedLock.builder()
+        .nodes(uris)
+        .nodeTimeout(Duration.ofMillis(100))
+        .maxLeaseTime(MAX_LEASE)
+        .build();
+  }
+
+  @Test
+  void mastersThatReloadAnOlderSnapshotDoNotVoteWhileALeaseTheyHadGrantedMayBeValid(
+      RedisCluster cluster) {
+    try (RedLock a = client(cluster.uris());
+        RedLock b = client(cluster.uris())) {
+      a.admitFreshNodes();
+      for (int i = 0; i < 3; i++) {
+        cluster.node(i).admin().command("SAVE"); // the marker and the admission are in it
+      }
+      Lease first = a.tryAcquire("orders:42", MAX_LEASE).orElseThrow();
+      // Two masters crash and come back from the snapshot: the marker is back, the lock key is not.
+      for (int i = 0; i < 2; i++) {
+        cluster.node(i).kill();
+        cluster.node(i).restart();
+        assertTrue(cluster.node(i).admin().exists("redlock:dataset-born"), "snapshot reloaded");
+        assertEquals(false, cluster.node(i).admin().exists("orders:42"), "lock key lost");
+      }
+
+      // Until the first lease runs out, B is never granted; once the restarted masters have
+      // reconnected, each round says why.
+      List<NodeOutcome> seen = List.of();
+      while (first.isValid()) {
+        try {
+          Lease second = b.tryAcquire("orders:42", MAX_LEASE).orElse(null);
+          assertTrue(second == null || !first.isValid(), "B granted while A's lease was valid");
+        } catch (QuorumUnavailableException refused) {
+          if (first.isValid()) {
+            seen = refused.outcomes();
+          }
+        }
+        if (restarted(seen, 0) && restarted(seen, 1)) {
+          break;
+        }
+      }
+      assertTrue(first.isValid(), "the restarted masters were seen while A's lease was valid");
+      for (int i = 0; i < 2; i++) {
+        assertTrue(seen.get(i).detail().contains("restarted"), seen.get(i).detail());
+      }
+
+      // Once the guard's time has passed since the restart, they vote again on their own.
+      Poll.until(
+          Duration.ofSeconds(10),
+          () -> {
+            try {
+              return b.tryAcquire("orders:42", MAX_LEASE).isPresent();
+            } catch (QuorumUnavailableException stillYoung) {
+              return false;
+            }
+          },
+          () -> "B granted once the restarted masters are old enough");
+      assertTrue(!first.isValid(), "and by then the first lease had run out");
+    }
+  }
+
+  private static boolean restarted(List<NodeOutcome> outcomes, int i) {
+    return outcomes.size() > i && outcomes.get(i).status() == Status.RESTARTED;
+  }
+
+  /** Tries {@code resource} until a round finds masters 0 and 1 RESTARTED; returns that round. */
+  private static List<NodeOutcome> untilRestarted(RedLock redlock, String resource) {
+    List<List<NodeOutcome>> last = new java.util.ArrayList<>(List.of(List.of()));
+    Poll.until(
+        Duration.ofSeconds(2),
+        () -> {
+          try {
+            redlock.tryAcquire(resource, MAX_LEASE).ifPresent(Lease::close);
+            throw new AssertionError("granted by masters that should not vote");
+          } catch (QuorumUnavailableException refused) {
+            last.set(0, refused.outcomes());
+            return restarted(refused.outcomes(), 0) && restarted(refused.outcomes(), 1);
+          }
+        },
+        () -> "masters 0 and 1 seen RESTARTED: " + last.get(0));
+    return last.get(0);
+  }
+
+  @Test
+  void masterRestartedEmptyDoesNotVoteUntilAdmitted(RedisCluster cluster) {
+    try (RedLock redlock = client(cluster.uris())) {
+      redlock.admitFreshNodes();
+      for (int i = 0; i < 3; i++) {
+        cluster.node(i).admin().command("FLUSHALL"); // an empty snapshot: restarts come back empty
+      }
+      redlock.admitFreshNodes();
+      cluster.node(0).kill();
+      cluster.node(0).restart();
+      cluster.node(1).kill();
+      cluster.node(1).restart();
+      untilRestarted(redlock, "r");
+
+      List<NodeOutcome> admitted = redlock.admitFreshNodes();
+      assertEquals(Status.GRANTED, admitted.get(0).status(), admitted::toString);
+      assertEquals(Status.TAKEN, admitted.get(2).status(), "already admitted: " + admitted);
+      redlock.tryAcquire("r", MAX_LEASE).orElseThrow().close();
+    }
+  }
+
+  @Test
+  void aFlushedMasterDoesNotVoteThoughItsServerRunIsOld(RedisCluster cluster) {
+    try (RedLock redlock = client(cluster.uris())) {
+      redlock.admitFreshNodes();
+      redlock.tryAcquire("r", MAX_LEASE).orElseThrow().close();
+      cluster.node(0).admin().command("FLUSHALL");
+      cluster.node(1).admin().command("FLUSHALL");
+      List<NodeOutcome> outcomes = untilRestarted(redlock, "r");
+      for (int i = 0; i < 2; i++) {
+        assertTrue(
+            outcomes.get(i).detail().contains("dataset-birth marker"), outcomes.get(i).detail());
+      }
+    }
+  }
+
+  @Test
+  void mastersThatLoseNothingOnARestartVoteAtOnceAndStillHoldTheLock() {
+    try (RedisCluster lossless =
+            RedisCluster.start(3, i -> RedisProcess.builder().persistence(true));
+        RedLock a = client(lossless.uris());
+        RedLock b = client(lossless.uris())) {
+      a.admitFreshNodes();
+      Lease first = a.tryAcquire("orders:42", MAX_LEASE).orElseThrow();
+      for (int i = 0; i < 2; i++) {
+        lossless.node(i).kill();
+        lossless.node(i).restart(); // replays its append-only file: the lock key is back
+      }
+      Poll.until(
+          Duration.ofSeconds(5),
+          () -> {
+            try {
+              return b.tryAcquire("orders:42", MAX_LEASE).isEmpty();
+            } catch (QuorumUnavailableException reconnecting) {
+              return false;
+            }
+          },
+          () -> "B refused by a majority that holds A's key, not by the guard");
+      assertTrue(first.isValid());
+      first.close();
+      b.tryAcquire("orders:42", MAX_LEASE).orElseThrow().close();
+    }
+  }
+
+  @Test
+  void aUserWhoMayNotReadInfoCannotBeVouchedForSoItsMasterDoesNotVote(RedisCluster cluster) {
+    RedisProcess node = cluster.node(0);
+    node.admin().command("ACL", "SETUSER", "locker", "on", ">secret", "~*", "+@all", "-info");
+    String uri = "redis://locker:secret@" + node.host() + ":" + node.port();
+    try (RedLock redlock = RedLock.builder().node(uri).maxLeaseTime(MAX_LEASE).build()) {
+      List<NodeOutcome> admitted = redlock.admitFreshNodes();
+      assertEquals(Status.FAILED, admitted.get(0).status(), admitted::toString);
+      assertTrue(admitted.get(0).detail().contains("INFO"), admitted.get(0).detail());
+      QuorumUnavailableException refused =
+          assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("r", MAX_LEASE));
+      NodeOutcome outcome = refused.outcomes().get(0);
+      assertEquals(Status.RESTARTED, outcome.status());
+      assertTrue(outcome.detail().contains("INFO refused"), outcome.detail());
+    } finally {
+      node.admin().command("ACL", "DELUSER", "locker");
+    }
+  }
+}
