@@ -627,7 +627,9 @@ public final class RedLock implements AutoCloseable {
      * Adds one independent Redis master.
      *
      * @param uri {@code redis://[user:password@]host[:port][/db]}, or {@code rediss://} for TLS;
-     *     the port defaults to 6379 and the database to 0
+     *     the port defaults to 6379 and the database to 0. The password runs to the last {@code @}
+     *     and may hold any character, percent-encoded ({@code %40} for {@code @}) or not; no error
+     *     message shows it
      * @return this builder
      * @throws NullPointerException if {@code uri} is null
      * @throws IllegalArgumentException if the URI is malformed, or names a {@code host:port}
