@@ -21,11 +21,20 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class Lease implements AutoCloseable {
 
-  /** Where a lease is in its lifecycle: it leaves ACTIVE once, and LOST only for RELEASED. */
+  /**
+   * Where a lease is in its lifecycle: it leaves ACTIVE once, for LOST or RELEASED; a LOST lease
+   * that is then released is LOST_RELEASED, so that it still says it was lost.
+   */
   enum State {
     ACTIVE,
     LOST,
-    RELEASED
+    RELEASED,
+    LOST_RELEASED;
+
+    /** The state a release leaves this one in. */
+    State released() {
+      return this == ACTIVE || this == RELEASED ? RELEASED : LOST_RELEASED;
+    }
   }
 
   /** The fencing token of a lease acquired with fencing turned off. */
@@ -203,13 +212,15 @@ public final class Lease implements AutoCloseable {
 
   /**
    * Returns whether this lease was lost: a majority of masters answered an extend that the key is
-   * gone or holds another token, or a renewed lease ran out before a renewal got through. A lease
-   * that was released, or that simply ran out without renewal, is not lost (but not valid either).
+   * gone or holds another token, or a renewed lease ran out before a renewal got through. Once true
+   * it stays true, also after {@link #release()}. A lease that was released while it held, or that
+   * simply ran out without renewal, is not lost (but not valid either).
    *
    * @return true once the lease is lost; then {@link #onLost()} has completed
    */
   public boolean isLost() {
-    return state.get() == State.LOST;
+    State now = state.get();
+    return now == State.LOST || now == State.LOST_RELEASED;
   }
 
   /** Same as {@link #release()}. */
@@ -230,13 +241,14 @@ public final class Lease implements AutoCloseable {
   private String status() {
     return switch (state.get()) {
       case RELEASED -> "released";
-      case LOST -> "lost";
+      case LOST, LOST_RELEASED -> "lost";
       default -> isValid() ? "valid for " + remainingValidity().toMillis() + " ms" : "expired";
     };
   }
 
   boolean isReleased() {
-    return state.get() == State.RELEASED;
+    State now = state.get();
+    return now == State.RELEASED || now == State.LOST_RELEASED;
   }
 
   byte[] key() {
@@ -262,9 +274,9 @@ public final class Lease implements AutoCloseable {
         candidate, (current, next) -> next - current > 0 ? next : current);
   }
 
-  /** Marks the lease released; returns the state it was in. */
+  /** Marks the lease released (a lost one stays lost); returns the state it was in. */
   State markReleased() {
-    return state.getAndSet(State.RELEASED);
+    return state.getAndUpdate(State::released);
   }
 
   /**

@@ -218,15 +218,17 @@ public final class LeaseLock implements Lock {
         lease = null;
         renewal.cancel();
         renewal = null;
-        boolean lost = !ending.isValid();
+        boolean invalid = !ending.isValid();
         ending.release();
-        if (lost) {
+        if (invalid) {
           throw new LeaseLostException(
               "the lock on "
                   + Arguments.quote(resource)
-                  + " was lost while held ("
-                  + (ending.isLost() ? "lost" : "expired")
-                  + "): the work it protected may have overlapped with another holder's");
+                  + (ending.isLost()
+                      ? " was lost while held (a majority of masters no longer held it, or it ran"
+                          + " out before a renewal got through)"
+                      : " expired while held (its validity ran out before a renewal)")
+                  + ": the work it protected may have overlapped with another holder's");
         }
       }
     } finally {

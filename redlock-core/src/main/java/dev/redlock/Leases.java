@@ -256,7 +256,7 @@ final class Leases {
     if (before == Lease.State.ACTIVE) {
       held.decrementAndGet();
     }
-    return before == Lease.State.RELEASED;
+    return before == Lease.State.RELEASED || before == Lease.State.LOST_RELEASED;
   }
 
   private void released(Lease lease, Tally tally) {

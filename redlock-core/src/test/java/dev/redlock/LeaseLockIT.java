@@ -273,7 +273,9 @@ class LeaseLockIT {
     assertThrows(LeaseLostException.class, lock::tryLock, "a nested hold on a lost lock");
     assertEquals(1, lock.getHoldCount(), "the nested hold was not taken");
     LeaseLostException e = assertThrows(LeaseLostException.class, lock::unlock);
-    assertTrue(e.getMessage().contains("lost while held"), e.getMessage());
+    assertTrue(e.getMessage().contains("was lost while held"), e.getMessage());
+    assertFalse(e.getMessage().contains("expired"), "lost, not expired: " + e.getMessage());
+    assertTrue(lease.isLost(), "a lost lease stays lost once released");
     assertEquals(0, lock.getHoldCount(), "the hold is gone all the same");
     assertTrue(elsewhere(() -> client(cluster).newLock("job", TTL).tryLock()));
   }

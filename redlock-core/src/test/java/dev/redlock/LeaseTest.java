@@ -72,6 +72,9 @@ class LeaseTest {
     assertEquals(Duration.ZERO, lease.remainingValidity());
     assertTrue(lease.onLost().toCompletableFuture().isDone());
     assertFalse(lease.extend(Duration.ofMillis(2000)), "a lost lease is never extended again");
+    lease.release();
+    assertTrue(lease.isLost(), "still lost once released");
+    assertTrue(lease.toString().contains("lost"), lease.toString());
   }
 
   @Test

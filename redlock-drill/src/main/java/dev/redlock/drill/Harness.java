@@ -133,16 +133,16 @@ final class Harness {
     return String.format(
         Locale.ROOT,
         """
-        Hint: in %,d rounds some masters answered RESTARTED: their dataset is younger than
-          maxLeaseTime (%d s), so the restart guard did not count their votes. A brand-new (or
-          flushed) master looks exactly like one that restarted without its data. If these masters
+        Hint: in %,d rounds some masters answered RESTARTED: they restarted, or their dataset was
+          flushed, less than maxLeaseTime (%d s, stretched for clock drift) ago, so the restart
+          guard did not count their votes (each outcome's detail says which and for how long). A
+          brand-new master looks exactly like one that restarted and lost keys. If these masters
           are new, or none of them lost a lock it held within the last %d s, admit them: run again
-          with --%s. Otherwise they vote again once their data is %d s old.""",
+          with --%s. Otherwise they vote again once they have been up that long.""",
         rounds,
         maxLease,
         maxLease,
-        ADMIT_FRESH_NODES,
-        maxLease);
+        ADMIT_FRESH_NODES);
   }
 
   /** The program cannot do what it should; the message says why, for the user. */
