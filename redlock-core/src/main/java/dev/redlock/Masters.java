@@ -112,6 +112,17 @@ final class Masters {
   }
 
   /**
+   * A round decided when every master answered, or at {@code deadlineNanos}: for an operator's call
+   * that should wait for masters still connecting.
+   */
+  Tally all(Call call, long deadlineNanos) {
+    QuorumRound round =
+        QuorumRound.start(
+            names, timeoutNanos, quorum, Mode.ALL, ticker, i -> call.send(nodes.get(i), i));
+    return io == null ? round.await(deadlineNanos) : io.await(round, deadlineNanos);
+  }
+
+  /**
    * A release round: decided once a majority answered, or when every master answered, or at the
    * node timeout. The others are sent the same command and answer later, unobserved.
    */

@@ -30,17 +30,27 @@ final class PipelinedNodeClient extends CommandNodeClient {
 
   private final String name;
   private final NodeAddress address;
-  private final long nodeTimeoutNanos;
+  private final long connectTimeoutNanos;
   private final SSLContext tls;
   private final Ticker ticker;
   private final CommandPipeline<JedisLink> pipeline;
   private final Thread thread;
 
+  /**
+   * Makes the client and starts its I/O thread, which opens the first connection at once: each
+   * attempt (TCP, TLS, the handshake) is bounded by {@code connectTimeoutNanos}, each command's
+   * wait for its reply by the stall limit derived from {@code nodeTimeoutNanos}.
+   */
   PipelinedNodeClient(
-      NodeAddress address, int index, long nodeTimeoutNanos, Ticker ticker, SSLContext tls) {
+      NodeAddress address,
+      int index,
+      long nodeTimeoutNanos,
+      long connectTimeoutNanos,
+      Ticker ticker,
+      SSLContext tls) {
     this.address = address;
     this.name = address.toString();
-    this.nodeTimeoutNanos = nodeTimeoutNanos;
+    this.connectTimeoutNanos = connectTimeoutNanos;
     this.tls = tls;
     this.ticker = ticker;
     // Its I/O thread waits in awaitWork(), which hears when a command wants a connection.
@@ -78,7 +88,7 @@ final class PipelinedNodeClient extends CommandNodeClient {
 
   private void connect() {
     try {
-      pipeline.connected(JedisLink.open(address, nodeTimeoutNanos, tls), null, 0);
+      pipeline.connected(JedisLink.open(address, connectTimeoutNanos, tls), null, 0);
     } catch (RuntimeException e) {
       String error = CommandPipeline.describe(e);
       log.debug("cannot connect to {}: {}", name, error);

@@ -81,6 +81,15 @@ public final class RedLock implements AutoCloseable {
   /** The node timeout unless {@link Builder#nodeTimeout} says otherwise: 50 ms. */
   public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(50);
 
+  /**
+   * How long opening a connection to a master (TCP, TLS, the handshake) may take unless {@link
+   * Builder#connectTimeout} says otherwise: 1 s.
+   */
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(1);
+
+  /** The longest connect timeout accepted: one minute. */
+  public static final Duration MAX_CONNECT_TIMEOUT = Duration.ofMinutes(1);
+
   /** The drift factor unless {@link Builder#driftFactor} says otherwise: 0.01 (1%). */
   public static final double DEFAULT_DRIFT_FACTOR = 0.01;
 
@@ -140,6 +149,7 @@ public final class RedLock implements AutoCloseable {
   private final long maxLeaseMillis;
 
   private final long guardMillis; // see Builder#guardMillis; 0 without the guard
+  private final long connectTimeoutNanos; // the longest of any master
 
   private final Preflight preflight;
   private final Tokens tokens = new Tokens();
@@ -158,6 +168,7 @@ public final class RedLock implements AutoCloseable {
     this.restartGuard = builder.restartGuard;
     this.maxLeaseMillis = builder.maxLeaseTime.toMillis();
     this.guardMillis = builder.guardMillis();
+    this.connectTimeoutNanos = builder.connectTimeoutNanos(masters.nodeTimeoutNanos());
     this.arguments =
         new Arguments(
             masters.nodeTimeoutNanos(),
@@ -536,8 +547,22 @@ public final class RedLock implements AutoCloseable {
   public List<NodeOutcome> admitFreshNodes() {
     checkOpen();
     long age = guardMillis > 0 ? guardMillis : maxLeaseMillis;
-    Tally tally = masters.all((node, i) -> node.admit(age));
+    // A master still connecting is waited for: the admission must not skip it for being slow.
+    long deadline = masters.ticker().read() + connectTimeoutNanos + masters.nodeTimeoutNanos();
+    Tally tally = masters.all((node, i) -> node.admit(age), deadline);
     log.info("admitted fresh masters: {}", tally.outcomes());
+    for (NodeOutcome outcome : tally.outcomes()) {
+      if (outcome.status() != NodeOutcome.Status.GRANTED
+          && outcome.status() != NodeOutcome.Status.TAKEN) {
+        log.warn(
+            "master {} was not admitted ({}{}): with the restart guard on it votes only once it"
+                + " has been up {} s, or once admitted",
+            outcome.node(),
+            outcome.status(),
+            outcome.detail().isEmpty() ? "" : ": " + outcome.detail(),
+            TimeUnit.MILLISECONDS.toSeconds(age));
+      }
+    }
     return tally.outcomes();
   }
 
@@ -607,6 +632,7 @@ public final class RedLock implements AutoCloseable {
     private final Map<String, String> servers = new HashMap<>();
     private boolean excludeUnfitMasters;
     private Duration nodeTimeout = DEFAULT_NODE_TIMEOUT;
+    private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private double driftFactor = DEFAULT_DRIFT_FACTOR;
     private Duration minValidity = Duration.ZERO;
     private Duration retryDelay = DEFAULT_RETRY_DELAY;
@@ -702,8 +728,9 @@ public final class RedLock implements AutoCloseable {
     }
 
     /**
-     * Sets how long one master may take to connect or to answer one command before its vote is
-     * counted as failed. Keep it well below every TTL: the spec suggests 5 to 50 ms for a 10 s TTL.
+     * Sets how long one master may take to answer one command before its vote is counted as failed:
+     * the Redlock spec's per-node timeout. Keep it well below every TTL: the spec suggests 5 to 50
+     * ms for a 10 s TTL. Opening a connection has its own, longer bound ({@link #connectTimeout}).
      * Default {@link #DEFAULT_NODE_TIMEOUT}.
      *
      * @param timeout positive
@@ -722,6 +749,36 @@ public final class RedLock implements AutoCloseable {
         throw new IllegalArgumentException("nodeTimeout must be less than " + MAX_TTL);
       }
       return timeout;
+    }
+
+    /**
+     * Sets how long opening a connection to one master may take: TCP, TLS and the handshake (AUTH,
+     * SELECT, the server's run for the restart guard, loading the scripts). {@link #build()} waits
+     * for the first attempts up to this long, and {@link RedLock#admitFreshNodes()} waits for a
+     * master still connecting, so a slow first connection (a cold JVM, a distant datacenter) costs
+     * nothing; a command that finds its master's connection still opening waits only its node
+     * timeout, as a failed vote. Never less than a master's node timeout. Default {@link
+     * #DEFAULT_CONNECT_TIMEOUT}.
+     *
+     * @param timeout positive, at most {@link #MAX_CONNECT_TIMEOUT}
+     * @return this builder
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException if it is not positive or is longer than {@link
+     *     #MAX_CONNECT_TIMEOUT}
+     */
+    public Builder connectTimeout(Duration timeout) {
+      Arguments.positiveNanos(timeout, "connectTimeout");
+      if (timeout.compareTo(MAX_CONNECT_TIMEOUT) > 0) {
+        throw new IllegalArgumentException(
+            "connectTimeout must be at most " + MAX_CONNECT_TIMEOUT + ": " + timeout);
+      }
+      this.connectTimeout = timeout;
+      return this;
+    }
+
+    /** The connect timeout of a master whose node timeout is {@code nodeTimeoutNanos}. */
+    private long connectTimeoutNanos(long nodeTimeoutNanos) {
+      return Math.max(connectTimeout.toNanos(), nodeTimeoutNanos);
     }
 
     /**
@@ -976,9 +1033,9 @@ public final class RedLock implements AutoCloseable {
     }
 
     /**
-     * Builds the coordinator: opens one connection per master in parallel and waits up to the node
-     * timeout for them. A master that cannot be reached does not fail the build; it counts as a
-     * failed vote until it can.
+     * Builds the coordinator: opens one connection per master in parallel and waits up to the
+     * connect timeout for them. A master that cannot be reached does not fail the build; it counts
+     * as a failed vote until it can.
      *
      * @return a new RedLock, which must be closed
      * @throws IllegalArgumentException if no node was added, or if the settings leave no TTL that
@@ -1001,8 +1058,10 @@ public final class RedLock implements AutoCloseable {
         factory =
             (address, index, timeout, t) ->
                 selector == null || address.tls()
-                    ? new PipelinedNodeClient(address, index, timeout, t, tls)
-                    : new SelectorNodeClient(address, timeout, t, selector);
+                    ? new PipelinedNodeClient(
+                        address, index, timeout, connectTimeoutNanos(timeout), t, tls)
+                    : new SelectorNodeClient(
+                        address, timeout, connectTimeoutNanos(timeout), t, selector);
       }
       List<NodeClient> clients = new ArrayList<>(addresses.size());
       List<String> names = new ArrayList<>(addresses.size());
@@ -1048,7 +1107,7 @@ public final class RedLock implements AutoCloseable {
         throw e;
       }
       Masters masters = new Masters(clients, names, datacenters, timeoutsNanos, ticker, io);
-      masters.awaitFirstConnect(ticker.read() + masters.nodeTimeoutNanos());
+      masters.awaitFirstConnect(ticker.read() + connectTimeoutNanos(masters.nodeTimeoutNanos()));
       if (excludeUnfitMasters) {
         // The first verdicts before the first round, bounded like inspect().
         long deadline = ticker.read() + preflightWaitNanos(masters.nodeTimeoutNanos());

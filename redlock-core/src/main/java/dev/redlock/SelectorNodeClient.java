@@ -19,16 +19,25 @@ final class SelectorNodeClient extends CommandNodeClient implements SelectorLink
 
   private final String name;
   private final NodeAddress address;
-  private final long nodeTimeoutNanos;
+  private final long connectTimeoutNanos;
   private final Ticker ticker;
   private final SelectorLoop loop;
   private final CommandPipeline<SelectorLink> pipeline;
 
-  /** Makes the client and starts its first connection attempt on {@code loop}. */
-  SelectorNodeClient(NodeAddress address, long nodeTimeoutNanos, Ticker ticker, SelectorLoop loop) {
+  /**
+   * Makes the client and starts its first connection attempt on {@code loop}: each attempt (connect
+   * and handshake) is bounded by {@code connectTimeoutNanos}, each command's wait for its reply by
+   * the stall limit derived from {@code nodeTimeoutNanos} (rounds have their own deadlines).
+   */
+  SelectorNodeClient(
+      NodeAddress address,
+      long nodeTimeoutNanos,
+      long connectTimeoutNanos,
+      Ticker ticker,
+      SelectorLoop loop) {
     this.address = address;
     this.name = address.toString();
-    this.nodeTimeoutNanos = nodeTimeoutNanos;
+    this.connectTimeoutNanos = connectTimeoutNanos;
     this.ticker = ticker;
     this.loop = loop;
     this.pipeline =
@@ -37,7 +46,7 @@ final class SelectorNodeClient extends CommandNodeClient implements SelectorLink
   }
 
   private void connect() {
-    SelectorLink.open(loop, address, nodeTimeoutNanos, this);
+    SelectorLink.open(loop, address, connectTimeoutNanos, this);
   }
 
   @Override

@@ -23,7 +23,7 @@ final class SelectorClients implements AutoCloseable {
    */
   SelectorNodeClient open(String uri, long timeoutNanos, Ticker ticker, long graceNanos) {
     SelectorNodeClient client =
-        new SelectorNodeClient(NodeAddress.parse(uri), timeoutNanos, ticker, loop);
+        new SelectorNodeClient(NodeAddress.parse(uri), timeoutNanos, timeoutNanos, ticker, loop);
     clients.add(client);
     client.awaitFirstConnect(System.nanoTime() + timeoutNanos + graceNanos);
     return client;
