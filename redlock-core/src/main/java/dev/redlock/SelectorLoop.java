@@ -139,6 +139,9 @@ final class SelectorLoop {
   private volatile boolean stopping;
   private long timerSequence; // loop thread only
 
+  /** How many callers are inside a round on this loop now ({@link #enterRound}). */
+  private final AtomicInteger inRounds = new AtomicInteger();
+
   /** The thread that may select now, or null. */
   private final AtomicReference<Thread> leader = new AtomicReference<>();
 
@@ -408,12 +411,26 @@ final class SelectorLoop {
   }
 
   /**
-   * Whether another thread reads the selector now or waits for a round on it: then commands from
-   * several callers are about, and a link may hold bytes back for replies due ({@link
-   * SelectorLink#kick}). A caller alone, between its rounds, finds neither.
+   * A caller is about to send a round's commands and wait for it ({@link Masters}); {@link
+   * #leaveRound} once it has its answer. Any thread; never blocks.
+   */
+  void enterRound() {
+    inRounds.incrementAndGet();
+  }
+
+  /** The caller of an {@link #enterRound} has its round's answer. */
+  void leaveRound() {
+    inRounds.decrementAndGet();
+  }
+
+  /**
+   * Whether callers in numbers are about: at least two inside a round on this loop, counting the
+   * caller that asks. Then a link may hold bytes back for replies due ({@link SelectorLink#kick}):
+   * another caller's bytes are likely to join them. A caller alone never waits for that, whoever
+   * leads the selector and whatever replies are still due from earlier rounds.
    */
   boolean busy() {
-    return leader.get() != null || followerCount.get() > 0;
+    return inRounds.get() >= 2;
   }
 
   /** Runs {@code task} on the loop's thread {@code delayNanos} from now, or soon after. */
