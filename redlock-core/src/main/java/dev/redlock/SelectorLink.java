@@ -288,6 +288,11 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   private void expire() {
     if (phase.compareTo(Phase.OPEN) < 0) {
       long millis = TimeUnit.NANOSECONDS.toMillis(timeoutNanos);
+      if (phase == Phase.STARTING) {
+        loop.forgetLookup(this); // the lookup goes on, for the next attempt to join
+        fail("lookup of " + address.host() + " timed out after " + millis + " ms");
+        return;
+      }
       fail(
           (phase == Phase.HANDSHAKE ? "handshake" : "connect")
               + " timed out after "

@@ -11,10 +11,10 @@ import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.PriorityQueue;
-import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
@@ -73,7 +73,9 @@ import org.slf4j.LoggerFactory;
  * the socket's readiness: connect, then the handshake (AUTH, SELECT, SCRIPT LOAD) written in one
  * batch and its replies read like any others, all bounded by the node timeout through a timer on
  * this thread ({@link #schedule}). Host names that are not IP literals are resolved on a separate,
- * short-lived thread, so a slow DNS server cannot hold up every master.
+ * short-lived thread, so a slow DNS server cannot hold up every master; one lookup per host at a
+ * time, which later attempts for that host join, so a resolver that hangs costs one thread per host
+ * however often the attempts repeat.
  *
  * <p>Other threads reach the leader only through {@link #execute} (a queue and {@link
  * Selector#wakeup()}) and, when a link needs {@code OP_WRITE}, by changing its key's interest set
@@ -126,7 +128,14 @@ final class SelectorLoop {
     void stopped(String reason);
   }
 
+  /** Looks a host name up: every address it has. {@link InetAddress#getAllByName}, or a fake. */
+  @FunctionalInterface
+  interface HostLookup {
+    InetAddress[] lookUp(String host) throws IOException;
+  }
+
   private final Ticker ticker;
+  private final HostLookup lookup;
   private final Selector selector;
   private final Thread thread;
   private final ThreadPoolExecutor resolver;
@@ -134,10 +143,16 @@ final class SelectorLoop {
   private final PriorityQueue<Timer> timers = new PriorityQueue<>(); // loop thread only
   private final ConcurrentLinkedQueue<Watch> newWatches = new ConcurrentLinkedQueue<>();
   private final List<Watch> watches = new ArrayList<>(); // the leader's
-  private final Set<Handler> resolving = new HashSet<>(); // loop thread only: awaiting a lookup
   private final Consumer<SelectionKey> dispatch = this::dispatch;
   private volatile boolean stopping;
   private long timerSequence; // loop thread only
+
+  /**
+   * The hosts being looked up, each with the attempts waiting for its lookup (loop thread only). A
+   * host stays here until its lookup returns, even once no attempt waits: a later one joins it
+   * rather than start another.
+   */
+  private final Map<String, List<Waiter>> lookups = new HashMap<>();
 
   /** How many callers are inside a round on this loop now ({@link #enterRound}). */
   private final AtomicInteger inRounds = new AtomicInteger();
@@ -167,14 +182,21 @@ final class SelectorLoop {
   /** How many times a caller took the selector; the loop's thread waits for it to stand still. */
   private volatile long callerLeads;
 
+  /** A loop with the system's host lookup. */
+  SelectorLoop() {
+    this(InetAddress::getAllByName);
+  }
+
   /**
    * Opens the selector and starts its thread. Its timers run on the system ticker whatever the
    * RedLock's: they bound real sockets.
    *
+   * @param lookup how host names are looked up, on a resolver thread
    * @throws UncheckedIOException if the selector cannot be opened
    */
-  SelectorLoop() {
+  SelectorLoop(HostLookup lookup) {
     this.ticker = Ticker.system();
+    this.lookup = lookup;
     try {
       this.selector = Selector.open();
     } catch (IOException e) {
@@ -184,6 +206,7 @@ final class SelectorLoop {
     this.thread = new Thread(this::run, "redlock-io-selector-" + number);
     thread.setDaemon(true);
     AtomicInteger resolvers = new AtomicInteger();
+    // No bound here: one lookup per host at a time (resolve) bounds the threads by the hosts.
     this.resolver =
         new ThreadPoolExecutor(
             0,
@@ -440,33 +463,70 @@ final class SelectorLoop {
 
   /**
    * Looks {@code host} up on a resolver thread, then hands every address it has ({@code
-   * InetAddress[]}), or the failure's description, to {@code done} on the loop's thread. Until then
-   * {@code waiting} is told if the loop stops. Returns false if the loop is stopping. On the loop's
-   * thread only.
+   * InetAddress[]}), or the failure's description, to {@code done} on the loop's thread. A lookup
+   * of {@code host} already running is joined, not doubled: at most one per host at a time, however
+   * often attempts repeat while a resolver hangs. Until then {@code waiting} is told if the loop
+   * stops; {@link #forgetLookup} when it no longer waits. Returns false if the loop is stopping. On
+   * the loop's thread only.
    */
   boolean resolve(String host, Handler waiting, Consumer<Object> done) {
-    try {
-      resolver.execute(
-          () -> {
-            Object result;
-            try {
-              result = InetAddress.getAllByName(host);
-            } catch (IOException | RuntimeException e) {
-              result = "cannot resolve " + host + ": " + CommandPipeline.describe(e);
-            }
-            Object answer = result;
-            execute(
-                () -> {
-                  if (resolving.remove(waiting)) {
-                    done.accept(answer);
-                  }
-                });
-          });
-    } catch (RejectedExecutionException e) {
+    List<Waiter> joined = lookups.get(host);
+    if (joined == null) {
+      try {
+        resolver.execute(() -> lookUp(host));
+      } catch (RejectedExecutionException e) {
+        return false;
+      }
+      joined = new ArrayList<>(1);
+      lookups.put(host, joined);
+    } else if (stopping) {
       return false;
     }
-    resolving.add(waiting);
+    joined.add(new Waiter(waiting, done));
     return true;
+  }
+
+  /**
+   * {@code waiting} no longer waits for a lookup (its attempt timed out); the loop's thread only.
+   */
+  void forgetLookup(Handler waiting) {
+    for (List<Waiter> joined : lookups.values()) {
+      joined.removeIf(w -> w.handler == waiting);
+    }
+  }
+
+  /** On a resolver thread: looks {@code host} up and hands the answer to every attempt waiting. */
+  private void lookUp(String host) {
+    Object result;
+    try {
+      InetAddress[] all = lookup.lookUp(host);
+      result =
+          all != null && all.length > 0 ? all : "cannot resolve " + host + ": no address found";
+    } catch (IOException | RuntimeException e) {
+      result = "cannot resolve " + host + ": " + CommandPipeline.describe(e);
+    } catch (Throwable e) {
+      log.error("looking up {} failed", host, e); // the host must leave lookups all the same
+      result = "cannot resolve " + host + ": " + CommandPipeline.describe(e);
+    }
+    Object answer = result;
+    execute(() -> answered(host, answer)); // if the loop stops instead, it tells the waiting
+  }
+
+  /**
+   * On the loop's thread: the lookup of {@code host} ended; each attempt waiting gets the answer.
+   */
+  private void answered(String host, Object answer) {
+    List<Waiter> joined = lookups.remove(host);
+    if (joined == null) {
+      return;
+    }
+    for (Waiter waiter : joined) {
+      try {
+        waiter.done.accept(answer);
+      } catch (RuntimeException e) {
+        log.error("I/O task failed", e);
+      }
+    }
   }
 
   /** Whether {@link #close} was called or the thread ended. */
@@ -660,8 +720,13 @@ final class SelectorLoop {
   /** On the loop's thread, as it ends: tells every handler, fails every queued task. */
   private void shutDown(String reason) {
     resolver.shutdownNow();
-    List<Handler> handlers = new ArrayList<>(resolving);
-    resolving.clear();
+    List<Handler> handlers = new ArrayList<>();
+    for (List<Waiter> joined : lookups.values()) {
+      for (Waiter waiter : joined) {
+        handlers.add(waiter.handler);
+      }
+    }
+    lookups.clear();
     try {
       for (SelectionKey key : selector.keys()) {
         handlers.add((Handler) key.attachment());
@@ -718,6 +783,9 @@ final class SelectorLoop {
   public String toString() {
     return "SelectorLoop{" + thread.getName() + "}";
   }
+
+  /** An attempt waiting for a host's lookup: its link, and what to give the answer to. */
+  private record Waiter(Handler handler, Consumer<Object> done) {}
 
   private record Timer(long atNanos, long sequence, Runnable task) implements Comparable<Timer> {
     @Override
