@@ -60,6 +60,11 @@ final class Masters {
     return nodes;
   }
 
+  /** The selector the plaintext masters share, or null if none is on the selector transport. */
+  SelectorLoop io() {
+    return io;
+  }
+
   /** Each master's datacenter label, or empty. */
   List<String> datacenters() {
     return datacenters;

@@ -188,7 +188,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   static void open(
       SelectorLoop loop, NodeAddress address, long timeoutNanos, long holdNanos, Events events) {
     SelectorLink link = new SelectorLink(loop, address, timeoutNanos, holdNanos, events);
-    if (!loop.execute(link::start)) {
+    if (!loop.execute(link, link::start)) {
       events.failed(STOPPED);
     }
   }
@@ -200,7 +200,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
       fail(STOPPED);
       return;
     }
-    loop.schedule(timeoutNanos, this::expire);
+    loop.schedule(this, timeoutNanos, this::expire);
     String host = address.host();
     if (host.indexOf(':') >= 0 || IPV4.matcher(host).matches()) {
       try {
@@ -619,7 +619,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   /** A write to the socket failed: the link is broken, which the loop's thread tells. */
   private void failedWrite(Exception e) {
     String reason = CommandPipeline.describe(e);
-    if (!loop.execute(() -> broken(reason))) {
+    if (!loop.execute(this, () -> broken(reason))) {
       close();
     }
   }

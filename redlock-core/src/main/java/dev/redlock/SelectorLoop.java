@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
@@ -23,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -82,6 +84,14 @@ import org.slf4j.LoggerFactory;
  * and waking the selector. Everything else here is confined to the leader: the timers, the
  * handlers' read side, the keys' registration.
  *
+ * <h2>When something throws</h2>
+ *
+ * <p>Whoever leads runs every link's code: its handler, its tasks and timers ({@link #execute},
+ * {@link #schedule} name the link they are for) and its {@link Watch}. Whatever one of them throws,
+ * {@link Error}s included, drops that link only: it is told {@link Handler#stopped}, so its
+ * commands fail and its pipeline opens a new link on the next command; the error is logged once and
+ * reported ({@code errors}, the RedLock's listener). The other masters never notice.
+ *
  * <p>{@link #close} stops the thread with a bounded wait; when it stops, for any reason, every link
  * still registered is told, so its commands fail rather than wait forever, and later connection
  * attempts fail at once.
@@ -110,21 +120,28 @@ final class SelectorLoop {
   /**
    * Something the leader looks at after every select, and at least every millisecond, until it
    * answers that it is done: a link holding callers' bytes back until replies arrive, which sends
-   * them if the replies are overdue (see {@link SelectorLink#kick}).
+   * them if the replies are overdue (see {@link SelectorLink#kick}). A watch is always a link's
+   * own: one that throws is told {@link Handler#stopped}, as its handler would be.
    */
-  interface Watch {
+  interface Watch extends Handler {
 
     /** Looks again at {@code nowNanos}; returns true when it needs no more looks. */
     boolean check(long nowNanos);
   }
 
-  /** What the selector tells when a registered channel is ready; runs on the loop's thread. */
+  /**
+   * A link as the loop sees it: what the selector tells when its channel is ready, and the owner of
+   * the tasks and timers it hands in. Runs on whichever thread leads.
+   */
   interface Handler {
 
     /** The channel is ready for {@code readyOps} (connect, read, write). */
     void ready(int readyOps);
 
-    /** The loop stopped, or this handler threw: its channel will get no more events. */
+    /**
+     * The loop stopped, or this link's handler, task, timer or watch threw: its channel will get no
+     * more events.
+     */
     void stopped(String reason);
   }
 
@@ -135,22 +152,23 @@ final class SelectorLoop {
   }
 
   private final Ticker ticker;
+  private final BiConsumer<String, Throwable> errors;
   private final HostLookup lookup;
   private final Selector selector;
   private final Thread thread;
   private final ThreadPoolExecutor resolver;
-  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-  private final PriorityQueue<Timer> timers = new PriorityQueue<>(); // loop thread only
+  private final ConcurrentLinkedQueue<Task> tasks = new ConcurrentLinkedQueue<>();
+  private final PriorityQueue<Timer> timers = new PriorityQueue<>(); // the leader's
   private final ConcurrentLinkedQueue<Watch> newWatches = new ConcurrentLinkedQueue<>();
   private final List<Watch> watches = new ArrayList<>(); // the leader's
   private final Consumer<SelectionKey> dispatch = this::dispatch;
   private volatile boolean stopping;
-  private long timerSequence; // loop thread only
+  private long timerSequence; // the leader's
 
   /**
-   * The hosts being looked up, each with the attempts waiting for its lookup (loop thread only). A
-   * host stays here until its lookup returns, even once no attempt waits: a later one joins it
-   * rather than start another.
+   * The hosts being looked up, each with the attempts waiting for its lookup (the leader's). A host
+   * stays here until its lookup returns, even once no attempt waits: a later one joins it rather
+   * than start another.
    */
   private final Map<String, List<Waiter>> lookups = new HashMap<>();
 
@@ -182,20 +200,23 @@ final class SelectorLoop {
   /** How many times a caller took the selector; the loop's thread waits for it to stand still. */
   private volatile long callerLeads;
 
-  /** A loop with the system's host lookup. */
+  /** A loop whose internal errors are only logged, with the system's host lookup: for tests. */
   SelectorLoop() {
-    this(InetAddress::getAllByName);
+    this((where, error) -> {}, InetAddress::getAllByName);
   }
 
   /**
    * Opens the selector and starts its thread. Its timers run on the system ticker whatever the
    * RedLock's: they bound real sockets.
    *
+   * @param errors told, on the thread that met it, of every error the loop recovered from: where
+   *     (what failed, and whose) and the error; must return at once and not throw
    * @param lookup how host names are looked up, on a resolver thread
    * @throws UncheckedIOException if the selector cannot be opened
    */
-  SelectorLoop(HostLookup lookup) {
+  SelectorLoop(BiConsumer<String, Throwable> errors, HostLookup lookup) {
     this.ticker = Ticker.system();
+    this.errors = errors;
     this.lookup = lookup;
     try {
       this.selector = Selector.open();
@@ -229,16 +250,23 @@ final class SelectorLoop {
     return leader.get() == Thread.currentThread();
   }
 
-  /**
-   * Runs {@code task} on the loop's thread, soon. Returns false, and never runs it, once the loop
-   * is stopping.
-   */
+  /** As {@link #execute(Handler, Runnable)}, for a task that is no link's. */
   boolean execute(Runnable task) {
+    return execute(null, task);
+  }
+
+  /**
+   * Runs {@code task} on the loop's thread (or whoever leads), soon. If it throws, {@code owner}
+   * (the link it is for, or null) is dropped. Returns false, and never runs it, once the loop is
+   * stopping.
+   */
+  boolean execute(Handler owner, Runnable task) {
     if (stopping) {
       return false;
     }
-    tasks.add(task);
-    if (stopping && tasks.remove(task)) {
+    Task queued = new Task(owner, task);
+    tasks.add(queued);
+    if (stopping && tasks.remove(queued)) {
       return false; // close() may have drained the queue already
     }
     wakeup();
@@ -456,9 +484,12 @@ final class SelectorLoop {
     return inRounds.get() >= 2;
   }
 
-  /** Runs {@code task} on the loop's thread {@code delayNanos} from now, or soon after. */
-  void schedule(long delayNanos, Runnable task) {
-    timers.add(new Timer(ticker.read() + delayNanos, timerSequence++, task));
+  /**
+   * Runs {@code task} on the loop's thread (or whoever leads) {@code delayNanos} from now, or soon
+   * after. If it throws, {@code owner} (the link it is for) is dropped. The leader only.
+   */
+  void schedule(Handler owner, long delayNanos, Runnable task) {
+    timers.add(new Timer(ticker.read() + delayNanos, timerSequence++, owner, task));
   }
 
   /**
@@ -466,8 +497,8 @@ final class SelectorLoop {
    * InetAddress[]}), or the failure's description, to {@code done} on the loop's thread. A lookup
    * of {@code host} already running is joined, not doubled: at most one per host at a time, however
    * often attempts repeat while a resolver hangs. Until then {@code waiting} is told if the loop
-   * stops; {@link #forgetLookup} when it no longer waits. Returns false if the loop is stopping. On
-   * the loop's thread only.
+   * stops; {@link #forgetLookup} when it no longer waits. Returns false if the loop is stopping.
+   * The leader only.
    */
   boolean resolve(String host, Handler waiting, Consumer<Object> done) {
     List<Waiter> joined = lookups.get(host);
@@ -486,9 +517,7 @@ final class SelectorLoop {
     return true;
   }
 
-  /**
-   * {@code waiting} no longer waits for a lookup (its attempt timed out); the loop's thread only.
-   */
+  /** {@code waiting} no longer waits for a lookup (its attempt timed out); the leader only. */
   void forgetLookup(Handler waiting) {
     for (List<Waiter> joined : lookups.values()) {
       joined.removeIf(w -> w.handler == waiting);
@@ -506,6 +535,7 @@ final class SelectorLoop {
       result = "cannot resolve " + host + ": " + CommandPipeline.describe(e);
     } catch (Throwable e) {
       log.error("looking up {} failed", host, e); // the host must leave lookups all the same
+      report("host lookup of " + host, e);
       result = "cannot resolve " + host + ": " + CommandPipeline.describe(e);
     }
     Object answer = result;
@@ -513,7 +543,7 @@ final class SelectorLoop {
   }
 
   /**
-   * On the loop's thread: the lookup of {@code host} ended; each attempt waiting gets the answer.
+   * On the leader: the lookup of {@code host} ended; each attempt still waiting gets the answer.
    */
   private void answered(String host, Object answer) {
     List<Waiter> joined = lookups.remove(host);
@@ -523,8 +553,8 @@ final class SelectorLoop {
     for (Waiter waiter : joined) {
       try {
         waiter.done.accept(answer);
-      } catch (RuntimeException e) {
-        log.error("I/O task failed", e);
+      } catch (Throwable e) {
+        contain(waiter.handler, "I/O task", e);
       }
     }
   }
@@ -532,6 +562,11 @@ final class SelectorLoop {
   /** Whether {@link #close} was called or the thread ended. */
   boolean stopping() {
     return stopping;
+  }
+
+  /** For tests: the keys registered now, each with its link attached. The leader only. */
+  Set<SelectionKey> keysForTest() {
+    return selector.keys();
   }
 
   private void run() {
@@ -548,7 +583,7 @@ final class SelectorLoop {
         }
         awaitQuietCallers();
       }
-    } catch (IOException | RuntimeException | Error e) {
+    } catch (Throwable e) {
       log.error("the I/O thread failed; plaintext masters count as unavailable", e);
       reason = "I/O thread failed: " + CommandPipeline.describe(e);
     } finally {
@@ -636,20 +671,69 @@ final class SelectorLoop {
       if (key.isValid()) {
         handler.ready(key.readyOps());
       }
-    } catch (RuntimeException e) {
-      log.error("I/O handler {} failed; its connection is dropped", handler, e);
+    } catch (Throwable e) {
       key.cancel();
-      handler.stopped("I/O handler failed: " + CommandPipeline.describe(e));
+      contain(handler, "I/O handler", e);
     }
   }
 
   private void runTasks() {
-    for (Runnable task = tasks.poll(); task != null; task = tasks.poll()) {
+    for (Task task = tasks.poll(); task != null; task = tasks.poll()) {
       try {
-        task.run();
-      } catch (RuntimeException e) {
-        log.error("I/O task failed", e);
+        task.body.run();
+      } catch (Throwable e) {
+        contain(task.owner, "I/O task", e);
       }
+    }
+  }
+
+  /**
+   * Something a leader ran for {@code owner} (or for no link, if null) threw {@code error}: the
+   * owner's link is dropped, its commands fail and its pipeline reconnects on the next command; the
+   * error is logged once and reported. Nothing else stops.
+   */
+  private void contain(Handler owner, String what, Throwable error) {
+    String where = owner == null ? what : what + " of " + owner;
+    if (owner != null) {
+      forgetLookup(owner);
+      try {
+        owner.stopped(what + " failed: " + CommandPipeline.describe(error));
+      } catch (Throwable e) {
+        error.addSuppressed(e);
+      }
+    }
+    log.error("{} failed{}", where, owner == null ? "" : "; its connection is dropped", error);
+    report(where, error);
+  }
+
+  /** Tells {@code errors} (the RedLock's listener) of an error the loop recovered from. */
+  private void report(String where, Throwable error) {
+    try {
+      errors.accept(where, error);
+    } catch (Throwable e) {
+      log.warn("reporting an internal error failed; ignored", e);
+    }
+  }
+
+  /** The handlers registered on {@code selector}; none if it is closed. The leader only. */
+  private static List<Handler> registeredOn(Selector selector) {
+    List<Handler> handlers = new ArrayList<>();
+    try {
+      for (SelectionKey key : selector.keys()) {
+        handlers.add((Handler) key.attachment());
+      }
+    } catch (ClosedSelectorException e) {
+      // nothing registered any more
+    }
+    return handlers;
+  }
+
+  /** Tells {@code handler} it stopped; what that throws is only logged (the loop is ending it). */
+  private static void tell(Handler handler, String reason) {
+    try {
+      handler.stopped(reason);
+    } catch (Throwable e) {
+      log.debug("stopping {}: {}", handler, e.toString());
     }
   }
 
@@ -685,11 +769,12 @@ final class SelectorLoop {
     }
     long now = ticker.read();
     for (int i = watches.size() - 1; i >= 0; i--) {
+      Watch watch = watches.get(i);
       boolean done;
       try {
-        done = watches.get(i).check(now);
-      } catch (RuntimeException e) {
-        log.error("I/O watch failed", e);
+        done = watch.check(now);
+      } catch (Throwable e) {
+        contain(watch, "I/O watch", e);
         done = true;
       }
       if (done) {
@@ -708,11 +793,11 @@ final class SelectorLoop {
   private void runTimers() {
     long now = ticker.read();
     while (!timers.isEmpty() && timers.peek().atNanos - now <= 0) {
-      Runnable task = timers.poll().task;
+      Timer timer = timers.poll();
       try {
-        task.run();
-      } catch (RuntimeException e) {
-        log.error("I/O timer failed", e);
+        timer.task.run();
+      } catch (Throwable e) {
+        contain(timer.owner, "I/O timer", e);
       }
     }
   }
@@ -727,24 +812,14 @@ final class SelectorLoop {
       }
     }
     lookups.clear();
-    try {
-      for (SelectionKey key : selector.keys()) {
-        handlers.add((Handler) key.attachment());
-      }
-    } catch (ClosedSelectorException e) {
-      // nothing registered any more
-    }
+    handlers.addAll(registeredOn(selector));
     try {
       selector.close(); // closes no channel: each handler closes its own
     } catch (IOException e) {
       log.debug("closing the selector: {}", e.toString());
     }
     for (Handler handler : handlers) {
-      try {
-        handler.stopped(reason);
-      } catch (RuntimeException e) {
-        log.debug("stopping {}: {}", handler, e.toString());
-      }
+      tell(handler, reason);
     }
     timers.clear();
     watches.clear();
@@ -784,10 +859,14 @@ final class SelectorLoop {
     return "SelectorLoop{" + thread.getName() + "}";
   }
 
+  /** A task handed to the leader, and the link it is for (null: none). */
+  private record Task(Handler owner, Runnable body) {}
+
   /** An attempt waiting for a host's lookup: its link, and what to give the answer to. */
   private record Waiter(Handler handler, Consumer<Object> done) {}
 
-  private record Timer(long atNanos, long sequence, Runnable task) implements Comparable<Timer> {
+  private record Timer(long atNanos, long sequence, Handler owner, Runnable task)
+      implements Comparable<Timer> {
     @Override
     public int compareTo(Timer other) {
       long byTime = atNanos - other.atNanos;

@@ -46,7 +46,7 @@ class SelectorLookupTest {
     throw new UnknownHostException(host + ": no such host, says the test");
   }
 
-  private final SelectorLoop loop = new SelectorLoop(this::hangingLookup);
+  private final SelectorLoop loop = new SelectorLoop((where, error) -> {}, this::hangingLookup);
 
   @AfterEach
   void stopLoop() {
