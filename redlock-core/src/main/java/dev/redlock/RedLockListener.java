@@ -92,8 +92,10 @@ public interface RedLockListener {
    * throw did (a bug, or an {@link Error} such as {@link OutOfMemoryError}), and the library
    * contained it. If it happened while handling one master's connection, that connection was
    * dropped: the commands in flight on it failed (failed votes in their rounds), and the next
-   * command opens a new one; the other masters were not affected. The error is also logged at ERROR
-   * with its stack trace.
+   * command opens a new one; the other masters were not affected. If the thread that reads the
+   * plaintext masters' replies itself failed, a new thread took its place (and, if its selector
+   * failed, every plaintext master's connection was dropped and is reopened on the next command).
+   * The error is also logged at ERROR with its stack trace.
    *
    * <p>Called on the thread that met the error, once per error: for now the library's I/O thread
    * that reads the plaintext masters' replies ({@code redlock-io-selector-N}), or an application
@@ -101,7 +103,8 @@ public interface RedLockListener {
    * lookup. It must return at once and must not block.
    *
    * @param where what failed, for logs and metrics, e.g. {@code "I/O handler of
-   *     SelectorLink{10.0.0.1:6379}"}; free text, not a stable format
+   *     SelectorLink{10.0.0.1:6379}"} or {@code "I/O thread redlock-io-selector-1"}; free text, not
+   *     a stable format
    * @param error what was thrown
    */
   default void internalError(String where, Throwable error) {}

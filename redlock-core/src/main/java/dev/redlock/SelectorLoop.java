@@ -92,9 +92,21 @@ import org.slf4j.LoggerFactory;
  * commands fail and its pipeline opens a new link on the next command; the error is logged once and
  * reported ({@code errors}, the RedLock's listener). The other masters never notice.
  *
- * <p>{@link #close} stops the thread with a bounded wait; when it stops, for any reason, every link
- * still registered is told, so its commands fail rather than wait forever, and later connection
- * attempts fail at once.
+ * <p>Should the loop's thread die anyway (something thrown by the selector itself or by the loop's
+ * own bookkeeping), it logs the error and starts a new thread before it ends, which leads as soon
+ * as no caller does, checks the selector and then reports the error. It keeps the selector, and
+ * with it every link, if that selector still selects: an error thrown around a select leaves the
+ * JDK's selector consistent but for an interest change it may have lost, which the links' own
+ * timeouts (the attempt's timeout, the pipeline's stall limit) end. A selector whose select failed
+ * ({@link IOException}, or it was closed) is not trusted again: every registered link is told it
+ * stopped and a fresh selector takes its place, so the links reconnect once. Callers that waited as
+ * followers are woken and lead themselves until the new thread leads. Takeovers come at most once
+ * per {@link #TAKEOVER_PAUSE_NANOS}; if no thread can be started, or no selector opened, the loop
+ * stops for good.
+ *
+ * <p>{@link #close} stops the thread with a bounded wait; when it stops for good, for any reason,
+ * every link still registered is told, so its commands fail rather than wait forever, and later
+ * connection attempts fail at once.
  */
 final class SelectorLoop {
 
@@ -113,6 +125,12 @@ final class SelectorLoop {
 
   /** How often, at least, the leader looks at the {@link Watch}es while there are any. */
   static final long WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  /**
+   * After a takeover, the next one waits this long before its thread leads: an error that recurs at
+   * once costs one thread and one report per second, not a spin. Callers lead meanwhile.
+   */
+  static final long TAKEOVER_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /** Whether this JVM has virtual threads ({@code Thread.isVirtual()}, Java 21 and later). */
   private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
@@ -154,8 +172,7 @@ final class SelectorLoop {
   private final Ticker ticker;
   private final BiConsumer<String, Throwable> errors;
   private final HostLookup lookup;
-  private final Selector selector;
-  private final Thread thread;
+  private final int number;
   private final ThreadPoolExecutor resolver;
   private final ConcurrentLinkedQueue<Task> tasks = new ConcurrentLinkedQueue<>();
   private final PriorityQueue<Timer> timers = new PriorityQueue<>(); // the leader's
@@ -171,6 +188,24 @@ final class SelectorLoop {
    * than start another.
    */
   private final Map<String, List<Waiter>> lookups = new HashMap<>();
+
+  /**
+   * The selector; replaced only by a takeover whose old selector failed, while the new thread leads
+   * (see the class comment), so whoever leads selects on the current one.
+   */
+  private volatile Selector selector;
+
+  /** The loop's own thread; replaced by a takeover before the old one ends. */
+  private volatile Thread thread;
+
+  /** How many threads the loop has had; names the next one. */
+  private int threads = 1; // the loop's thread only
+
+  /** When the last takeover was, or 0; the dying thread's. */
+  private long lastTakeoverNanos;
+
+  /** For tests ({@link #failThreadForTest}): thrown next by the loop's own thread. */
+  private volatile Throwable injected;
 
   /** How many callers are inside a round on this loop now ({@link #enterRound}). */
   private final AtomicInteger inRounds = new AtomicInteger();
@@ -209,8 +244,9 @@ final class SelectorLoop {
    * Opens the selector and starts its thread. Its timers run on the system ticker whatever the
    * RedLock's: they bound real sockets.
    *
-   * @param errors told, on the thread that met it, of every error the loop recovered from: where
-   *     (what failed, and whose) and the error; must return at once and not throw
+   * @param errors told of every error the loop recovered from: where (what failed, and whose) and
+   *     the error; on the thread that met it, or for a thread that died, on the one that took over.
+   *     Must return at once and not throw
    * @param lookup how host names are looked up, on a resolver thread
    * @throws UncheckedIOException if the selector cannot be opened
    */
@@ -223,9 +259,10 @@ final class SelectorLoop {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open a selector", e);
     }
-    int number = LOOPS.incrementAndGet();
-    this.thread = new Thread(this::run, "redlock-io-selector-" + number);
-    thread.setDaemon(true);
+    this.number = LOOPS.incrementAndGet();
+    Thread first = new Thread(() -> run(null), "redlock-io-selector-" + number);
+    first.setDaemon(true);
+    this.thread = first;
     AtomicInteger resolvers = new AtomicInteger();
     // No bound here: one lookup per host at a time (resolve) bounds the threads by the hosts.
     this.resolver =
@@ -242,7 +279,7 @@ final class SelectorLoop {
               t.setDaemon(true);
               return t;
             });
-    thread.start();
+    first.start();
   }
 
   /** Whether the calling thread leads the selector now (the loop's thread or a caller). */
@@ -559,7 +596,7 @@ final class SelectorLoop {
     }
   }
 
-  /** Whether {@link #close} was called or the thread ended. */
+  /** Whether {@link #close} was called or the thread stopped for good. */
   boolean stopping() {
     return stopping;
   }
@@ -569,12 +606,40 @@ final class SelectorLoop {
     return selector.keys();
   }
 
-  private void run() {
-    String reason = "I/O thread stopped";
+  /**
+   * For tests: the loop's own thread throws {@code error} (an {@link Error}, a {@link
+   * RuntimeException} or an {@link IOException}) where it would select next, as if the selector or
+   * the loop itself had failed; a takeover follows (see the class comment).
+   */
+  void failThreadForTest(Throwable error) {
+    injected = error;
+    selector.wakeup();
+    LockSupport.unpark(thread);
+  }
+
+  /**
+   * The loop's thread: leads whenever callers leave the selector alone. If something escapes, a new
+   * thread takes over ({@link #takeOver}); {@code from}, when this thread is such a takeover, says
+   * what ended the thread before it: the selector is checked the first time this one leads, before
+   * it is used again, and then the error is reported. On a clean stop, or when no takeover is
+   * possible, stops for good.
+   */
+  private void run(Takeover from) {
+    Thread me = Thread.currentThread();
+    Throwable failure = null;
+    boolean recovered = from == null;
     try {
+      if (from != null) {
+        pause(from.pauseNanos);
+      }
       while (!stopping) {
-        if (leader.compareAndSet(null, thread)) {
+        if (leader.compareAndSet(null, me)) {
           try {
+            if (!recovered) {
+              recoverSelector(from.failure);
+              recovered = true;
+              report("I/O thread " + from.dead, from.failure);
+            }
             leadUntilHandedOver();
           } finally {
             leader.set(null);
@@ -584,19 +649,60 @@ final class SelectorLoop {
         awaitQuietCallers();
       }
     } catch (Throwable e) {
-      log.error("the I/O thread failed; plaintext masters count as unavailable", e);
-      reason = "I/O thread failed: " + CommandPipeline.describe(e);
-    } finally {
-      stopping = true;
-      takeLeadForGood();
-      shutDown(reason);
+      failure = e;
     }
+    if (failure != null && recovered && !stopping && takeOver(failure)) {
+      return;
+    }
+    String reason = "I/O thread stopped";
+    if (failure != null) {
+      log.error("the I/O thread failed; plaintext masters count as unavailable", failure);
+      reason = "I/O thread failed: " + CommandPipeline.describe(failure);
+    }
+    stopping = true;
+    takeLeadForGood();
+    shutDown(reason);
+  }
+
+  /**
+   * On the dying thread: logs {@code failure} and starts the thread that takes over, which leads as
+   * soon as no caller does. Returns false if no thread could be started: then the loop stops for
+   * good.
+   */
+  private boolean takeOver(Throwable failure) {
+    Thread dying = Thread.currentThread();
+    String next = "redlock-io-selector-" + number + "-" + (threads + 1);
+    log.error("the I/O thread {} failed; {} takes over", dying.getName(), next, failure);
+    try {
+      long now = ticker.read();
+      boolean recurring = lastTakeoverNanos != 0 && now - lastTakeoverNanos < TAKEOVER_PAUSE_NANOS;
+      lastTakeoverNanos = now;
+      Takeover from = new Takeover(dying.getName(), failure, recurring ? TAKEOVER_PAUSE_NANOS : 0);
+      Thread successor = new Thread(() -> run(from), next);
+      successor.setDaemon(true);
+      threads++;
+      urgent = true; // it leads at once, or as soon as the callers leading now are done
+      thread = successor; // before it starts: close() joins whichever thread is current
+      try {
+        successor.start();
+      } catch (Throwable e) {
+        thread = dying;
+        failure.addSuppressed(e);
+        return false;
+      }
+    } catch (Throwable e) {
+      failure.addSuppressed(e);
+      return false;
+    }
+    unparkFollowers(); // one of them leads until the new thread does
+    return true;
   }
 
   /** Selects until a caller asks for the selector or the loop stops. */
   private void leadUntilHandedOver() throws IOException {
     urgent = false;
     while (!stopping && !(handover && followerCount.get() <= 1)) {
+      throwInjected();
       select(untilNextTimer());
       afterSelect();
     }
@@ -609,13 +715,14 @@ final class SelectorLoop {
    */
   private void select(long waitNanos) throws IOException {
     long wait = watchedWait(waitNanos);
+    Selector current = selector;
     try {
       if (wait < 0) {
-        selector.select(dispatch);
+        current.select(dispatch);
       } else if (wait == 0) {
-        selector.selectNow(dispatch);
+        current.selectNow(dispatch);
       } else {
-        selector.select(dispatch, TimeUnit.NANOSECONDS.toMillis(wait + 999_999));
+        current.select(dispatch, TimeUnit.NANOSECONDS.toMillis(wait + 999_999));
       }
     } finally {
       selectingLong = false;
@@ -637,7 +744,7 @@ final class SelectorLoop {
    * Parks while callers lead, until they have left the selector alone for a whole {@link
    * #LAG_NANOS} (or work was handed to the loop while no one leads, or it stops).
    */
-  private void awaitQuietCallers() {
+  private void awaitQuietCallers() throws IOException {
     while (!stopping) {
       long seen = callerLeads;
       if (leader.get() == null && urgent) {
@@ -645,6 +752,7 @@ final class SelectorLoop {
       }
       LockSupport.parkNanos(this, LAG_NANOS);
       Thread.interrupted(); // the loop's thread is never interrupted on purpose
+      throwInjected();
       if (leader.get() == null && (urgent || callerLeads == seen)) {
         return;
       }
@@ -653,9 +761,10 @@ final class SelectorLoop {
 
   /** Waits (briefly: leaders see {@link #stopping} at their next wake-up) to lead for good. */
   private void takeLeadForGood() {
+    Thread me = Thread.currentThread();
     selector.wakeup();
     long giveUp = ticker.read() + TimeUnit.SECONDS.toNanos(1);
-    while (!leader.compareAndSet(null, thread) && leader.get() != thread) {
+    while (!leader.compareAndSet(null, me) && leader.get() != me) {
       if (ticker.read() - giveUp > 0) {
         log.debug("a caller still leads the selector as the loop stops");
         return;
@@ -715,6 +824,49 @@ final class SelectorLoop {
     }
   }
 
+  /**
+   * As the first leader after a takeover: keeps the selector if it still selects; one whose select
+   * failed, or that no longer selects, is replaced ({@link #replaceSelector}).
+   */
+  private void recoverSelector(Throwable previous) throws IOException {
+    Selector current = selector;
+    boolean selectFailed =
+        previous instanceof IOException || previous instanceof ClosedSelectorException;
+    if (!selectFailed && current.isOpen()) {
+      try {
+        current.selectNow(dispatch);
+        unparkFollowers();
+        return;
+      } catch (IOException | ClosedSelectorException e) {
+        log.debug("the selector no longer selects: {}", e.toString());
+      }
+    }
+    replaceSelector(current, "I/O thread failed: " + CommandPipeline.describe(previous));
+  }
+
+  /**
+   * As the leader: opens a fresh selector in place of {@code old}, closes {@code old} and tells
+   * every link registered on it that it stopped: their pipelines reconnect, on the fresh one.
+   *
+   * @throws IOException if no selector can be opened: the loop then stops for good
+   */
+  private void replaceSelector(Selector old, String reason) throws IOException {
+    Selector fresh = Selector.open();
+    List<Handler> registered = registeredOn(old);
+    selector = fresh;
+    try {
+      old.close(); // closes no channel: each handler closes its own
+    } catch (IOException e) {
+      log.debug("closing the failed selector: {}", e.toString());
+    }
+    log.warn("the selector failed; replaced, {} connection(s) dropped", registered.size());
+    for (Handler handler : registered) {
+      tell(handler, reason);
+    }
+    runTasks(); // any handed in with a wake-up that went to the old selector
+    unparkFollowers();
+  }
+
   /** The handlers registered on {@code selector}; none if it is closed. The leader only. */
   private static List<Handler> registeredOn(Selector selector) {
     List<Handler> handlers = new ArrayList<>();
@@ -735,6 +887,39 @@ final class SelectorLoop {
     } catch (Throwable e) {
       log.debug("stopping {}: {}", handler, e.toString());
     }
+  }
+
+  /** Wakes every follower: one leads, the others see who does. */
+  private void unparkFollowers() {
+    for (Thread follower : followers) {
+      LockSupport.unpark(follower);
+    }
+  }
+
+  /** Parks the loop's thread for {@code nanos}, or until the loop stops. */
+  private void pause(long nanos) {
+    long until = ticker.read() + nanos;
+    for (long left = nanos; left > 0 && !stopping; left = until - ticker.read()) {
+      LockSupport.parkNanos(this, left);
+      Thread.interrupted(); // the loop's thread is never interrupted on purpose
+    }
+  }
+
+  /** For tests: throws what {@link #failThreadForTest} asked the loop's thread to throw. */
+  private void throwInjected() throws IOException {
+    Throwable error = injected;
+    if (error == null) {
+      return;
+    }
+    injected = null;
+    if (error instanceof IOException e) {
+      throw e;
+    } else if (error instanceof Error e) {
+      throw e;
+    } else if (error instanceof RuntimeException e) {
+      throw e;
+    }
+    throw new IllegalStateException(error);
   }
 
   /**
@@ -802,7 +987,7 @@ final class SelectorLoop {
     }
   }
 
-  /** On the loop's thread, as it ends: tells every handler, fails every queued task. */
+  /** On the loop's thread, as it stops for good: tells every handler, fails every queued task. */
   private void shutDown(String reason) {
     resolver.shutdownNow();
     List<Handler> handlers = new ArrayList<>();
@@ -812,9 +997,10 @@ final class SelectorLoop {
       }
     }
     lookups.clear();
-    handlers.addAll(registeredOn(selector));
+    Selector current = selector;
+    handlers.addAll(registeredOn(current));
     try {
-      selector.close(); // closes no channel: each handler closes its own
+      current.close(); // closes no channel: each handler closes its own
     } catch (IOException e) {
       log.debug("closing the selector: {}", e.toString());
     }
@@ -834,30 +1020,45 @@ final class SelectorLoop {
   boolean close(long waitNanos) {
     stopping = true;
     selector.wakeup();
-    LockSupport.unpark(thread);
-    if (Thread.currentThread() == thread) {
+    Thread current = thread;
+    LockSupport.unpark(current);
+    if (Thread.currentThread() == current) {
       return false;
     }
     long deadlineNanos = ticker.read() + waitNanos;
     try {
-      long left = deadlineNanos - ticker.read();
-      if (left > 0) {
-        TimeUnit.NANOSECONDS.timedJoin(thread, left);
+      while (true) {
+        long left = deadlineNanos - ticker.read();
+        if (left > 0) {
+          TimeUnit.NANOSECONDS.timedJoin(current, left);
+        }
+        Thread next = thread; // a takeover may have started one meanwhile: it stops at once
+        if (next == current || left <= 0) {
+          break;
+        }
+        current = next;
+        LockSupport.unpark(current);
       }
-      left = deadlineNanos - ticker.read();
+      long left = deadlineNanos - ticker.read();
       if (left > 0) {
         resolver.awaitTermination(left, TimeUnit.NANOSECONDS);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    return !thread.isAlive() && resolver.isTerminated();
+    return !current.isAlive() && resolver.isTerminated();
   }
 
   @Override
   public String toString() {
     return "SelectorLoop{" + thread.getName() + "}";
   }
+
+  /**
+   * What a thread taking over is told: the name of the thread that died, what ended it, and how
+   * long to leave the selector to callers before leading ({@link #TAKEOVER_PAUSE_NANOS}, or 0).
+   */
+  private record Takeover(String dead, Throwable failure, long pauseNanos) {}
 
   /** A task handed to the leader, and the link it is for (null: none). */
   private record Task(Handler owner, Runnable body) {}

@@ -1,6 +1,8 @@
 package dev.redlock;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.NodeOutcome.Status;
@@ -8,6 +10,7 @@ import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import dev.redlock.testkit.RedisProcess;
+import java.io.IOException;
 import java.nio.channels.SelectionKey;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,15 +20,20 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * What the selector's threads survive: an error thrown by one link's code drops that link only; the
- * RedLock keeps granting and its listener hears of it.
+ * What the selector's threads survive: an error thrown by one link's code drops that link only, and
+ * a loop thread that dies is replaced; the RedLock keeps granting and its listener hears of it.
  */
 class SelectorFailureIT {
 
@@ -85,6 +93,88 @@ class SelectorFailureIT {
       assertEquals(before[2], after[2], "the third master's link was left alone");
       assertEquals(loopThread, loop.toString(), "the loop's thread went on");
       assertEquals(1, internalErrors.size(), "told once: " + internalErrors);
+    }
+  }
+
+  @Test
+  void aLoopThreadThatDiesIsReplacedOnTheSameSelectorWhileCallersKeepGettingLeases(
+      RedisCluster cluster) throws Exception {
+    RedLock redlock = redlock(cluster);
+    SelectorLoop loop = redlock.selectorLoop();
+    Thread dying = thread(loop);
+    long[] before = connectionsReceived(cluster);
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger granted = new AtomicInteger();
+    ExecutorService callers = Executors.newFixedThreadPool(4);
+    List<Future<Long>> slowest = new ArrayList<>();
+    try {
+      for (int t = 0; t < 4; t++) {
+        slowest.add(callers.submit(() -> acquireUntil(redlock, stop, granted)));
+      }
+      Poll.until("rounds granted before", () -> granted.get() >= 50);
+      loop.failThreadForTest(new Error("killed by the test"));
+      Poll.until("the listener hearing of the takeover", () -> !internalErrors.isEmpty());
+      assertEquals(
+          List.of("I/O thread " + dying.getName() + ": killed by the test"), internalErrors);
+      Poll.until("the dying thread ending", () -> !dying.isAlive());
+      Thread next = thread(loop);
+      assertNotEquals(dying, next);
+      assertTrue(next.isAlive(), next + " took over");
+
+      int then = granted.get();
+      Poll.until("rounds granted after the takeover", () -> granted.get() >= then + 200);
+      stop.set(true);
+      for (Future<Long> caller : slowest) {
+        long nanos = caller.get(10, TimeUnit.SECONDS);
+        assertTrue(
+            nanos < TimeUnit.SECONDS.toNanos(2),
+            "no caller waited beyond its round: " + TimeUnit.NANOSECONDS.toMillis(nanos) + " ms");
+      }
+      for (int i = 0; i < 20; i++) {
+        assertTrue(everyMasterAnswers(redlock), "every master grants round " + i);
+      }
+      long[] after = connectionsReceived(cluster);
+      for (int i = 0; i < 3; i++) {
+        assertEquals(before[i], after[i], "the same selector: master " + i + "'s link was kept");
+      }
+
+      redlock.close();
+      assertFalse(next.isAlive(), "close() stopped the thread that took over");
+    } finally {
+      stop.set(true);
+      callers.shutdownNow();
+      redlock.close();
+    }
+  }
+
+  @Test
+  void aLoopThreadWhoseSelectorFailedIsReplacedOnAFreshSelectorAndEveryMasterReconnects(
+      RedisCluster cluster) throws Exception {
+    RedLock redlock = redlock(cluster);
+    try {
+      SelectorLoop loop = redlock.selectorLoop();
+      Thread dying = thread(loop);
+      long[] before = connectionsReceived(cluster);
+      loop.failThreadForTest(new IOException("select failed, says the test"));
+      Poll.until("the listener hearing of the takeover", () -> !internalErrors.isEmpty());
+      assertEquals(
+          List.of("I/O thread " + dying.getName() + ": select failed, says the test"),
+          internalErrors);
+
+      Poll.until("every master granting again", () -> everyMasterAnswers(redlock));
+      for (int i = 0; i < 20; i++) {
+        assertTrue(everyMasterAnswers(redlock), "every master grants round " + i);
+      }
+      long[] after = connectionsReceived(cluster);
+      for (int i = 0; i < 3; i++) {
+        assertEquals(before[i] + 1, after[i], "master " + i + "'s link opened again, once");
+      }
+      Thread next = thread(loop);
+      assertNotEquals(dying, next);
+      redlock.close();
+      assertFalse(next.isAlive(), "close() stopped the thread that took over");
+    } finally {
+      redlock.close();
     }
   }
 
@@ -181,11 +271,41 @@ class SelectorFailureIT {
     }
   }
 
+  /**
+   * Acquires and releases until {@code stop}, counting the leases; returns the longest a call took
+   * (nanoseconds).
+   */
+  private long acquireUntil(RedLock redlock, AtomicBoolean stop, AtomicInteger granted) {
+    long slowest = 0;
+    while (!stop.get()) {
+      long start = System.nanoTime();
+      try {
+        if (tryAcquire(redlock).isPresent()) {
+          granted.incrementAndGet();
+        }
+      } catch (QuorumUnavailableException e) {
+        // a round the takeover cost: counted by what follows
+      }
+      slowest = Math.max(slowest, System.nanoTime() - start);
+    }
+    return slowest;
+  }
+
   private static long[] connectionsReceived(RedisCluster cluster) {
     long[] received = new long[3];
     for (int i = 0; i < 3; i++) {
       received[i] = cluster.node(i).admin().connectionsReceived();
     }
     return received;
+  }
+
+  /** The loop's thread now, found by its name. */
+  private static Thread thread(SelectorLoop loop) {
+    String shown = loop.toString();
+    String name = shown.substring("SelectorLoop{".length(), shown.length() - 1);
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().equals(name))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no thread " + name));
   }
 }
