@@ -60,6 +60,11 @@ final class Masters {
     return nodes;
   }
 
+  /** The selector the plaintext masters share, or null if none is on the selector transport. */
+  SelectorLoop io() {
+    return io;
+  }
+
   /** Each master's datacenter label, or empty. */
   List<String> datacenters() {
     return datacenters;
@@ -96,11 +101,18 @@ final class Masters {
    * the others count as failed votes.
    */
   Tally vote(boolean[] voters, Call call) {
-    QuorumRound round = start(voters, call);
-    return await(round);
+    enterRound();
+    try {
+      return await(start(voters, call));
+    } finally {
+      leaveRound();
+    }
   }
 
-  /** A round, as {@link #vote(Call)}, whose result is completed on {@code timer}'s thread. */
+  /**
+   * A round, as {@link #vote(Call)}, whose result is completed on {@code timer}'s thread. No caller
+   * waits for it, so it does not count as one inside a round ({@link SelectorLoop#busy}).
+   */
   CompletableFuture<Tally> voteAsync(Call call, ScheduledExecutorService timer) {
     QuorumRound round = start(null, call);
     return round.whenDecided(timer, round.startNanos() + longestTimeoutNanos);
@@ -131,10 +143,32 @@ final class Masters {
   }
 
   private Tally round(Mode mode, Call call) {
-    QuorumRound round =
-        QuorumRound.start(
-            names, timeoutNanos, quorum, mode, ticker, i -> call.send(nodes.get(i), i));
-    return await(round);
+    enterRound();
+    try {
+      QuorumRound round =
+          QuorumRound.start(
+              names, timeoutNanos, quorum, mode, ticker, i -> call.send(nodes.get(i), i));
+      return await(round);
+    } finally {
+      leaveRound();
+    }
+  }
+
+  /**
+   * Counts the calling thread as a caller inside a round on the selector, from before it sends its
+   * commands until it has the answer: a link holds bytes back for replies due only while at least
+   * two callers are ({@link SelectorLoop#busy}), never for a caller alone.
+   */
+  private void enterRound() {
+    if (io != null) {
+      io.enterRound();
+    }
+  }
+
+  private void leaveRound() {
+    if (io != null) {
+      io.leaveRound();
+    }
   }
 
   /**

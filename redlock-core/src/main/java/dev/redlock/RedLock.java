@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.redlock.QuorumRound.Tally;
 import dev.redlock.RedLockListener.Denial;
+import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -595,6 +596,11 @@ public final class RedLock implements AutoCloseable {
     return "RedLock{nodes=" + masters.names() + ", quorum=" + masters.quorum() + "}";
   }
 
+  /** The selector the plaintext masters share, or null: for tests. */
+  SelectorLoop selectorLoop() {
+    return masters.io();
+  }
+
   private void checkOpen() {
     if (closed.get()) {
       throw new IllegalStateException("RedLock is closed");
@@ -1047,12 +1053,16 @@ public final class RedLock implements AutoCloseable {
       }
       checkSettingsTogether();
       NodeClientFactory factory = nodeClients;
+      Events events = new Events(listener);
       SelectorLoop io = null;
       if (factory == null) {
         SSLContext tls = sslContext != null ? sslContext : defaultSslContext(addresses);
         Transport plain = transport != null ? transport : Transport.fromProperty();
         if (plain == Transport.SELECTOR && addresses.stream().anyMatch(a -> !a.tls())) {
-          io = new SelectorLoop();
+          io =
+              new SelectorLoop(
+                  (where, error) -> events.emit(l -> l.internalError(where, error)),
+                  InetAddress::getAllByName);
         }
         SelectorLoop selector = io;
         factory =
@@ -1066,7 +1076,6 @@ public final class RedLock implements AutoCloseable {
       List<NodeClient> clients = new ArrayList<>(addresses.size());
       List<String> names = new ArrayList<>(addresses.size());
       long[] timeoutsNanos = new long[addresses.size()];
-      Events events = new Events(listener);
       Preflight preflight = new Preflight(restartGuard, guardMillis());
       try {
         for (int i = 0; i < addresses.size(); i++) {

@@ -9,9 +9,9 @@ import java.util.List;
  * outcomes}, in configuration order) and how long the round took.
  *
  * <p>Methods are called synchronously on the thread that ran the round (a caller's thread, or the
- * renewal thread), except {@link #circuitChanged}, so they must be quick and must not block. A
- * listener that throws is logged at WARN and otherwise ignored: it can never fail or change a lock
- * operation. Implementations must be thread-safe.
+ * renewal thread), except {@link #circuitChanged} and {@link #internalError}, so they must be quick
+ * and must not block. A listener that throws is logged at WARN and otherwise ignored: it can never
+ * fail or change a lock operation. Implementations must be thread-safe.
  */
 public interface RedLockListener {
 
@@ -86,6 +86,28 @@ public interface RedLockListener {
    * @param state the new state
    */
   default void circuitChanged(String node, CircuitState state) {}
+
+  /**
+   * One of the library's own threads met an unexpected error and recovered: code that should never
+   * throw did (a bug, or an {@link Error} such as {@link OutOfMemoryError}), and the library
+   * contained it. If it happened while handling one master's connection, that connection was
+   * dropped: the commands in flight on it failed (failed votes in their rounds), and the next
+   * command opens a new one; the other masters were not affected. If the thread that reads the
+   * plaintext masters' replies itself failed, a new thread took its place (and, if its selector
+   * failed, every plaintext master's connection was dropped and is reopened on the next command).
+   * The error is also logged at ERROR with its stack trace.
+   *
+   * <p>Called on the thread that met the error, once per error: for now the library's I/O thread
+   * that reads the plaintext masters' replies ({@code redlock-io-selector-N}), or an application
+   * thread while it read them for its own round, or a resolver thread for an error in a host name
+   * lookup. It must return at once and must not block.
+   *
+   * @param where what failed, for logs and metrics, e.g. {@code "I/O handler of
+   *     SelectorLink{10.0.0.1:6379}"} or {@code "I/O thread redlock-io-selector-1"}; free text, not
+   *     a stable format
+   * @param error what was thrown
+   */
+  default void internalError(String where, Throwable error) {}
 
   /** Why a round did not grant a lease. */
   enum Denial {

@@ -195,7 +195,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   static void open(
       SelectorLoop loop, NodeAddress address, long timeoutNanos, long holdNanos, Events events) {
     SelectorLink link = new SelectorLink(loop, address, timeoutNanos, holdNanos, events);
-    if (!loop.execute(link::start)) {
+    if (!loop.execute(link, link::start)) {
       events.failed(STOPPED);
     }
   }
@@ -207,7 +207,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
       fail(STOPPED);
       return;
     }
-    loop.schedule(timeoutNanos, this::expire);
+    loop.schedule(this, timeoutNanos, this::expire);
     String host = address.host();
     if (host.indexOf(':') >= 0 || IPV4.matcher(host).matches()) {
       try {
@@ -295,6 +295,11 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   private void expire() {
     if (phase.compareTo(Phase.OPEN) < 0) {
       long millis = TimeUnit.NANOSECONDS.toMillis(timeoutNanos);
+      if (phase == Phase.STARTING) {
+        loop.forgetLookup(this); // the lookup goes on, for the next attempt to join
+        fail("lookup of " + address.host() + " timed out after " + millis + " ms");
+        return;
+      }
       fail(
           (phase == Phase.HANDSHAKE ? "handshake" : "connect")
               + " timed out after "
@@ -630,7 +635,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   /** A write to the socket failed: the link is broken, which the loop's thread tells. */
   private void failedWrite(Exception e) {
     String reason = CommandPipeline.describe(e);
-    if (!loop.execute(() -> broken(reason))) {
+    if (!loop.execute(this, () -> broken(reason))) {
       close();
     }
   }

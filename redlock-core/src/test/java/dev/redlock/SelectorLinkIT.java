@@ -181,6 +181,7 @@ class SelectorLinkIT {
     // CLIENT PAUSE WRITE holds a SET unanswered while the master still reads what follows it into
     // the connection's query buffer (qbuf), which CLIENT LIST shows.
     node.admin().command("CLIENT", "PAUSE", "10000", "WRITE");
+    callersInRounds(2); // callers in numbers: their bytes are worth holding back
     try {
       send(link, NodeCommand.set(bytes("first"), bytes("t"), 60_000));
       awaitBlocked(node);
@@ -194,6 +195,7 @@ class SelectorLinkIT {
         Thread.sleep(10); // polling a condition that must not change
       }
     } finally {
+      callersInRounds(-2);
       node.admin().command("CLIENT", "UNPAUSE");
     }
     for (int i = 0; i < 3; i++) {
@@ -220,6 +222,7 @@ class SelectorLinkIT {
         events);
     SelectorLink link = events.opened.get(5, TimeUnit.SECONDS);
     node.admin().command("CLIENT", "PAUSE", "10000", "WRITE");
+    callersInRounds(2);
     try {
       // The second is held back behind the first's reply, which the pause keeps from coming: the
       // loop's leader sends it anyway once that reply is late.
@@ -230,6 +233,7 @@ class SelectorLinkIT {
           () -> blockedQueryBuffer(node) > 0,
           () -> "the second reaching the master");
     } finally {
+      callersInRounds(-2);
       node.admin().command("CLIENT", "UNPAUSE");
     }
     for (int i = 0; i < 2; i++) {
@@ -237,6 +241,80 @@ class SelectorLinkIT {
     }
     link.close();
     node.admin().command("FLUSHALL");
+  }
+
+  @Test
+  void aLoneCallersCommandGoesOutAtOnceWhateverRepliesAreStillDue() throws Exception {
+    // Held back for a minute at most: long enough that a command held at all arrives far too late.
+    long hold = TimeUnit.SECONDS.toNanos(60);
+    try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      Recorder events = new Recorder();
+      SelectorLink.open(
+          loop,
+          NodeAddress.parse("redis://127.0.0.1:" + server.getLocalPort()),
+          TimeUnit.SECONDS.toNanos(5),
+          hold,
+          events);
+      try (Socket accepted = server.accept()) {
+        // A fake master: OK to every SCRIPT LOAD of the handshake, then it only listens.
+        StringBuilder answers = new StringBuilder();
+        for (int i = 0; i < LuaScript.ALL.size(); i++) {
+          answers.append("$40\r\n").append("0".repeat(40)).append("\r\n");
+        }
+        accepted.getOutputStream().write(answers.toString().getBytes(StandardCharsets.US_ASCII));
+        SelectorLink link = events.opened.get(5, TimeUnit.SECONDS);
+        StringBuffer received = listen(accepted);
+        callersInRounds(1); // this thread, alone in its round; the loop's thread leads meanwhile
+        try {
+          send(link, NodeCommand.set(bytes("never-answered"), bytes("t"), 60_000));
+          Poll.until(
+              Duration.ofSeconds(5),
+              () -> received.indexOf("never-answered") >= 0,
+              () -> "the first command reaching the master");
+          send(link, NodeCommand.set(bytes("sent-at-once"), bytes("t"), 60_000));
+          // Held back, it would come after the whole hold: a twentieth of it is ample.
+          Poll.until(
+              Duration.ofNanos(hold / 20),
+              () -> received.indexOf("sent-at-once") >= 0,
+              () -> "the second command reaching the master while the first's reply is due");
+        } finally {
+          callersInRounds(-1);
+        }
+        link.close();
+      }
+    }
+  }
+
+  /** Counts {@code callers} more (or fewer) callers inside a round on the loop. */
+  private void callersInRounds(int callers) {
+    for (int i = 0; i < Math.abs(callers); i++) {
+      if (callers > 0) {
+        loop.enterRound();
+      } else {
+        loop.leaveRound();
+      }
+    }
+  }
+
+  /** Reads what {@code socket} receives, on a thread of its own, until it closes. */
+  private static StringBuffer listen(Socket socket) {
+    StringBuffer received = new StringBuffer();
+    Thread reader =
+        new Thread(
+            () -> {
+              byte[] chunk = new byte[8192];
+              try {
+                for (int n; (n = socket.getInputStream().read(chunk)) >= 0; ) {
+                  received.append(new String(chunk, 0, n, StandardCharsets.US_ASCII));
+                }
+              } catch (java.io.IOException e) {
+                // closed by the test
+              }
+            },
+            "fake-master-reader");
+    reader.setDaemon(true);
+    reader.start();
+    return received;
   }
 
   /** Waits until the loop's thread has run a task: what it was reading before is done. */
