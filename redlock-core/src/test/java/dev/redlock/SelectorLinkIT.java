@@ -256,12 +256,8 @@ class SelectorLinkIT {
           hold,
           events);
       try (Socket accepted = server.accept()) {
-        // A fake master: OK to every SCRIPT LOAD of the handshake, then it only listens.
-        StringBuilder answers = new StringBuilder();
-        for (int i = 0; i < LuaScript.ALL.size(); i++) {
-          answers.append("$40\r\n").append("0".repeat(40)).append("\r\n");
-        }
-        accepted.getOutputStream().write(answers.toString().getBytes(StandardCharsets.US_ASCII));
+        // A fake master: answers the handshake, then it only listens.
+        accepted.getOutputStream().write(handshakeAnswers());
         SelectorLink link = events.opened.get(5, TimeUnit.SECONDS);
         StringBuffer received = listen(accepted);
         callersInRounds(1); // this thread, alone in its round; the loop's thread leads meanwhile
@@ -354,21 +350,29 @@ class SelectorLinkIT {
           TimeUnit.SECONDS.toNanos(5),
           events);
       try (Socket accepted = server.accept()) {
-        // A fake master: answers the handshake (INFO server, CONFIG GET, every SCRIPT LOAD), then
-        // it hangs up.
-        String info = "run_id:" + "f".repeat(40) + "\r\nuptime_in_seconds:100\r\n";
-        StringBuilder answers =
-            new StringBuilder("$" + info.length() + "\r\n" + info + "\r\n").append("*0\r\n");
-        for (int i = 0; i < LuaScript.ALL.size(); i++) {
-          answers.append("$40\r\n").append("0".repeat(40)).append("\r\n");
-        }
-        accepted.getOutputStream().write(answers.toString().getBytes(StandardCharsets.US_ASCII));
+        // A fake master: answers the handshake, then it hangs up.
+        accepted.getOutputStream().write(handshakeAnswers());
         SelectorLink link = events.opened.get(5, TimeUnit.SECONDS);
         assertTrue(link.scriptsLoaded());
       }
       assertEquals("connection closed by the master", events.lost.get(5, TimeUnit.SECONDS));
     }
     assertEquals(1, events.losses.get(), "told once");
+  }
+
+  /**
+   * What a fake master answers to the handshake of a link without password or database: {@code INFO
+   * server} (a run up for 100 s), {@code CONFIG GET append*} (nothing) and every {@code SCRIPT
+   * LOAD}.
+   */
+  static byte[] handshakeAnswers() {
+    String info = "run_id:" + "f".repeat(40) + "\r\nuptime_in_seconds:100\r\n";
+    StringBuilder answers =
+        new StringBuilder("$" + info.length() + "\r\n" + info + "\r\n").append("*0\r\n");
+    for (int i = 0; i < LuaScript.ALL.size(); i++) {
+      answers.append("$40\r\n").append("0".repeat(40)).append("\r\n");
+    }
+    return answers.toString().getBytes(StandardCharsets.US_ASCII);
   }
 
   private static byte[] bytes(String text) {
