@@ -27,8 +27,10 @@ import java.util.function.Supplier;
  * answer in time closes their breakers at once.
  *
  * <p>Releases are still sent to a master whose breaker is not closed (nothing else will clean up
- * its key if it is alive), but are not waited for; probing is left to acquires and extends. Admits
- * (an operator's call) and diagnostics go straight through, never skipped and never recorded.
+ * its key if it is alive), and their real answers returned (a release round is decided by a
+ * majority, so it does not wait for them), but not recorded: probing is left to acquires and
+ * extends. Admits (an operator's call) and diagnostics go straight through, never skipped and never
+ * recorded.
  *
  * <p>A call that has not answered within the node timeout is recorded as a failure by the next call
  * to the same master, so a hung master opens its breaker as quickly as a failing one, while nobody
@@ -135,17 +137,16 @@ final class BreakerNodeClient extends ForwardingNodeClient {
 
   /**
    * A command that ends a lease (release, shorten): sent whatever the breaker's state, since
-   * nothing else will clean up the key if the master is alive, but waited for only while the
-   * breaker is closed, so a caller's close() never pays a dead master's timeout. Probing is left to
-   * acquires and extends.
+   * nothing else will clean up the key if the master is alive, and its real answer returned, so
+   * that a release that did not get through is sent again ({@link Releases}); recorded in the
+   * breaker only while it is closed. Probing is left to acquires and extends.
    */
   private CompletableFuture<NodeReply> ending(Supplier<CompletableFuture<NodeReply>> command) {
     recordOverdue(ticker.read());
     if (breaker.getState() == CircuitBreaker.State.CLOSED && breaker.tryAcquirePermission()) {
       return recorded(command.get(), false);
     }
-    command.get();
-    return CompletableFuture.failedFuture(BREAKER_OPEN);
+    return command.get();
   }
 
   /**

@@ -509,6 +509,9 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
 
   /** Detaches the current link; returns the commands that were waiting on it. */
   private List<NodeCommand> detach(String reason) {
+    for (NodeCommand command : inFlight) {
+      command.lostInFlight = true; // written, unanswered: the master may still run it
+    }
     List<NodeCommand> dropped = new ArrayList<>(inFlight);
     dropped.addAll(waiting);
     inFlight.clear();
@@ -535,8 +538,16 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       lock.unlock();
     }
     NodeUnavailableException error = new NodeUnavailableException(prefix + reason);
+    NodeUnavailableException lost = null;
     for (NodeCommand command : commands) {
-      command.fail(error);
+      if (command.lostInFlight) {
+        if (lost == null) {
+          lost = new NodeUnavailableException(prefix + reason, true);
+        }
+        command.fail(lost);
+      } else {
+        command.fail(error);
+      }
     }
   }
 

@@ -3,6 +3,7 @@ package dev.redlock;
 import dev.redlock.Inspection.Check;
 import dev.redlock.Inspection.Verdict;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,6 +28,7 @@ final class FitNodeClient extends ForwardingNodeClient {
   private final String datacenter;
   private final long intervalNanos;
   private final Ticker ticker;
+  private final Executor judging;
   private final AtomicBoolean checking = new AtomicBoolean();
   private final CompletableFuture<Void> firstCheck = new CompletableFuture<>();
   private volatile NodeUnavailableException unfit; // null: fit (or not known to be unfit)
@@ -38,8 +40,10 @@ final class FitNodeClient extends ForwardingNodeClient {
       String name,
       String datacenter,
       long intervalNanos,
-      Ticker ticker) {
+      Ticker ticker,
+      Executor judging) {
     super(delegate);
+    this.judging = judging;
     this.preflight = preflight;
     this.name = name;
     this.datacenter = datacenter;
@@ -66,6 +70,11 @@ final class FitNodeClient extends ForwardingNodeClient {
             });
   }
 
+  /**
+   * Applies the verdict, on whatever thread completed the last answer (often the one that reads
+   * every master's replies): a few comparisons here, and the log line on the event thread, since an
+   * appender may block.
+   */
   private void judge(Inspection.Master found) {
     NodeUnavailableException before = unfit;
     NodeUnavailableException now = null;
@@ -77,9 +86,10 @@ final class FitNodeClient extends ForwardingNodeClient {
     }
     unfit = now;
     if (now != null && before == null) {
-      log.warn("master {} does not vote: {}", name, now.getMessage());
+      String why = now.getMessage();
+      judging.execute(() -> log.warn("master {} does not vote: {}", name, why));
     } else if (now == null && before != null) {
-      log.info("master {} is fit for Redlock again and votes", name);
+      judging.execute(() -> log.info("master {} is fit for Redlock again and votes", name));
     }
   }
 

@@ -45,18 +45,30 @@ public final class Lease implements AutoCloseable {
   private final byte[] key;
   private final byte[] token;
   private final long fence; // the token to store when first asked for, or NO_FENCE
+  private final Landing landing; // where the acquire may have set the key
+  private final AtomicLong keysExpireBy; // when every key of this lease has expired, at the latest
   private final ReentrantLock fenceLock = new ReentrantLock();
   private volatile boolean fenceStored; // set once, under fenceLock
   private final AtomicLong deadlineNanos;
   private final AtomicReference<State> state = new AtomicReference<>(State.ACTIVE);
   private final CompletableFuture<Lease> lost = new CompletableFuture<>();
 
-  Lease(Leases owner, String resource, byte[] key, byte[] token, long deadlineNanos, long fence) {
+  Lease(
+      Leases owner,
+      String resource,
+      byte[] key,
+      byte[] token,
+      long deadlineNanos,
+      long fence,
+      Landing landing,
+      long keysExpireByNanos) {
     this.owner = owner;
     this.resource = resource;
     this.key = key;
     this.token = token;
     this.fence = fence;
+    this.landing = landing;
+    this.keysExpireBy = new AtomicLong(keysExpireByNanos);
     this.deadlineNanos = new AtomicLong(deadlineNanos);
   }
 
@@ -183,9 +195,14 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Releases this lease on every master, deleting the key only where it still holds this lease's
-   * token. Idempotent; never throws because masters failed (their keys expire with the TTL). Blocks
-   * for at most the node timeout.
+   * Releases this lease: sends every master the compare-and-delete of this lease's key (deleted only
+   * where it still holds this lease's token) and returns once a majority answered, or at the node
+   * timeout; then no majority holds the key for this lease. The other masters are followed in the
+   * background: a release that failed or was dropped is sent again once the master can be reached,
+   * and a master whose acquire was lost in flight (it may still run it) gets a second release once
+   * the first is answered, until every key of the lease must have expired anyway or the RedLock is
+   * closed; {@link RedLockListener#releaseCompleted} tells how each ended. Idempotent; never throws
+   * because masters failed (a key a master could not be reached for expires with its TTL).
    */
   public void release() {
     owner.release(this);
@@ -257,6 +274,22 @@ public final class Lease implements AutoCloseable {
 
   byte[] token() {
     return token;
+  }
+
+  /** Where this lease's acquire may have set its key. */
+  Landing landing() {
+    return landing;
+  }
+
+  /** When every key of this lease has expired at the latest, on the ticker. */
+  long keysExpireBy() {
+    return keysExpireBy.get();
+  }
+
+  /** Notes an extend sent now: the keys may live until {@code candidate} (only ever later). */
+  void keysLiveUntil(long candidate) {
+    keysExpireBy.accumulateAndGet(
+        candidate, (current, next) -> next - current > 0 ? next : current);
   }
 
   /** The token to store; NO_FENCE without fencing. */

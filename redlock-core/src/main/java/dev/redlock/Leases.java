@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  *       before any master forgets it), then the log, the listener and {@link Lease#onLost()}, and
  *       only then the releases of whatever the masters still hold;
  *   <li><b>release</b>: marked released, then a round on every master, decided once a majority
- *       answered (the others answer later, unobserved), then the listener.
+ *       answered, then the listener; {@link Releases} follows the other masters to their final
+ *       answer (sending again what failed or was dropped) and tells the listener of those too.
  * </ul>
  */
 final class Leases {
@@ -43,6 +44,7 @@ final class Leases {
   }
 
   private final Masters masters;
+  private final Releases releases;
   private final Events events;
   private final Arguments arguments;
   private final double driftFactor;
@@ -51,11 +53,13 @@ final class Leases {
 
   Leases(
       Masters masters,
+      Releases releases,
       Events events,
       Arguments arguments,
       double driftFactor,
       long minValidityNanos) {
     this.masters = masters;
+    this.releases = releases;
     this.events = events;
     this.arguments = arguments;
     this.driftFactor = driftFactor;
@@ -68,11 +72,19 @@ final class Leases {
 
   /**
    * A new lease, valid until {@code deadlineNanos} on the ticker, whose fencing token {@code fence}
-   * (or NO_FENCE) is stored in the masters' fence counters when first asked for.
+   * (or NO_FENCE) is stored in the masters' fence counters when first asked for; {@code landing}
+   * says where its acquire may have set its key, until {@code keysExpireByNanos} at the latest.
    */
-  Lease grant(String resource, byte[] key, byte[] token, long deadlineNanos, long fence) {
+  Lease grant(
+      String resource,
+      byte[] key,
+      byte[] token,
+      long deadlineNanos,
+      long fence,
+      Landing landing,
+      long keysExpireByNanos) {
     held.incrementAndGet();
-    return new Lease(this, resource, key, token, deadlineNanos, fence);
+    return new Lease(this, resource, key, token, deadlineNanos, fence, landing, keysExpireByNanos);
   }
 
   /**
@@ -143,6 +155,7 @@ final class Leases {
     if (!lease.isValid()) {
       return false;
     }
+    lease.keysLiveUntil(keysExpireBy(ticker().read(), ttlMillis));
     Tally tally = masters.vote(extendCall(lease, ttlMillis));
     return settle(lease, ttlMillis, tally) == Extension.EXTENDED;
   }
@@ -150,6 +163,7 @@ final class Leases {
   /** Extends as {@link #extend} does, without blocking; the result completes on the timer. */
   CompletableFuture<Extension> extendAsync(
       Lease lease, long ttlMillis, ScheduledExecutorService timer) {
+    lease.keysLiveUntil(keysExpireBy(ticker().read(), ttlMillis));
     return masters
         .voteAsync(extendCall(lease, ttlMillis), timer)
         .thenApply(tally -> settle(lease, ttlMillis, tally));
@@ -188,6 +202,19 @@ final class Leases {
     return Extension.NOT_EXTENDED;
   }
 
+  /**
+   * When a key set (or extended) at {@code sentNanos} with {@code ttlMillis} has expired on every
+   * master at the latest, on this client's clock: its TTL stretched by twice the drift factor (a
+   * master's clock may run slower than ours).
+   */
+  long keysExpireBy(long sentNanos, long ttlMillis) {
+    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    return sentNanos
+        + ttlNanos
+        + (long) (ttlNanos * 2 * driftFactor)
+        + TimeUnit.MILLISECONDS.toNanos(2);
+  }
+
   /** Whether a majority answered that the key is gone or holds another token. */
   private static boolean refusedByMajority(Tally tally) {
     int refused = 0;
@@ -215,17 +242,26 @@ final class Leases {
     lease.signalLost();
     // Masters that still hold the key for us would block others until it expires: free them
     // (compare-and-delete of our own token, so harmless).
-    masters.releaseAll(lease.key(), lease.token());
+    releases.releaseAll(lease.key(), lease.token(), lease.landing(), lease.keysExpireBy());
   }
 
-  /** Releases {@code lease} on every master, waiting at most the node timeout. */
+  /**
+   * Releases {@code lease} on every master, waiting at most the node timeout, for a majority's
+   * answers; the others are followed by {@link Releases}.
+   */
   void release(Lease lease) {
     if (ended(lease)) {
       return;
     }
     byte[] key = lease.key();
     byte[] token = lease.token();
-    released(lease, masters.freed((node, i) -> node.release(key, token)));
+    Releases.Job job =
+        releases.start(
+            lease.resource(),
+            lease.landing(),
+            lease.keysExpireBy(),
+            (node, now) -> node.release(key, token));
+    released(lease, masters.freed(job::send));
   }
 
   /**
@@ -244,8 +280,19 @@ final class Leases {
     }
     byte[] key = lease.key();
     byte[] token = lease.token();
-    long millis = Math.min(delay.toMillis(), RedLock.MAX_TTL.toMillis());
-    Tally tally = masters.all((node, i) -> node.shorten(key, token, millis));
+    // Sent again later, a shorten aims at the same moment: what is left of the delay, at least 1
+    // ms.
+    long target =
+        ticker().read()
+            + (delay.compareTo(RedLock.MAX_TTL) > 0 ? RedLock.MAX_TTL : delay).toNanos();
+    Releases.Job job =
+        releases.start(
+            lease.resource(),
+            lease.landing(),
+            lease.keysExpireBy(),
+            (node, now) ->
+                node.shorten(key, token, Math.max(1, TimeUnit.NANOSECONDS.toMillis(target - now))));
+    Tally tally = masters.all(job::send);
     released(lease, tally);
     return tally.reachedQuorum();
   }

@@ -36,9 +36,6 @@ final class Masters {
   private final Ticker ticker;
   private final SelectorLoop io; // null: no plaintext master on the selector transport
 
-  private static final NodeUnavailableException NOT_VOTED =
-      new NodeUnavailableException("did not grant the lock");
-
   Masters(
       List<NodeClient> nodes,
       List<String> names,
@@ -93,17 +90,9 @@ final class Masters {
 
   /** A round decided at a majority of grants, or as soon as a majority can no longer grant. */
   Tally vote(Call call) {
-    return vote(null, call);
-  }
-
-  /**
-   * A round, as {@link #vote(Call)}, on the masters marked in {@code voters} only (all if null);
-   * the others count as failed votes.
-   */
-  Tally vote(boolean[] voters, Call call) {
     enterRound();
     try {
-      return await(start(voters, call));
+      return await(start(call));
     } finally {
       leaveRound();
     }
@@ -114,7 +103,7 @@ final class Masters {
    * waits for it, so it does not count as one inside a round ({@link SelectorLoop#busy}).
    */
   CompletableFuture<Tally> voteAsync(Call call, ScheduledExecutorService timer) {
-    QuorumRound round = start(null, call);
+    QuorumRound round = start(call);
     return round.whenDecided(timer, round.startNanos() + longestTimeoutNanos);
   }
 
@@ -128,10 +117,15 @@ final class Masters {
    * that should wait for masters still connecting.
    */
   Tally all(Call call, long deadlineNanos) {
-    QuorumRound round =
-        QuorumRound.start(
-            names, timeoutNanos, quorum, Mode.ALL, ticker, i -> call.send(nodes.get(i), i));
-    return io == null ? round.await(deadlineNanos) : io.await(round, deadlineNanos);
+    enterRound();
+    try {
+      QuorumRound round =
+          QuorumRound.start(
+              names, timeoutNanos, quorum, Mode.ALL, ticker, i -> call.send(nodes.get(i), i));
+      return io == null ? round.await(deadlineNanos) : io.await(round, deadlineNanos);
+    } finally {
+      leaveRound();
+    }
   }
 
   /**
@@ -180,56 +174,42 @@ final class Masters {
     return io == null ? round.await(deadline) : io.await(round, deadline);
   }
 
-  private QuorumRound start(boolean[] voters, Call call) {
-    NodeClient[] chosen = choose(voters);
+  private QuorumRound start(Call call) {
+    NodeClient[] chosen = choose();
     return QuorumRound.start(
         names,
         timeoutNanos,
         quorum,
         Mode.QUORUM,
         ticker,
-        i -> {
-          if (chosen[i] != null) {
-            return call.send(chosen[i], i);
-          }
-          boolean voter = voters == null || voters[i];
-          return CompletableFuture.failedFuture(voter ? nodes.get(i).skipped() : NOT_VOTED);
-        });
+        i ->
+            chosen[i] != null
+                ? call.send(chosen[i], i)
+                : CompletableFuture.failedFuture(nodes.get(i).skipped()));
   }
 
   /**
    * The client to call on each master, or null to skip it: its own client where its breaker lets
    * the call through, its probe where not but the round needs it for a quorum.
    */
-  private NodeClient[] choose(boolean[] voters) {
+  private NodeClient[] choose() {
     int n = nodes.size();
     NodeClient[] chosen = new NodeClient[n];
     int permitted = 0;
     for (int i = 0; i < n; i++) {
-      if ((voters == null || voters[i]) && nodes.get(i).permits()) {
+      if (nodes.get(i).permits()) {
         chosen[i] = nodes.get(i);
         permitted++;
       }
     }
     if (permitted < quorum) {
       for (int i = 0; i < n; i++) {
-        if (chosen[i] == null && (voters == null || voters[i])) {
+        if (chosen[i] == null) {
           chosen[i] = nodes.get(i).probe();
         }
       }
     }
     return chosen;
-  }
-
-  /**
-   * Sends the compare-and-delete release to every master without waiting: after a failed round, and
-   * wherever a lease ends without a caller to wait for it. Each master runs it after every earlier
-   * command of the lease, so it cannot overtake the acquire it undoes.
-   */
-  void releaseAll(byte[] key, byte[] token) {
-    for (NodeClient node : nodes) {
-      node.release(key, token);
-    }
   }
 
   /** Waits until each client's first connection attempt has finished, or the deadline. */

@@ -5,8 +5,11 @@ import java.util.concurrent.CompletableFuture;
 /**
  * The commands the coordinator sends to one master. Every call returns at once; the future
  * completes with the master's {@link NodeReply} when it answers, or exceptionally when it cannot.
- * Commands to one master are executed in the order they were issued, so a release never overtakes
- * that master's own acquire.
+ * Commands to one master go out on one connection in the order they were issued, and the master
+ * runs them in that order, so on one connection a release never overtakes that master's own
+ * acquire. A command written on a connection that is then lost fails with {@link
+ * NodeUnavailableException#mayHaveRun}: the master may still run it after commands sent on the next
+ * connection, which {@link Releases} makes up for.
  *
  * <p>Implementations are thread-safe. Futures may complete on an I/O thread (on the selector
  * transport, the one thread that reads every plaintext master's replies): callbacks must be short

@@ -105,6 +105,14 @@ final class NodeCommand {
   final boolean resendable;
 
   long writtenAt; // guarded by the pipeline's lock
+
+  /**
+   * Set when the connection it was written on is dropped before its answer: its failure then says
+   * the master may still run it ({@link NodeUnavailableException#mayHaveRun}). Guarded by the
+   * pipeline's lock, read after.
+   */
+  boolean lostInFlight;
+
   boolean sendWhole; // guarded by the pipeline's lock: EVAL rather than EVALSHA
 
   private NodeCommand(Kind kind, LuaScript script, byte[][] keys, byte[]... args) {

@@ -9,7 +9,25 @@ final class NodeUnavailableException extends RuntimeException {
 
   private static final long serialVersionUID = 1L;
 
+  private final boolean mayHaveRun;
+
+  /** A failure of a command that never reached the master's connection. */
   NodeUnavailableException(String message) {
+    this(message, false);
+  }
+
+  /**
+   * A failure; {@code mayHaveRun} says whether the command had been written to a connection that
+   * was then lost before its answer: the master may have run it, or may still run it once it reads
+   * what the socket delivered.
+   */
+  NodeUnavailableException(String message, boolean mayHaveRun) {
     super(message, null, false, false);
+    this.mayHaveRun = mayHaveRun;
+  }
+
+  /** Whether the command was written and then lost unanswered: it may have run, or still run. */
+  boolean mayHaveRun() {
+    return mayHaveRun;
   }
 }

@@ -28,7 +28,7 @@ import java.util.function.IntFunction;
  * on a master is undone by the commands queued behind them. The round only observes the clients'
  * futures: a master that does not answer in time is the client's (and its breaker's) business.
  */
-final class QuorumRound {
+final class QuorumRound implements Landing {
 
   enum Mode {
     /** Decided at a majority of grants, or once a majority can no longer grant. */
@@ -56,6 +56,8 @@ final class QuorumRound {
   private final Status[] statuses; // guarded by lock
   private final long[] answeredAt; // guarded by lock
   private final String[] details; // guarded by lock
+  private final boolean[] lostInFlight; // guarded by lock; recorded after the decision too
+  private final Status[] answers; // guarded by lock: every answer, after the decision too
   private int granted; // guarded by lock
   private int refused; // guarded by lock: any answer other than GRANTED
   private int answered; // guarded by lock: any answer from the master, not a failure
@@ -76,6 +78,8 @@ final class QuorumRound {
     this.statuses = new Status[names.size()];
     this.answeredAt = new long[names.size()];
     this.details = new String[names.size()];
+    this.lostInFlight = new boolean[names.size()];
+    this.answers = new Status[names.size()];
     this.startNanos = ticker.read();
   }
 
@@ -114,6 +118,11 @@ final class QuorumRound {
     Tally tally = null;
     lock.lock();
     try {
+      if (answers[node] == null) { // learned after the decision too
+        answers[node] = error == null ? answer.status() : Status.FAILED;
+        lostInFlight[node] =
+            cause(error) instanceof NodeUnavailableException lost && lost.mayHaveRun();
+      }
       if (decided || statuses[node] != null) {
         return;
       }
@@ -302,12 +311,43 @@ final class QuorumRound {
         startNanos,
         now - startNanos,
         List.copyOf(outcomes),
-        Collections.unmodifiableList(Arrays.asList(replies.clone())));
+        Collections.unmodifiableList(Arrays.asList(replies.clone())),
+        this);
+  }
+
+  @Override
+  public boolean mayHaveRun(int node) {
+    lock.lock();
+    try {
+      Status answer = answers[node];
+      return answer == null
+          || answer == Status.GRANTED
+          || answer == Status.RESTARTED
+          || lostInFlight[node];
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public boolean lostInFlight(int node) {
+    lock.lock();
+    try {
+      return lostInFlight[node];
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The failure itself, out of the {@link CompletionException} a dependent stage wraps it in. */
+  static Throwable cause(Throwable error) {
+    return error instanceof CompletionException && error.getCause() != null
+        ? error.getCause()
+        : error;
   }
 
   private static String describe(Throwable error) {
-    Throwable cause =
-        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    Throwable cause = cause(error);
     String message = cause.getMessage();
     if (cause instanceof NodeUnavailableException && message != null) {
       return message;
@@ -316,20 +356,23 @@ final class QuorumRound {
   }
 
   /**
-   * The frozen, immutable result of a round (or of consecutive rounds, see {@link #then}).
+   * The frozen result of a round; only its {@code landing} keeps learning after the decision.
    *
    * @param quorum how many grants make a majority
    * @param startNanos the ticker just before the first request
    * @param elapsedNanos from {@code startNanos} to the decision
    * @param outcomes one per master, in configuration order
    * @param replies one per master, null where it had not answered (or failed) when decided
+   * @param landing where the command may have run: the round's own view, which keeps learning after
+   *     the decision
    */
   record Tally(
       int quorum,
       long startNanos,
       long elapsedNanos,
       List<NodeOutcome> outcomes,
-      List<NodeReply> replies) {
+      List<NodeReply> replies,
+      Landing landing) {
 
     /** How many masters granted. */
     int granted() {
@@ -362,32 +405,6 @@ final class QuorumRound {
     /** When the round was decided, on the ticker. */
     long decidedAtNanos() {
       return startNanos + elapsedNanos;
-    }
-
-    /**
-     * This round followed by {@code next}, which ran only on the masters marked in {@code ran}: one
-     * tally from this round's start to {@code next}'s decision, with {@code next}'s outcome (its
-     * time counted from this round's start) for those masters and this round's for the others.
-     */
-    Tally then(Tally next, boolean[] ran) {
-      long offset = next.startNanos - startNanos;
-      List<NodeOutcome> merged = new ArrayList<>(outcomes.size());
-      NodeReply[] mergedReplies = new NodeReply[outcomes.size()];
-      for (int i = 0; i < outcomes.size(); i++) {
-        NodeOutcome later = next.outcomes.get(i);
-        merged.add(
-            ran[i]
-                ? new NodeOutcome(
-                    later.node(), later.status(), later.elapsed().plusNanos(offset), later.detail())
-                : outcomes.get(i));
-        mergedReplies[i] = ran[i] ? next.replies.get(i) : replies.get(i);
-      }
-      return new Tally(
-          quorum,
-          startNanos,
-          next.decidedAtNanos() - startNanos,
-          List.copyOf(merged),
-          Collections.unmodifiableList(Arrays.asList(mergedReplies)));
     }
 
     private int count(Status status) {

@@ -140,6 +140,7 @@ public final class RedLock implements AutoCloseable {
 
   private final Masters masters;
   private final Leases leases;
+  private final Releases releases;
   private final Arguments arguments;
   private final Events events;
   private final double driftFactor;
@@ -175,7 +176,8 @@ public final class RedLock implements AutoCloseable {
             masters.nodeTimeoutNanos(),
             minValidityNanos,
             restartGuard ? maxLeaseMillis : Long.MAX_VALUE);
-    this.leases = new Leases(masters, events, arguments, driftFactor, minValidityNanos);
+    this.releases = new Releases(masters, events);
+    this.leases = new Leases(masters, releases, events, arguments, driftFactor, minValidityNanos);
   }
 
   /**
@@ -455,14 +457,23 @@ public final class RedLock implements AutoCloseable {
     List<NodeOutcome> outcomes = votes.outcomes();
     if (votes.reachedQuorum() && validity > minValidityNanos) {
       long fence = fencing ? nextFence(votes) : Lease.NO_FENCE;
-      Lease lease = leases.grant(resource, key, token, votes.decidedAtNanos() + validity, fence);
+      Lease lease =
+          leases.grant(
+              resource,
+              key,
+              token,
+              votes.decidedAtNanos() + validity,
+              fence,
+              votes.landing(),
+              leases.keysExpireBy(votes.startNanos(), ttlMillis));
       if (events.enabled()) { // no allocation on the hot path without a listener
         events.emit(l -> l.acquired(resource, outcomes, took));
       }
       return new Attempt(lease, outcomes, false);
     }
 
-    masters.releaseAll(key, token);
+    releases.releaseAll(
+        key, token, votes.landing(), leases.keysExpireBy(votes.startNanos(), ttlMillis));
     // A majority voted for us but the lease still failed: the round was too slow.
     boolean unavailable =
         votes.reachedQuorum() || votes.unreachable() > masters.size() - masters.quorum();
@@ -588,7 +599,9 @@ public final class RedLock implements AutoCloseable {
     if (stopping != null) {
       stopping.close(grace);
     }
+    releases.close();
     masters.close(masters.ticker().read() + grace);
+    events.close(grace);
   }
 
   @Override
@@ -1061,7 +1074,7 @@ public final class RedLock implements AutoCloseable {
         if (plain == Transport.SELECTOR && addresses.stream().anyMatch(a -> !a.tls())) {
           io =
               new SelectorLoop(
-                  (where, error) -> events.emit(l -> l.internalError(where, error)),
+                  (where, error) -> events.emitLater(l -> l.internalError(where, error)),
                   InetAddress::getAllByName);
         }
         SelectorLoop selector = io;
@@ -1090,10 +1103,14 @@ public final class RedLock implements AutoCloseable {
                     timeoutNanos,
                     circuitBreakerWait,
                     ticker,
-                    (node, state) -> {
-                      log.info("circuit breaker of {} is now {}", node, state);
-                      events.emit(l -> l.circuitChanged(node, state));
-                    });
+                    // Recorded on whatever thread completed the call, often the one reading every
+                    // master's replies: the log line and the listener run on the event thread.
+                    (node, state) ->
+                        events.run(
+                            () -> {
+                              log.info("circuit breaker of {} is now {}", node, state);
+                              events.emit(l -> l.circuitChanged(node, state));
+                            }));
           }
           if (excludeUnfitMasters) {
             client =
@@ -1103,7 +1120,8 @@ public final class RedLock implements AutoCloseable {
                     addresses.get(i).toString(),
                     datacenters.get(i),
                     PREFLIGHT_INTERVAL.toNanos(),
-                    ticker);
+                    ticker,
+                    events::run);
           }
           clients.add(client);
           names.add(addresses.get(i).toString());

@@ -9,9 +9,12 @@ import java.util.List;
  * outcomes}, in configuration order) and how long the round took.
  *
  * <p>Methods are called synchronously on the thread that ran the round (a caller's thread, or the
- * renewal thread), except {@link #circuitChanged} and {@link #internalError}, so they must be quick
- * and must not block. A listener that throws is logged at WARN and otherwise ignored: it can never
- * fail or change a lock operation. Implementations must be thread-safe.
+ * renewal thread), so they must be quick and must not block; except {@link #circuitChanged}, {@link
+ * #internalError} and {@link #releaseCompleted}, which learn what an I/O thread saw and are called
+ * on the RedLock's event thread ({@code redlock-events-N}), never on an I/O thread: a listener
+ * cannot stall the masters' replies, even one that calls back into the RedLock. A listener that
+ * throws is logged at WARN and otherwise ignored: it can never fail or change a lock operation.
+ * Implementations must be thread-safe.
  */
 public interface RedLockListener {
 
@@ -66,7 +69,8 @@ public interface RedLockListener {
 
   /**
    * A lease was released, at once or (by {@link Lease#releaseAfter}) with its keys left to expire
-   * after a delay.
+   * after a delay: told when the release round was decided, by a majority of answers (the others
+   * are {@link NodeOutcome.Status#PENDING}; {@link #releaseCompleted} tells how they ended).
    *
    * @param resource the resource
    * @param outcomes what each master answered
@@ -75,12 +79,29 @@ public interface RedLockListener {
   default void released(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
 
   /**
+   * Every master's final answer to a lease's release (or {@link Lease#releaseAfter}): told once per
+   * release, after {@link #released}, when the last master answered. A master whose release failed
+   * or was dropped was sent it again once its connection was back, and one whose acquire was lost
+   * in flight got a second release after the first; the outcome's detail says so. A master that
+   * could not be reached before every key of the lease must have expired, or before the RedLock was
+   * closed, ends {@link NodeOutcome.Status#FAILED}, with why.
+   *
+   * <p>Called on the RedLock's event thread ({@code redlock-events-N}), never on an I/O thread.
+   *
+   * @param resource the resource
+   * @param outcomes each master's final answer
+   * @param elapsed from the start of the release to the last answer
+   */
+  default void releaseCompleted(String resource, List<NodeOutcome> outcomes, Duration elapsed) {}
+
+  /**
    * A master's circuit breaker changed state: {@link CircuitState#OPEN} means the master is skipped
    * at once (a failed vote) after repeated failures or timeouts; {@link CircuitState#HALF_OPEN}
    * means it is being probed again; {@link CircuitState#CLOSED} means it is back.
    *
-   * <p>Called on the thread that recorded the call which changed the state: often the library's I/O
-   * thread, which reads the replies of every master, so it must return at once.
+   * <p>Called on the RedLock's event thread ({@code redlock-events-N}), never on the I/O thread
+   * that reads the masters' replies, so it may take its time (within reason: the event thread's
+   * queue is bounded, and events beyond it are dropped and counted).
    *
    * @param node the master's {@code host:port}
    * @param state the new state
@@ -97,10 +118,8 @@ public interface RedLockListener {
    * failed, every plaintext master's connection was dropped and is reopened on the next command).
    * The error is also logged at ERROR with its stack trace.
    *
-   * <p>Called on the thread that met the error, once per error: for now the library's I/O thread
-   * that reads the plaintext masters' replies ({@code redlock-io-selector-N}), or an application
-   * thread while it read them for its own round, or a resolver thread for an error in a host name
-   * lookup. It must return at once and must not block.
+   * <p>Called once per error on the RedLock's event thread ({@code redlock-events-N}), never on the
+   * thread that met it.
    *
    * @param where what failed, for logs and metrics, e.g. {@code "I/O handler of
    *     SelectorLink{10.0.0.1:6379}"} or {@code "I/O thread redlock-io-selector-1"}; free text, not

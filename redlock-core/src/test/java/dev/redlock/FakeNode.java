@@ -17,6 +17,8 @@ final class FakeNode implements NodeClient {
     GONE,
     RESTARTED,
     FAIL,
+    /** Written, then its connection dropped unanswered: the master may still run it. */
+    LOST,
     HANG
   }
 
@@ -30,6 +32,10 @@ final class FakeNode implements NodeClient {
 
   volatile Answer onExtend = Answer.GRANT;
   volatile Answer onRelease = Answer.GRANT;
+
+  /** Answers for the next releases, before falling back to {@link #onRelease}. */
+  final java.util.Queue<Answer> nextReleases = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
   volatile Answer onFence = Answer.GRANT;
 
   /** This master's one fence counter, shared by every resource. */
@@ -85,7 +91,8 @@ final class FakeNode implements NodeClient {
   public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
     received.add("RELEASE " + text(key));
     whenReleased.run();
-    return answer(onRelease).thenApply(NodeReply::of);
+    Answer next = nextReleases.poll();
+    return answer(next != null ? next : onRelease).thenApply(NodeReply::of);
   }
 
   @Override
@@ -164,6 +171,8 @@ final class FakeNode implements NodeClient {
       case GONE -> CompletableFuture.completedFuture(Status.GONE);
       case RESTARTED -> CompletableFuture.completedFuture(Status.RESTARTED);
       case FAIL -> CompletableFuture.failedFuture(new NodeUnavailableException("refused"));
+      case LOST ->
+          CompletableFuture.failedFuture(new NodeUnavailableException("connection lost", true));
       case HANG -> new CompletableFuture<>();
     };
   }
