@@ -111,6 +111,20 @@ final class Events implements AutoCloseable {
     }
   }
 
+  /**
+   * Waits until every event handed to the event thread before this call has been told, or {@code
+   * timeoutNanos} passed: for tests, which assert on what the listener heard.
+   */
+  void awaitTold(long timeoutNanos) {
+    java.util.concurrent.CountDownLatch told = new java.util.concurrent.CountDownLatch(1);
+    run(told::countDown);
+    try {
+      told.await(timeoutNanos, TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   /** How many events were dropped because the queue was full. */
   long dropped() {
     return dropped.get();

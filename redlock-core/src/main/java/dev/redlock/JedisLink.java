@@ -59,7 +59,8 @@ final class JedisLink implements CommandPipeline.Link {
    * node timeout, then leaves reads unbounded: replies are awaited by callers, each with a deadline
    * of its own.
    *
-   * @throws RuntimeException if the master cannot be reached or refuses the handshake
+   * @throws RuntimeException if the master cannot be reached, refuses the handshake, or cannot load
+   *     the scripts now (loading its dataset, busy with a script, ...)
    */
   static JedisLink open(NodeAddress address, long timeoutNanos, SSLContext tls) {
     JedisClientConfig config = clientConfig(address, timeoutNanos, tls);
@@ -104,8 +105,8 @@ final class JedisLink implements CommandPipeline.Link {
   }
 
   /**
-   * Whether the master accepted every {@code SCRIPT LOAD}; if not (an ACL without SCRIPT, say),
-   * scripts must be sent whole, by EVAL.
+   * Whether the master accepted every {@code SCRIPT LOAD}; if it refused for good (an ACL without
+   * SCRIPT, say), scripts must be sent whole, by EVAL.
    */
   @Override
   public boolean scriptsLoaded() {
@@ -244,7 +245,12 @@ final class JedisLink implements CommandPipeline.Link {
 
     /**
      * Loads every script in one pipelined round, so that a fresh or restarted master does not cost
-     * a NOSCRIPT answer (a failed vote) on first use. Returns false if the master refused any.
+     * a NOSCRIPT answer (a round trip more) on first use. Returns false if the master refused any
+     * for good ({@code NOPERM}, an unknown command): scripts then go whole.
+     *
+     * @throws NodeUnavailableException if the master could not load them now ({@code LOADING},
+     *     {@code BUSY}, ...): the link is not opened, and a new one is tried after the reconnect
+     *     delay
      */
     boolean loadScripts() {
       for (LuaScript script : LuaScript.ALL) {
@@ -259,7 +265,12 @@ final class JedisLink implements CommandPipeline.Link {
         try {
           getUnflushedObject();
         } catch (JedisDataException e) {
-          log.debug("SCRIPT LOAD refused: {}", e.getMessage());
+          NodeCommand.ServerError error =
+              new NodeCommand.ServerError(e.getMessage() == null ? "error reply" : e.getMessage());
+          if (!error.refusesScriptLoad()) {
+            throw new NodeUnavailableException("SCRIPT LOAD failed: " + error.firstLine());
+          }
+          log.debug("SCRIPT LOAD refused: {}", error.firstLine());
           loaded = false;
         }
       }

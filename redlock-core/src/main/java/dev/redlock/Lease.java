@@ -195,14 +195,15 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Releases this lease: sends every master the compare-and-delete of this lease's key (deleted only
-   * where it still holds this lease's token) and returns once a majority answered, or at the node
-   * timeout; then no majority holds the key for this lease. The other masters are followed in the
-   * background: a release that failed or was dropped is sent again once the master can be reached,
-   * and a master whose acquire was lost in flight (it may still run it) gets a second release once
-   * the first is answered, until every key of the lease must have expired anyway or the RedLock is
-   * closed; {@link RedLockListener#releaseCompleted} tells how each ended. Idempotent; never throws
-   * because masters failed (a key a master could not be reached for expires with its TTL).
+   * Releases this lease: sends every master the compare-and-delete of this lease's key (deleted
+   * only where it still holds this lease's token) and returns once a majority answered, or at the
+   * node timeout; then no majority holds the key for this lease. The other masters are followed in
+   * the background: a release that failed or was dropped is sent again once the master can be
+   * reached, and a master whose acquire was lost in flight (it may still run it) gets a second
+   * release once the first is answered, until every key of the lease must have expired anyway or
+   * the RedLock is closed; {@link RedLockListener#releaseCompleted} tells how each ended.
+   * Idempotent; never throws because masters failed (a key a master could not be reached for
+   * expires with its TTL).
    */
   public void release() {
     owner.release(this);

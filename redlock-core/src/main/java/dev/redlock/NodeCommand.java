@@ -2,6 +2,7 @@ package dev.redlock;
 
 import dev.redlock.NodeOutcome.Status;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -97,13 +98,6 @@ final class NodeCommand {
       earlier; // for an ACQUIRE: the replies to its first parts, guarded by the pipeline's lock
   private int received; // guarded by the pipeline's lock
 
-  /**
-   * Whether the command may be sent again, whole, after a NOSCRIPT answer: only a release or a
-   * shorten, which end their lease, so sending one later cannot let it overtake or be overtaken by
-   * any other command of the same lease.
-   */
-  final boolean resendable;
-
   long writtenAt; // guarded by the pipeline's lock
 
   /**
@@ -113,7 +107,12 @@ final class NodeCommand {
    */
   boolean lostInFlight;
 
-  boolean sendWhole; // guarded by the pipeline's lock: EVAL rather than EVALSHA
+  /**
+   * EVAL rather than EVALSHA: the link's master refused {@code SCRIPT LOAD} for good, or the
+   * command answered NOSCRIPT and is sent again (once: a command sent whole cannot meet NOSCRIPT).
+   * Guarded by the pipeline's lock.
+   */
+  boolean sendWhole;
 
   private NodeCommand(Kind kind, LuaScript script, byte[][] keys, byte[]... args) {
     this(kind, null, script, 0, false, keys, args);
@@ -132,7 +131,6 @@ final class NodeCommand {
     this.guardMillis = guardMillis;
     this.admitsRun = admitsRun;
     this.value = kind == Kind.QUERY ? new CompletableFuture<>() : null;
-    this.resendable = script == LuaScript.RELEASE || script == LuaScript.SHORTEN;
     this.script = script;
     this.keys = keys;
     this.args = args;
@@ -374,9 +372,28 @@ final class NodeCommand {
     }
   }
 
-  /** Whether the command calls a script (and so can meet NOSCRIPT). */
+  /**
+   * Whether the command calls a script, and so can meet NOSCRIPT. Every such command may be sent
+   * again after a NOSCRIPT answer, once and in order ({@link CommandPipeline} argues why that is
+   * safe).
+   */
   boolean callsScript() {
     return kind == Kind.SCRIPT;
+  }
+
+  /**
+   * Whether both commands are scripts of the same lease: the same key and the same token (fence,
+   * release, extend, shorten; the admit script belongs to no lease).
+   */
+  boolean sameLease(NodeCommand other) {
+    return ofLease()
+        && other.ofLease()
+        && Arrays.equals(args[0], other.args[0])
+        && Arrays.equals(keys[0], other.keys[0]);
+  }
+
+  private boolean ofLease() {
+    return kind == Kind.SCRIPT && script != LuaScript.ADMIT;
   }
 
   /** Fails the command: the master could not answer it. */
@@ -512,6 +529,18 @@ final class NodeCommand {
     /** Whether the server lost the script (restart, {@code SCRIPT FLUSH}). */
     boolean noScript() {
       return message.startsWith("NOSCRIPT");
+    }
+
+    /**
+     * Whether this answer to {@code SCRIPT LOAD} refuses it for as long as the connection lasts: an
+     * ACL without {@code SCRIPT} ({@code NOPERM}), or a server or proxy without the command. Every
+     * other error ({@code LOADING}, {@code BUSY}, {@code TRYAGAIN}, {@code MASTERDOWN}, ...) may
+     * pass, so it is worth trying again.
+     */
+    boolean refusesScriptLoad() {
+      return message.startsWith("NOPERM")
+          || message.startsWith("ERR unknown command")
+          || message.startsWith("ERR unknown subcommand");
     }
 
     String firstLine() {

@@ -614,6 +614,11 @@ public final class RedLock implements AutoCloseable {
     return masters.io();
   }
 
+  /** Waits until the listener has been told every event handed to the event thread: for tests. */
+  void awaitEventsTold() {
+    events.awaitTold(TimeUnit.SECONDS.toNanos(5));
+  }
+
   private void checkOpen() {
     if (closed.get()) {
       throw new IllegalStateException("RedLock is closed");

@@ -353,6 +353,11 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
         fail(step + " refused: " + error.firstLine());
         return;
       }
+      if (!error.refusesScriptLoad()) {
+        // LOADING, BUSY and the like pass: a new link after the reconnect delay loads them.
+        fail("SCRIPT LOAD failed: " + error.firstLine());
+        return;
+      }
       log.debug("SCRIPT LOAD refused by {}: {}", address, error.firstLine());
       allScriptsLoaded = false;
     }

@@ -53,6 +53,14 @@ class CircuitBreakerTest {
     redlock.close();
   }
 
+  /** What the listener heard so far: breaker changes are told on the event thread. */
+  private List<String> changes() {
+    redlock.awaitEventsTold();
+    synchronized (changes) {
+      return List.copyOf(changes);
+    }
+  }
+
   private long setsReceivedBy(int node) {
     return nodes.get(node).received().stream().filter(s -> s.startsWith("SET")).count();
   }
@@ -65,7 +73,7 @@ class CircuitBreakerTest {
     for (int i = 0; i < 20; i++) {
       redlock.tryAcquire("r" + i, TTL).orElseThrow().close();
     }
-    assertEquals(List.of("127.0.0.1:7002 OPEN"), changes);
+    assertEquals(List.of("127.0.0.1:7002 OPEN"), changes());
     long before = setsReceivedBy(2);
     Lease lease = redlock.tryAcquire("skipped", TTL).orElseThrow();
     assertEquals(before, setsReceivedBy(2), "no SET sent to the open master");
@@ -83,7 +91,7 @@ class CircuitBreakerTest {
       Lease lease = redlock.tryAcquire("r" + i, TTL).orElseThrow();
       lease.close(); // waits for every master: the hung one times out
     }
-    assertEquals(List.of("127.0.0.1:7002 OPEN"), changes);
+    assertEquals(List.of("127.0.0.1:7002 OPEN"), changes());
     ticker.autoAdvance(Duration.ZERO);
     long before = ticker.read();
     Lease lease = redlock.tryAcquire("fast", TTL).orElseThrow();
@@ -101,7 +109,7 @@ class CircuitBreakerTest {
     for (int i = 0; i < 20; i++) {
       redlock.tryAcquire("r" + i, TTL).ifPresent(Lease::close);
     }
-    assertEquals(List.of("127.0.0.1:7000 OPEN"), changes);
+    assertEquals(List.of("127.0.0.1:7000 OPEN"), changes());
     nodes.get(0).onSet = Answer.GRANT;
     nodes.get(0).onRelease = Answer.GRANT;
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
@@ -112,7 +120,7 @@ class CircuitBreakerTest {
     }
     assertEquals(
         List.of("127.0.0.1:7000 OPEN", "127.0.0.1:7000 HALF_OPEN", "127.0.0.1:7000 CLOSED"),
-        changes);
+        changes());
     Lease lease = redlock.tryAcquire("back", TTL).orElseThrow();
     assertEquals(Status.GRANTED, statusOf(lease, 0));
     assertTrue(
@@ -135,7 +143,7 @@ class CircuitBreakerTest {
         // two of three masters failing
       }
     }
-    assertEquals(List.of("127.0.0.1:7000 OPEN", "127.0.0.1:7001 OPEN"), sorted(changes));
+    assertEquals(List.of("127.0.0.1:7000 OPEN", "127.0.0.1:7001 OPEN"), sorted(changes()));
     for (int i = 0; i < 2; i++) {
       nodes.get(i).onSet = Answer.GRANT;
       nodes.get(i).onRelease = Answer.GRANT;
@@ -147,7 +155,7 @@ class CircuitBreakerTest {
             "127.0.0.1:7000 OPEN",
             "127.0.0.1:7001 CLOSED",
             "127.0.0.1:7001 OPEN"),
-        sorted(changes),
+        sorted(changes()),
         "a probe that answered closed its breaker");
     lease.close();
   }
@@ -166,7 +174,7 @@ class CircuitBreakerTest {
     for (int i = 0; i < 30; i++) {
       redlock.tryAcquire("r" + i, TTL).orElseThrow().close();
     }
-    assertEquals(List.of(), changes);
+    assertEquals(List.of(), changes());
   }
 
   @Test
