@@ -166,7 +166,7 @@ public final class Benchmark {
           interleaved blocks; each performance goal with its ratio and met / NOT met; what one
           master that never answers costs with and without circuit breakers; and (local masters
           only) how soon the default RedLock grants a lease again after %d of %d masters hung
-          (SIGSTOP) and resumed. Between the two, isolation: whether one hostile master (a child
+          (SIGSTOP) and resumed. Before the heal, isolation: whether one hostile master (a child
           JVM that floods, sends garbage, dribbles, announces 512 MiB or resets after the
           handshake) in place of the last stalls the others: tryAcquire grants, p99 and heap
           growth against a healthy block, each against its goal.
