@@ -51,7 +51,11 @@ public final class HostileMasterProcess implements AutoCloseable {
   private static final List<String> JVM_OPTIONS =
       List.of("-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 
-  /** What the standard-output reader hands on when the child's output ends. */
+  /**
+   * What the standard-output reader hands on when the child's output ends: compared by identity, so
+   * no line the child prints can be taken for it.
+   */
+  @SuppressWarnings("StringOperationCanBeSimplified")
   private static final String END = new String("end of output");
 
   /** Processes not yet closed, for the shutdown hook. */
