@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.redlock.RedLock;
 import dev.redlock.drill.Flags.UsageException;
 import dev.redlock.drill.Harness.CannotRun;
+import dev.redlock.drill.IsolationRun.Isolation;
 import dev.redlock.testkit.RedisProcess;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -24,15 +25,19 @@ import java.util.Set;
  * plain and the default RedLock, the default RedLock reading its fencing token every time, the
  * default RedLock over TLS, Redisson's RedLock and node-redlock; each goal with its ratio and met /
  * NOT met; optionally a chart of it all (SVG). Then what a master that never answers costs with and
- * without circuit breakers, and how soon a lease is granted again after a majority of masters hung
- * and came back. A program that reports, not a test: it passes no judgement beyond printing each
- * ratio next to its goal.
+ * without circuit breakers, whether one hostile master stalls the others, and how soon a lease is
+ * granted again after a majority of masters hung and came back. A program that reports, not a test:
+ * it passes no judgement beyond printing each figure next to its goal.
  *
  * <pre>
  * ./mvnw -q -Pbench package -DskipTests
  * ./mvnw -q -Pbench package -DskipTests -Dbench.args="--iterations 20000 --chart docs/benchmark.svg"
  * ./mvnw -q -Pbench package -DskipTests -Dbench.args="--only heal --heal-repeats 10"
+ * ./mvnw -q -Pbench package -DskipTests -pl redlock-drill -am -Dbench.args="--only isolation"
  * </pre>
+ *
+ * The Maven profile runs this class with the test class path and {@code bench.args} split at spaces
+ * into its arguments; {@code --help} lists them.
  *
  * <h2>The rows</h2>
  *
@@ -76,6 +81,15 @@ import java.util.Set;
  *       after the listener reported the black hole's breaker OPEN) and once without. The p99 with
  *       the black hole over the healthy p99 should stay at most {@value
  *       BenchmarkChecks#BREAKER_GOAL_RATIO} with breakers.
+ *   <li><b>Isolation</b> ({@link IsolationRun}, issue 15): the default RedLock's tryAcquire of a
+ *       new key (then release) on the healthy masters, then with the last master replaced in turn
+ *       by a hostile master in a child JVM ({@code HostileMasterProcess} of redlock-testkit) that
+ *       answers the handshake and then floods, sends garbage, dribbles (slowloris), announces a 512
+ *       MiB reply or resets. Per case: grants out of attempts (goal: all), tryAcquire p99 (goal: at
+ *       most 1.5 x the healthy p99 + 1 ms) and heap growth with the case's RedLock open (goal: at
+ *       most 16 MiB); the goals are printed with the others. {@code --isolation-iterations} sets
+ *       the cycles per block; {@code --only isolation} runs this section alone, {@code --skip
+ *       isolation} leaves it out.
  *   <li><b>Heal</b> ({@link HealRun}), on local masters only: {@value HealRun#HUNG} of them hung
  *       with {@code SIGSTOP} while the default RedLock fails to acquire, then resumed; the time
  *       from the last one running again to the first lease, held against a goal of 100 ms, and the
@@ -86,7 +100,7 @@ import java.util.Set;
  * blocks, one block of each operation per round, in reverse order every other round, so that noise
  * on the machine (another process, a GC, frequency scaling) falls on all alike; the throughput
  * blocks alternate the same way. {@link BenchmarkSummary} prints the table and the goals ({@link
- * BenchmarkChecks#goals}).
+ * BenchmarkChecks#goals}, {@link BenchmarkChecks#isolationGoals}).
  */
 public final class Benchmark {
 
@@ -96,9 +110,16 @@ public final class Benchmark {
   static final int DEFAULT_BLACKHOLE_ITERATIONS = 10_000;
   static final Duration DEFAULT_THROUGHPUT_TIME = Duration.ofSeconds(2);
   static final int DEFAULT_HEAL_REPEATS = 5;
+  static final int DEFAULT_ISOLATION_ITERATIONS = 1_000;
 
   /** The value of {@code --only} that runs the heal section alone. */
   static final String HEAL = "heal";
+
+  /**
+   * The value of {@code --only} that runs the isolation section alone, and of {@code --skip} that
+   * leaves it out.
+   */
+  static final String ISOLATION = "isolation";
 
   /**
    * The system property redlock-core reads to pick the transport of plaintext masters, for
@@ -145,11 +166,15 @@ public final class Benchmark {
           interleaved blocks; each performance goal with its ratio and met / NOT met; what one
           master that never answers costs with and without circuit breakers; and (local masters
           only) how soon the default RedLock grants a lease again after %d of %d masters hung
-          (SIGSTOP) and resumed.
+          (SIGSTOP) and resumed. Before the heal, isolation: whether one hostile master (a child
+          JVM that floods, sends garbage, dribbles, announces 512 MiB or resets after the
+          handshake) in place of the last stalls the others: tryAcquire grants, p99 and heap
+          growth against a healthy block, each against its goal.
 
           Options:
             --nodes URI,URI,...       Redis masters to use (plain redis:// for the floor); the
                                       last one is replaced by the black hole in the breaker section
+                                      and by the hostile masters in the isolation section
                                       (default: start %d local redis-server processes)
             --admit-fresh-nodes       call admitFreshNodes() on the --nodes masters first (local
                                       masters always are): only for a brand-new cluster
@@ -164,9 +189,13 @@ public final class Benchmark {
             --chart FILE              also write a chart of the latency percentiles and the
                                       throughput of every row to FILE (SVG)
             --node-dir DIR            where npm ci installs node-redlock (default: %s)
-            --skip ROW,...            leave out any of %s, %s and %s (the row says so)
+            --skip ROW,...            leave out any of the rows %s, %s and %s (the row
+                                      says so) and the section %s
             --heal-repeats N          heal measurements, each with a new RedLock (default %d)
-            --only heal               run the heal section alone (needs the local masters)
+            --isolation-iterations N  tryAcquire cycles per isolation block (default %,d); a
+                                      case with a hostile master stops after %d s
+            --only SECTION            run one section alone: heal (needs the local masters) or
+                                      isolation
             --transport T             the RedLocks' transport for plaintext masters: selector
                                       (the default: one NIO thread for all) or jedis (a
                                       connection and I/O thread per master), to compare them
@@ -187,28 +216,32 @@ public final class Benchmark {
           REDISSON,
           NODE_REDLOCK,
           TLS,
-          DEFAULT_HEAL_REPEATS);
+          ISOLATION,
+          DEFAULT_HEAL_REPEATS,
+          DEFAULT_ISOLATION_ITERATIONS,
+          IsolationRun.CASE_LIMIT.toSeconds());
+
+  /** The options that take a value, without their leading dashes. */
+  static final Set<String> FLAGS =
+      Set.of(
+          "nodes",
+          "iterations",
+          "warmup",
+          "rounds",
+          "throughput-seconds",
+          "blackhole-iterations",
+          "node-timeout",
+          "chart",
+          "node-dir",
+          "skip",
+          "heal-repeats",
+          "isolation-iterations",
+          "only",
+          "transport");
 
   private static final Harness HARNESS =
       new Harness(
-          "benchmark",
-          "benchmark failed: ",
-          USAGE,
-          Set.of(
-              "nodes",
-              "iterations",
-              "warmup",
-              "rounds",
-              "throughput-seconds",
-              "blackhole-iterations",
-              "node-timeout",
-              "chart",
-              "node-dir",
-              "skip",
-              "heal-repeats",
-              "only",
-              "transport"),
-          Set.of(Harness.ADMIT_FRESH_NODES));
+          "benchmark", "benchmark failed: ", USAGE, FLAGS, Set.of(Harness.ADMIT_FRESH_NODES));
 
   private Benchmark() {}
 
@@ -235,8 +268,8 @@ public final class Benchmark {
   }
 
   /**
-   * Runs every measurement (or only the heal section) and prints the figures: starts local masters
-   * unless {@code config} names some, and shuts everything down on every path.
+   * Runs every measurement (or only the section {@code --only} names) and prints the figures:
+   * starts local masters unless {@code config} names some, and shuts everything down on every path.
    *
    * @throws IOException if the floor cannot talk to a master, the black hole cannot listen, the
    *     node-redlock process stops answering, or the chart cannot be written
@@ -250,23 +283,34 @@ public final class Benchmark {
       System.setProperty(TRANSPORT_PROPERTY, config.transport());
     }
     BenchmarkReport report = new BenchmarkReport(out);
-    try (Masters masters =
-        Masters.open(config.nodes(), !config.onlyHeal() && !config.skip().contains(TLS), out)) {
+    boolean tls = config.only() == null && !config.skip().contains(TLS);
+    try (Masters masters = Masters.open(config.nodes(), tls, out)) {
+      boolean admit = masters.local() || config.admitFreshNodes();
       if (config.onlyHeal()) {
         report.healOnlyHeader(config, masters);
+      } else if (config.onlyIsolation()) {
+        report.isolationOnlyHeader(config, masters);
+        IsolationReport isolationReport = new IsolationReport(out);
+        Isolation isolation = IsolationRun.measure(config, masters, admit, isolationReport);
+        new BenchmarkSummary(out).printIsolation(isolation, isolationReport);
       } else {
-        boolean admit = masters.local() || config.admitFreshNodes();
-        BenchmarkRun.measure(config, masters, admit, report, new BenchmarkSummary(out));
+        BenchmarkRun.measure(
+            config, masters, admit, report, new IsolationReport(out), new BenchmarkSummary(out));
+      }
+      if (!config.onlyIsolation()) {
+        if (masters.local()) {
+          HealRun.measure(masters, config.healRepeats(), config.nodeTimeout(), new HealReport(out));
+        } else {
+          new HealReport(out).skipped();
+        }
       }
       if (masters.local()) {
-        HealRun.measure(masters, config.healRepeats(), config.nodeTimeout(), new HealReport(out));
         List<Long> sizes = new ArrayList<>();
         for (RedisProcess node : masters.processes()) {
           sizes.add(node.admin().dbSize());
         }
         report.keysLeft(sizes);
       } else {
-        new HealReport(out).skipped();
         report.fencingCountersNote();
       }
     }
@@ -298,9 +342,12 @@ public final class Benchmark {
    * @param nodeTimeout the node timeout of every RedLock
    * @param chart where to write the chart (SVG), if anywhere
    * @param nodeDir where node-redlock is installed
-   * @param skip the rows left out: {@link #REDISSON}, {@link #NODE_REDLOCK}, {@link #TLS}
+   * @param skip the rows and sections left out: {@link #REDISSON}, {@link #NODE_REDLOCK}, {@link
+   *     #TLS}, {@link #ISOLATION}
    * @param healRepeats how many times the heal section measures
-   * @param onlyHeal whether to run the heal section alone (needs local masters)
+   * @param isolationIterations tryAcquire cycles per block of the isolation section
+   * @param only the section to run alone, {@link #HEAL} (needs local masters) or {@link
+   *     #ISOLATION}; null to run them all
    * @param transport the transport of plaintext masters ({@link #TRANSPORTS}), or null for the
    *     library's default
    */
@@ -317,7 +364,8 @@ public final class Benchmark {
       Path nodeDir,
       Set<String> skip,
       int healRepeats,
-      boolean onlyHeal,
+      int isolationIterations,
+      String only,
       String transport) {
 
     Config {
@@ -327,8 +375,14 @@ public final class Benchmark {
       requireNonNull(chart, "chart");
       requireNonNull(nodeDir, "nodeDir");
       skip = Set.copyOf(skip);
-      if (onlyHeal && !nodes.isEmpty()) {
+      if (only != null && !only.equals(HEAL) && !only.equals(ISOLATION)) {
+        throw new IllegalArgumentException("no section '" + only + "' runs alone");
+      }
+      if (HEAL.equals(only) && !nodes.isEmpty()) {
         throw new IllegalArgumentException("the heal section needs local masters, not nodes");
+      }
+      if (isolationIterations < 1) {
+        throw new IllegalArgumentException("isolationIterations must be at least 1");
       }
       if (nodeTimeout.compareTo(TTL) >= 0) {
         throw new IllegalArgumentException("the node timeout must be below the TTL " + TTL);
@@ -362,21 +416,25 @@ public final class Benchmark {
       Path nodeDir = flags.has("node-dir") ? Path.of(flags.value("node-dir")) : defaultNodeDir();
       Set<String> skip = new LinkedHashSet<>(flags.list("skip"));
       for (String row : skip) {
-        if (!row.equals(REDISSON) && !row.equals(NODE_REDLOCK) && !row.equals(TLS)) {
+        if (!List.of(REDISSON, NODE_REDLOCK, TLS, ISOLATION).contains(row)) {
           throw new UsageException(
               "--skip takes any of "
                   + REDISSON
                   + ", "
                   + NODE_REDLOCK
-                  + " and "
+                  + ", "
                   + TLS
+                  + " and "
+                  + ISOLATION
                   + "; was '"
                   + row
                   + "'");
         }
       }
       int healRepeats = flags.intValue("heal-repeats", DEFAULT_HEAL_REPEATS, 1, 1_000);
-      boolean onlyHeal = only(flags);
+      int isolationIterations =
+          flags.intValue("isolation-iterations", DEFAULT_ISOLATION_ITERATIONS, 1, 10_000_000);
+      String only = only(flags);
       List<String> transport = flags.list("transport");
       if (!transport.isEmpty()
           && (transport.size() > 1 || !TRANSPORTS.contains(transport.get(0)))) {
@@ -387,9 +445,12 @@ public final class Benchmark {
                 + String.join(",", transport)
                 + "'");
       }
-      if (onlyHeal && !nodes.isEmpty()) {
+      if (HEAL.equals(only) && !nodes.isEmpty()) {
         throw new UsageException(
             "--only heal hangs masters with SIGSTOP, so it needs the local ones: leave out --nodes");
+      }
+      if (ISOLATION.equals(only) && skip.contains(ISOLATION)) {
+        throw new UsageException("--only isolation and --skip isolation leave nothing to run");
       }
       return new Config(
           nodes,
@@ -404,25 +465,43 @@ public final class Benchmark {
           nodeDir,
           skip,
           healRepeats,
-          onlyHeal,
+          isolationIterations,
+          only,
           transport.isEmpty() ? null : transport.get(0));
     }
 
-    /** Whether {@code --only heal} was given; the heal section is the one that runs alone. */
-    private static boolean only(Flags flags) throws UsageException {
+    /** The section {@code --only} names ({@link #HEAL} or {@link #ISOLATION}), or null. */
+    private static String only(Flags flags) throws UsageException {
       List<String> only = flags.list("only");
       if (only.isEmpty()) {
-        return false;
+        return null;
       }
-      if (!only.equals(List.of(HEAL))) {
+      if (only.size() > 1 || !List.of(HEAL, ISOLATION).contains(only.get(0))) {
         throw new UsageException(
-            "--only takes '"
+            "--only takes one of '"
                 + HEAL
-                + "', the one section that runs alone; was '"
+                + "' and '"
+                + ISOLATION
+                + "', the sections that run alone; was '"
                 + String.join(",", only)
                 + "'");
       }
-      return true;
+      return only.get(0);
+    }
+
+    /** Whether the heal section runs alone. */
+    boolean onlyHeal() {
+      return HEAL.equals(only);
+    }
+
+    /** Whether the isolation section runs alone. */
+    boolean onlyIsolation() {
+      return ISOLATION.equals(only);
+    }
+
+    /** Whether the isolation section runs, alone or with the others. */
+    boolean isolation() {
+      return !onlyHeal() && !skip.contains(ISOLATION);
     }
   }
 }

@@ -9,6 +9,9 @@ import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.drill.BenchmarkRun.Lineup;
 import dev.redlock.drill.Harness.CannotRun;
+import dev.redlock.drill.IsolationRun.Block;
+import dev.redlock.drill.IsolationRun.Cycles;
+import dev.redlock.drill.IsolationRun.Isolation;
 import dev.redlock.drill.Percentiles.Summary;
 import dev.redlock.drill.ThroughputRun.Throughput;
 import java.time.Duration;
@@ -21,9 +24,10 @@ import java.util.Optional;
 import java.util.function.ToLongFunction;
 
 /**
- * The benchmark's judgements: its goals, the ratios and medians it compares with them, and the one
- * check that stops a run before it measures nonsense (the default RedLock must get a lease). The
- * benchmark reports; apart from that check, nothing here fails a run.
+ * The benchmark's judgements: its goals (the performance issue's and the isolation section's), the
+ * ratios and medians it compares with them, and the one check that stops a run before it measures
+ * nonsense (the default RedLock must get a lease). The benchmark reports; apart from that check,
+ * nothing here fails a run.
  */
 final class BenchmarkChecks {
 
@@ -53,15 +57,28 @@ final class BenchmarkChecks {
   /** The goal for the p99 with one master black-holed (breakers on) over the healthy p99. */
   static final double BREAKER_GOAL_RATIO = 1.5;
 
+  /**
+   * Isolation goal: with one master hostile, tryAcquire's p99 at most this many times the healthy
+   * block's, plus {@link #ISOLATION_P99_SLACK}.
+   */
+  static final double ISOLATION_P99_FACTOR = 1.5;
+
+  /** What the isolation p99 goal allows on top of {@link #ISOLATION_P99_FACTOR}. */
+  static final Duration ISOLATION_P99_SLACK = Duration.ofMillis(1);
+
+  /** Isolation goal: a case's heap growth (RedLock still open) at most this many bytes. */
+  static final long ISOLATION_HEAP_BYTES = 16L * 1024 * 1024;
+
   private BenchmarkChecks() {}
 
   /**
    * One acquire with the default RedLock, so that unadmitted masters stop the run with a hint.
    *
+   * @param restartedHint prints the hint about masters that answered RESTARTED
    * @throws CannotRun if the default RedLock gets no lease; the hint is printed first when masters
    *     answered RESTARTED
    */
-  static void defaultsGrant(RedLock defaults, BenchmarkReport report) throws CannotRun {
+  static void defaultsGrant(RedLock defaults, Runnable restartedHint) throws CannotRun {
     List<NodeOutcome> outcomes;
     try {
       Optional<Lease> lease = defaults.tryAcquire("bench:check", Benchmark.TTL);
@@ -74,7 +91,7 @@ final class BenchmarkChecks {
       outcomes = e.outcomes();
     }
     if (outcomes.stream().anyMatch(o -> o.status() == Status.RESTARTED)) {
-      report.restartedHint();
+      restartedHint.run();
       throw new CannotRun(
           "the default RedLock cannot acquire: masters answered RESTARTED " + outcomes);
     }
@@ -116,6 +133,71 @@ final class BenchmarkChecks {
     goals.add(
         latencyGoal("token read p50 <= 1.6 x floor", lineup.token(), floor, TOKEN_OVER_FLOOR));
     return goals;
+  }
+
+  /**
+   * The isolation goals (issue 15), three per case that was measured: every tryAcquire granted; its
+   * p99 at most {@link #isolationP99Allowance} of the healthy block's; its heap growth at most
+   * {@link #ISOLATION_HEAP_BYTES}. Each ratio is the figure over what the goal allows (granted over
+   * attempts for the first), so 1.00 is the bound. A case that was not measured is not judged.
+   */
+  static List<Goal> isolationGoals(Isolation isolation) {
+    Block healthy = isolation.healthy();
+    List<Goal> goals = new ArrayList<>();
+    for (Block c : isolation.cases()) {
+      String name = c.name();
+      if (!healthy.measured() || !c.measured()) {
+        goals.add(
+            Goal.notJudged(
+                name + ": isolation", healthy.measured() ? c.failure() : healthy.failure()));
+        continue;
+      }
+      Cycles cycles = c.cycles();
+      goals.add(
+          new Goal(
+              name + ": all granted",
+              String.format(Locale.ROOT, "%,d / %,d tryAcquire", cycles.granted, cycles.attempts),
+              ratio(cycles.granted, cycles.attempts),
+              1.0,
+              false,
+              Optional.empty(),
+              null));
+      long p99 = c.summary().p99();
+      long allowance = isolationP99Allowance(healthy.summary().p99());
+      goals.add(
+          new Goal(
+              String.format(
+                  Locale.ROOT,
+                  "%s: p99 <= %.1fx healthy+%dms",
+                  name,
+                  ISOLATION_P99_FACTOR,
+                  ISOLATION_P99_SLACK.toMillis()),
+              Percentiles.micros(p99) + " / " + Percentiles.micros(allowance) + " us",
+              ratio(p99, allowance),
+              1.0,
+              true,
+              Optional.empty(),
+              null));
+      goals.add(
+          new Goal(
+              name + ": heap growth <= " + ISOLATION_HEAP_BYTES / (1024 * 1024) + " MiB",
+              String.format(
+                  Locale.ROOT,
+                  "%+.1f / %d MiB",
+                  c.heapGrowth() / (1024.0 * 1024.0),
+                  ISOLATION_HEAP_BYTES / (1024 * 1024)),
+              (double) c.heapGrowth() / ISOLATION_HEAP_BYTES,
+              1.0,
+              true,
+              Optional.empty(),
+              null));
+    }
+    return goals;
+  }
+
+  /** The tryAcquire p99 a case may reach: 1.5 x the healthy block's p99 + 1 ms, nanoseconds. */
+  static long isolationP99Allowance(long healthyP99Nanos) {
+    return Math.round(ISOLATION_P99_FACTOR * healthyP99Nanos) + ISOLATION_P99_SLACK.toNanos();
   }
 
   private static Goal latencyGoal(

@@ -8,6 +8,7 @@ import dev.redlock.drill.BenchmarkRun.Lineup;
 import dev.redlock.drill.Percentiles.Summary;
 import dev.redlock.drill.ThroughputRun.Run;
 import dev.redlock.drill.ThroughputRun.Throughput;
+import dev.redlock.testkit.HostileMaster.Mode;
 import dev.redlock.testkit.RedisProcess;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -19,8 +20,9 @@ import java.util.Locale;
 
 /**
  * What the benchmark prints before and while it measures: the header and each section's progress
- * and rounds. {@link BenchmarkSummary} prints the summary of sections 1 to 3, {@link HealReport}
- * the heal section. Not thread-safe: the measuring thread prints.
+ * and rounds. {@link BenchmarkSummary} prints the summary of sections 1 to 4, {@link
+ * IsolationReport} the isolation section's progress, {@link HealReport} the heal section. Not
+ * thread-safe: the measuring thread prints.
  */
 final class BenchmarkReport {
 
@@ -84,12 +86,24 @@ final class BenchmarkReport {
             Locale.ROOT,
             "3. circuit breakers: %,d timed acquire+release each, after the breaker opened",
             config.blackholeIterations()));
+    rows.row("", isolationPlan(config));
     rows.row(
         "",
         masters.local()
             ? healPlan(masters, config.healRepeats())
-            : "4. heal: skipped with --nodes (it hangs masters this program started)");
+            : "5. heal: skipped with --nodes (it hangs masters this program started)");
     out.println();
+  }
+
+  private static String isolationPlan(Config config) {
+    if (!config.isolation()) {
+      return "4. isolation: skipped (--skip " + Benchmark.ISOLATION + ")";
+    }
+    return String.format(
+        Locale.ROOT,
+        "4. isolation: the last master hostile in turn (%s), %,d tryAcquire each",
+        String.join(", ", IsolationRun.MODES.stream().map(Mode::flag).toList()),
+        config.isolationIterations());
   }
 
   /** Prints one line about getting a client ready (installing node-redlock, say). */
@@ -160,6 +174,12 @@ final class BenchmarkReport {
     rows.row("plan", healPlan(masters, config.healRepeats()) + " (--only heal)");
   }
 
+  /** Prints the header of a run of the isolation section alone. */
+  void isolationOnlyHeader(Config config, Masters masters) {
+    mastersAndMachine(masters);
+    rows.row("plan", isolationPlan(config) + " (--only isolation)");
+  }
+
   private void mastersAndMachine(Masters masters) {
     List<String> uris = masters.uris();
     out.println();
@@ -184,7 +204,7 @@ final class BenchmarkReport {
   private static String healPlan(Masters masters, int repeats) {
     return String.format(
         Locale.ROOT,
-        "4. heal: %d of %d masters hung, then resumed; time to the first lease, %d times",
+        "5. heal: %d of %d masters hung, then resumed; time to the first lease, %d times",
         HealRun.HUNG,
         masters.uris().size(),
         repeats);

@@ -11,6 +11,7 @@ import dev.redlock.RedLock;
 import dev.redlock.RedLockListener;
 import dev.redlock.drill.Benchmark.Config;
 import dev.redlock.drill.Harness.CannotRun;
+import dev.redlock.drill.IsolationRun.Isolation;
 import dev.redlock.drill.ThroughputRun.Throughput;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -27,10 +28,11 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * Sections 1 to 3 of the benchmark (see {@link Benchmark}): makes the clients (the {@link
- * Contender}s), measures latency (here), throughput ({@link ThroughputRun}) and the circuit
- * breakers (here), and draws the chart ({@link BenchmarkChart}); {@link BenchmarkReport} prints the
- * header and the rounds, {@link BenchmarkSummary} the summary. Not thread-safe: one thread runs it.
+ * Sections 1 to 4 of the benchmark (see {@link Benchmark}): makes the clients (the {@link
+ * Contender}s), measures latency (here), throughput ({@link ThroughputRun}), the circuit breakers
+ * (here) and isolation ({@link IsolationRun}), and draws the chart ({@link BenchmarkChart}); {@link
+ * BenchmarkReport} prints the header and the rounds, {@link BenchmarkSummary} the summary. Not
+ * thread-safe: one thread runs it.
  */
 final class BenchmarkRun {
 
@@ -82,8 +84,8 @@ final class BenchmarkRun {
   }
 
   /**
-   * Runs sections 1 to 3 on {@code masters} and prints them, with the header first and the summary
-   * last; writes the chart if asked; closes every client it made.
+   * Runs sections 1 to 4 on {@code masters} (4, isolation, unless skipped) and prints them, with
+   * the header first and the summary last; writes the chart if asked; closes every client it made.
    *
    * @param admit whether to admit the masters as a brand-new cluster first
    * @throws IOException if the floor cannot talk to a master, the black hole cannot listen, the
@@ -95,6 +97,7 @@ final class BenchmarkRun {
       Masters masters,
       boolean admit,
       BenchmarkReport report,
+      IsolationReport isolationReport,
       BenchmarkSummary summary)
       throws IOException, InterruptedException, CannotRun {
     List<String> uris = masters.uris();
@@ -122,6 +125,7 @@ final class BenchmarkRun {
             masters,
             admit,
             report,
+            isolationReport,
             summary,
             new BenchmarkRun(plain, defaults, tls, tlsSkipped, floor, report),
             healthyWatch,
@@ -135,6 +139,7 @@ final class BenchmarkRun {
       Masters masters,
       boolean admit,
       BenchmarkReport report,
+      IsolationReport isolationReport,
       BenchmarkSummary summary,
       BenchmarkRun run,
       BreakerWatch healthyWatch,
@@ -144,7 +149,7 @@ final class BenchmarkRun {
     RedLock defaults = run.defaults;
     String admission =
         admit ? admit(defaults) : "not admitted (--" + Harness.ADMIT_FRESH_NODES + ")";
-    BenchmarkChecks.defaultsGrant(defaults, report);
+    BenchmarkChecks.defaultsGrant(defaults, report::restartedHint);
     report.header(config, masters, admission, hole);
     String redissonSkipped = null;
     RedissonRedLockClient redisson = null;
@@ -186,7 +191,20 @@ final class BenchmarkRun {
         run.latency(config, lineup);
         List<Throughput> throughput = ThroughputRun.measure(config, lineup.all(), report);
         Breakers breakers = run.breakers(config, uris, hole);
-        summary.print(config, uris.size(), lineup, throughput, breakers, healthyWatch, hole);
+        Optional<Isolation> isolation =
+            config.isolation()
+                ? Optional.of(IsolationRun.measure(config, masters, admit, isolationReport))
+                : Optional.empty();
+        summary.print(
+            config,
+            uris.size(),
+            lineup,
+            throughput,
+            breakers,
+            healthyWatch,
+            hole,
+            isolation,
+            isolationReport);
         if (config.chart().isPresent()) {
           Path chart = config.chart().get();
           BenchmarkChart.write(
@@ -199,7 +217,11 @@ final class BenchmarkRun {
 
   /** Admits the masters as a brand-new cluster; returns a line for the header. */
   static String admit(RedLock redlock) {
-    List<NodeOutcome> outcomes = redlock.admitFreshNodes();
+    return admission(redlock.admitFreshNodes());
+  }
+
+  /** What {@code admitFreshNodes()} answered, as a line for a header. */
+  static String admission(List<NodeOutcome> outcomes) {
     long now = outcomes.stream().filter(o -> o.status() == Status.GRANTED).count();
     long already = outcomes.stream().filter(o -> o.status() == Status.TAKEN).count();
     StringBuilder line =

@@ -9,6 +9,7 @@ import dev.redlock.drill.BenchmarkChecks.Goal;
 import dev.redlock.drill.BenchmarkRun.BreakerWatch;
 import dev.redlock.drill.BenchmarkRun.Breakers;
 import dev.redlock.drill.BenchmarkRun.Lineup;
+import dev.redlock.drill.IsolationRun.Isolation;
 import dev.redlock.drill.Percentiles.Summary;
 import dev.redlock.drill.ThroughputRun.Throughput;
 import java.io.PrintStream;
@@ -18,11 +19,15 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The summary of the benchmark's sections 1 to 3: every row's latency and throughput in one table,
- * acquire alone, the performance goals with their ratios and verdicts, the black hole's figures,
- * and a paragraph on what explains them. Not thread-safe.
+ * The summary of the benchmark's sections 1 to 4: every row's latency and throughput in one table,
+ * acquire alone, the performance goals and the isolation goals with their ratios and verdicts, the
+ * black hole's figures, the isolation cases' figures, and a paragraph on what explains them. Not
+ * thread-safe.
  */
 final class BenchmarkSummary {
+
+  private static final String ISOLATION_GOALS =
+      "Goals (issue 15, isolation: one master hostile, the others healthy; tryAcquire)";
 
   private final PrintStream out;
 
@@ -30,7 +35,12 @@ final class BenchmarkSummary {
     this.out = requireNonNull(out, "out");
   }
 
-  /** Prints the summary of sections 1 to 3 and what explains their figures. */
+  /**
+   * Prints the summary of sections 1 to 4 and what explains their figures.
+   *
+   * @param isolation the isolation section's figures; empty if it was skipped
+   * @param isolationReport prints the isolation section's table
+   */
   void print(
       Config config,
       int masters,
@@ -38,7 +48,9 @@ final class BenchmarkSummary {
       List<Throughput> throughput,
       Breakers b,
       BreakerWatch healthyWatch,
-      BlackHole hole) {
+      BlackHole hole,
+      Optional<Isolation> isolation,
+      IsolationReport isolationReport) {
     out.println();
     out.println("Summary");
     out.println();
@@ -47,10 +59,41 @@ final class BenchmarkSummary {
     acquireAlone(lineup);
     out.println();
     goals(masters, BenchmarkChecks.goals(lineup, throughput));
+    if (isolation.isPresent()) {
+      isolationGoals(isolation.get());
+    } else {
+      out.println(ISOLATION_GOALS + ": not judged, --skip " + Benchmark.ISOLATION);
+    }
     out.println();
     breakersSummary(config, masters, b, healthyWatch, hole);
     out.println();
+    if (isolation.isPresent()) {
+      isolationReport.summary(isolation.get());
+    } else {
+      out.println("4. Isolation: skipped (--skip " + Benchmark.ISOLATION + ")");
+    }
+    out.println();
     explanation(masters);
+  }
+
+  /** Prints the summary of the isolation section run alone: its goals and its table. */
+  void printIsolation(Isolation isolation, IsolationReport isolationReport) {
+    out.println();
+    out.println("Summary");
+    out.println();
+    isolationGoals(isolation);
+    out.println();
+    isolationReport.summary(isolation);
+  }
+
+  private void isolationGoals(Isolation isolation) {
+    out.println(ISOLATION_GOALS);
+    if (isolation.masters() != BenchmarkChecks.GOAL_MASTERS) {
+      out.printf(
+          "  (this run has %d masters: the verdicts below are for its figures, not the goals')%n",
+          isolation.masters());
+    }
+    BenchmarkChecks.isolationGoals(isolation).forEach(this::goal);
   }
 
   private void table(int masters, Lineup lineup, List<Throughput> throughput) {
@@ -123,31 +166,35 @@ final class BenchmarkSummary {
           "  (this run has %d masters: the verdicts below are for its figures, not the goals')%n",
           masters);
     }
-    for (Goal g : goals) {
-      if (!g.judged()) {
-        out.printf("  %-32s %s: %s%n", g.statement(), g.verdict(), g.notJudged());
-        continue;
-      }
-      String spread =
-          g.spread()
-              .map(
-                  x ->
-                      String.format(
-                          Locale.ROOT,
-                          "   per round %.2f to %.2f, median %.2f",
-                          x.min(),
-                          x.max(),
-                          x.median()))
-              .orElse("");
-      out.printf(
-          Locale.ROOT,
-          "  %-32s %-24s = %5.2f  %-8s%s%n",
-          g.statement(),
-          g.figures(),
-          g.ratio(),
-          g.verdict(),
-          spread);
+    goals.forEach(this::goal);
+  }
+
+  private void goal(Goal g) {
+    if (!g.judged()) {
+      out.printf("  %-34s %s: %s%n", g.statement(), g.verdict(), g.notJudged());
+      return;
     }
+    String spread =
+        g.spread()
+            .map(
+                x ->
+                    String.format(
+                        Locale.ROOT,
+                        "   per round %.2f to %.2f, median %.2f",
+                        x.min(),
+                        x.max(),
+                        x.median()))
+            .orElse("");
+    out.println(
+        String.format(
+                Locale.ROOT,
+                "  %-34s %-24s = %5.2f  %-8s%s",
+                g.statement(),
+                g.figures(),
+                g.ratio(),
+                g.verdict(),
+                spread)
+            .stripTrailing());
   }
 
   private void breakersSummary(

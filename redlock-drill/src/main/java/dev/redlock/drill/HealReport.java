@@ -40,7 +40,7 @@ final class HealReport {
     out.println();
     out.printf(
         Locale.ROOT,
-        "4. Heal: default RedLock (circuit breakers on, open wait %d ms), node timeout %d ms;%n",
+        "5. Heal: default RedLock (circuit breakers on, open wait %d ms), node timeout %d ms;%n",
         RedLock.DEFAULT_CIRCUIT_BREAKER_WAIT.toMillis(),
         nodeTimeout.toMillis());
     out.printf(
@@ -135,7 +135,7 @@ final class HealReport {
   void skipped() {
     out.println();
     out.println(
-        "4. Heal: skipped: it hangs masters with SIGSTOP, so it runs only on the local masters"
+        "5. Heal: skipped: it hangs masters with SIGSTOP, so it runs only on the local masters"
             + " this program starts (without --nodes).");
   }
 

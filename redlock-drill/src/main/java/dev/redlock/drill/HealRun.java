@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Section 4 of the benchmark, "heal": how soon the default RedLock grants a lease again once hung
+ * Section 5 of the benchmark, "heal": how soon the default RedLock grants a lease again once hung
  * masters are healthy.
  *
  * <p>On the local masters, each repetition takes a new default RedLock (fencing, restart guard,

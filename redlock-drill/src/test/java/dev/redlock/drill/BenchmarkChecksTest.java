@@ -7,13 +7,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.drill.BenchmarkChecks.Goal;
 import dev.redlock.drill.BenchmarkRun.AcquireAlone;
 import dev.redlock.drill.BenchmarkRun.Lineup;
+import dev.redlock.drill.IsolationRun.Block;
+import dev.redlock.drill.IsolationRun.Cycles;
+import dev.redlock.drill.IsolationRun.Isolation;
 import dev.redlock.drill.ThroughputRun.Throughput;
+import dev.redlock.testkit.HostileMaster.Mode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** The goals and the heal section's figures, without Redis. */
+/**
+ * The goals (the performance issue's and the isolation section's) and the heal section's figures,
+ * without Redis.
+ */
 class BenchmarkChecksTest {
 
   @Test
@@ -73,6 +80,76 @@ class BenchmarkChecksTest {
     assertEquals("node-redlock skipped: npm ci failed (exit 1)", node.notJudged());
     assertEquals("no 32-thread figures", goals.get(2).notJudged());
     assertTrue(goals.get(0).met());
+  }
+
+  @Test
+  void eachIsolationCaseIsHeldToAllGrantedAP99AllowanceAndAHeapAllowance() {
+    long mib = 1024 * 1024;
+    // Healthy p99 2 ms: a case may reach 1.5 x 2 + 1 = 4 ms.
+    Block healthy = block(null, 100, 100, 2_000, 0);
+    Block atTheBounds = block(Mode.FLOOD, 1_000, 1_000, 4_000, 16 * mib);
+    Block justOver = block(Mode.GARBAGE, 999, 1_000, 4_001, 16 * mib + 1);
+    Block failed = IsolationRun.Block.failed(Mode.RESET, "the hostile master did not start: x");
+    Isolation isolation =
+        new Isolation(5, healthy, List.of(atTheBounds, justOver, failed), Duration.ofSeconds(1));
+
+    List<Goal> goals = BenchmarkChecks.isolationGoals(isolation);
+
+    assertEquals(
+        List.of(
+            "flood: all granted",
+            "flood: p99 <= 1.5x healthy+1ms",
+            "flood: heap growth <= 16 MiB",
+            "garbage: all granted",
+            "garbage: p99 <= 1.5x healthy+1ms",
+            "garbage: heap growth <= 16 MiB",
+            "reset: isolation"),
+        goals.stream().map(Goal::statement).toList());
+    assertVerdict(goals.get(0), 1.0, "met");
+    assertVerdict(goals.get(1), 1.0, "met");
+    assertVerdict(goals.get(2), 1.0, "met");
+    assertVerdict(goals.get(3), 0.999, "NOT met");
+    assertVerdict(goals.get(4), 4_001.0 / 4_000, "NOT met");
+    assertVerdict(goals.get(5), (16.0 * mib + 1) / (16 * mib), "NOT met");
+    assertEquals("1,000 / 1,000 tryAcquire", goals.get(0).figures());
+    assertEquals("4,000 / 4,000 us", goals.get(1).figures());
+    assertEquals("+16.0 / 16 MiB", goals.get(2).figures());
+    assertFalse(goals.get(6).judged());
+    assertEquals("the hostile master did not start: x", goals.get(6).notJudged());
+  }
+
+  @Test
+  void theHeapGoalJudgesTheLargestCheckpointNotTheLast() {
+    Block healthy = block(null, 10, 10, 1_000, 0);
+    Cycles cycles = new Cycles(100);
+    cycles.samples.add(1_000_000);
+    cycles.attempts = 1;
+    cycles.granted = 1;
+    cycles.checkpoint(100 + 68L * 1024 * 1024); // a buffer held while the burst lasted
+    cycles.checkpoint(100 + 1024); // dropped with its connection by the end
+    Block flood =
+        new Block(
+            Mode.FLOOD, "", cycles, new IsolationRun.Watch("x"), Optional.empty(), null, null);
+
+    Goal heap =
+        BenchmarkChecks.isolationGoals(
+                new Isolation(5, healthy, List.of(flood), Duration.ofSeconds(1)))
+            .get(2);
+
+    assertEquals(1024, cycles.heapGrowthAtEnd());
+    assertVerdict(heap, 68.0 / 16, "NOT met");
+  }
+
+  /** A measured block whose tryAcquire p99 is {@code p99Micros} and heap grew {@code heap}. */
+  private static Block block(Mode mode, int granted, int attempts, long p99Micros, long heap) {
+    Cycles cycles = new Cycles(1_000);
+    for (int i = 0; i < 100; i++) {
+      cycles.samples.add(p99Micros * 1_000); // every sample the same: p99 is that
+    }
+    cycles.attempts = attempts;
+    cycles.granted = granted;
+    cycles.checkpoint(1_000 + heap);
+    return new Block(mode, "", cycles, new IsolationRun.Watch("x"), Optional.empty(), null, null);
   }
 
   private static void assertVerdict(Goal goal, double ratio, String verdict) {

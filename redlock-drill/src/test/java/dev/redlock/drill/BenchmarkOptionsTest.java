@@ -1,0 +1,83 @@
+package dev.redlock.drill;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.drill.Benchmark.Config;
+import dev.redlock.drill.Flags.UsageException;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The benchmark's command line, parsed without running anything. */
+class BenchmarkOptionsTest {
+
+  @Test
+  void theIsolationSectionRunsByDefaultWithAThousandCyclesABlock() throws Exception {
+    Config config = parse();
+    assertTrue(config.isolation());
+    assertFalse(config.onlyIsolation());
+    assertFalse(config.onlyHeal());
+    assertEquals(1_000, config.isolationIterations());
+  }
+
+  @Test
+  void onlyIsolationRunsItAloneEvenOnMastersGivenByNodes() throws Exception {
+    Config config =
+        parse("--only", "isolation", "--isolation-iterations", "50", "--nodes", "redis://h:1");
+    assertTrue(config.onlyIsolation());
+    assertTrue(config.isolation());
+    assertFalse(config.onlyHeal());
+    assertEquals(50, config.isolationIterations());
+  }
+
+  @Test
+  void skipIsolationLeavesItOutAndOnlyHealRunsWithoutIt() throws Exception {
+    assertFalse(parse("--skip", "tls,isolation").isolation());
+    Config heal = parse("--only", "heal");
+    assertTrue(heal.onlyHeal());
+    assertFalse(heal.isolation());
+  }
+
+  @Test
+  void sectionsThatCannotRunAreUsageErrors() {
+    assertThrows(UsageException.class, () -> parse("--only", "isolation", "--skip", "isolation"));
+    assertThrows(UsageException.class, () -> parse("--only", "heal,isolation"));
+    assertThrows(UsageException.class, () -> parse("--only", "latency"));
+    assertThrows(UsageException.class, () -> parse("--skip", "heal"));
+    assertThrows(UsageException.class, () -> parse("--isolation-iterations", "0"));
+  }
+
+  @Test
+  void aBadCommandLineExitsWithTwoBeforeStartingAnything() {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int code =
+        Benchmark.run(
+            new String[] {"--only", "isolation", "--skip", "isolation"},
+            new PrintStream(out, true, StandardCharsets.UTF_8));
+    String text = out.toString(StandardCharsets.UTF_8);
+    assertEquals(2, code, text);
+    assertTrue(text.contains("leave nothing to run"), text);
+    assertFalse(text.contains("Starting"), text);
+  }
+
+  @Test
+  void theHelpNamesTheIsolationOptions() {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int code =
+        Benchmark.run(new String[] {"--help"}, new PrintStream(out, true, StandardCharsets.UTF_8));
+    String text = out.toString(StandardCharsets.UTF_8);
+    assertEquals(0, code, text);
+    assertTrue(text.contains("--isolation-iterations N"), text);
+    assertTrue(text.contains("heal (needs the local masters) or"), text);
+    assertTrue(text.contains("and the section isolation"), text);
+  }
+
+  private static Config parse(String... args) throws UsageException {
+    return Config.from(Flags.parse(args, Benchmark.FLAGS, Set.of(Harness.ADMIT_FRESH_NODES)));
+  }
+}
