@@ -127,7 +127,7 @@ final class MetricsListener implements RedLockListener {
   @Override
   public void released(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
     try {
-      Meters m = count(Meters.Operation.RELEASE, outcomes);
+      Meters m = meters;
       if (m != null) {
         m.events(resource).released.record(elapsed.toNanos(), NANOSECONDS);
       }
@@ -135,6 +135,25 @@ final class MetricsListener implements RedLockListener {
       failed(e);
     }
     next.released(resource, outcomes, elapsed);
+  }
+
+  /**
+   * Counts each master's final answer to a release: the round is decided by a majority, so the
+   * others' answers come here, after {@link #released}.
+   */
+  @Override
+  public void releaseCompleted(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+    try {
+      count(Meters.Operation.RELEASE, outcomes);
+    } catch (RuntimeException e) {
+      failed(e);
+    }
+    next.releaseCompleted(resource, outcomes, elapsed);
+  }
+
+  @Override
+  public void internalError(String where, Throwable error) {
+    next.internalError(where, error);
   }
 
   @Override

@@ -41,7 +41,10 @@ import java.util.function.Function;
  *   <tr><td>{@code redlock.node.outcomes}</td><td>counter</td><td>{@code node} ({@code
  *       host:port}), {@code operation} ({@code acquire}, {@code extend}, {@code release}), {@code
  *       outcome} (a {@link dev.redlock.NodeOutcome.Status}, lowercased)</td><td>What each master
- *       answered in each round; registered at a combination's first occurrence.</td></tr>
+ *       answered in each round (for a release, each master's final answer, told by {@link
+ *       RedLockListener#releaseCompleted} once every master answered or was given up, since the
+ *       round itself is decided by a majority); registered at a combination's first
+ *       occurrence.</td></tr>
  *   <tr><td>{@code redlock.leases.held}</td><td>gauge</td><td></td><td>{@link
  *       RedLock#leasesHeld()}.</td></tr>
  *   <tr><td>{@code redlock.renewals.in.flight}</td><td>gauge</td><td></td><td>{@link
