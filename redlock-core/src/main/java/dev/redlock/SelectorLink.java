@@ -82,8 +82,17 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
     /** A reply arrived; returning false drops the link (its owner no longer uses it). */
     boolean replied(SelectorLink link, Object reply);
 
-    /** The open link broke: {@code reason}. Told at most once. */
+    /** The open link broke: {@code reason}. Told at most once, and then nothing else. */
     void lost(SelectorLink link, String reason);
+
+    /**
+     * The open link broke because the master broke the protocol (bytes that are no RESP2, a reply
+     * beyond {@link Resp}'s limits): {@code reason}. Told instead of {@link #lost}; an owner that
+     * does not tell the two apart takes it as any loss.
+     */
+    default void protocolError(SelectorLink link, String reason) {
+      lost(link, reason);
+    }
   }
 
   /** The send buffer asked of the kernel, as {@link JedisLink} asks. */
@@ -420,7 +429,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
           }
         }
       } catch (Resp.ProtocolException e) {
-        broken("protocol error: " + e.getMessage());
+        brokenProtocol("protocol error: " + e.getMessage());
         return;
       }
       budget -= n;
@@ -438,6 +447,17 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
       events.lost(this, reason);
     } else if (phase != Phase.DONE) {
       fail(reason);
+    }
+  }
+
+  /** As {@link #broken}, for a master that broke the protocol: its owner backs off. */
+  private void brokenProtocol(String reason) {
+    if (phase == Phase.OPEN) {
+      phase = Phase.DONE;
+      close();
+      events.protocolError(this, reason);
+    } else {
+      broken(reason);
     }
   }
 
