@@ -154,6 +154,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   private SelectionKey key;
   private final ByteBuffer input = ByteBuffer.allocate(INPUT_BYTES);
   private final Resp.Decoder decoder = new Resp.Decoder();
+  private int mostReadAtOnce; // in one readiness event, for the test of the budget
   private final ArrayDeque<Step> handshake = new ArrayDeque<>();
   private boolean allScriptsLoaded = true;
 
@@ -433,6 +434,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
         return;
       }
       budget -= n;
+      mostReadAtOnce = Math.max(mostReadAtOnce, READ_BUDGET_BYTES - budget);
       if (n < INPUT_BYTES || budget <= 0) {
         return; // the socket had no more, or this master had its turn: the selector says when
       }
@@ -707,6 +709,14 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
     } catch (IOException e) {
       log.debug("closing connection to {}: {}", address, e.toString());
     }
+  }
+
+  /**
+   * The most bytes one readiness event read, so far: at most {@link #READ_BUDGET_BYTES}. Read it
+   * once the loop's thread has stopped, or on it.
+   */
+  int mostReadAtOnce() {
+    return mostReadAtOnce;
   }
 
   @Override

@@ -39,16 +39,14 @@ final class HostileMaster implements AutoCloseable {
     /** A header announcing a 512 MiB bulk string, then its data, slowly. */
     OVERSIZE,
     /**
-     * A bulk string of 1 MiB, the longest the client accepts, to every lock command: no protocol
-     * error, only more bytes than any other master sends, as fast as the socket takes them.
+     * Integer replies ({@code :1}) without end, as fast as the socket takes them: each one a
+     * well-formed reply, only far more of them than were asked for.
      */
-    BIG_REPLIES
+    STREAM
   }
 
   /** How long a slow master waits between two small writes: pacing, not synchronization. */
   private static final long SLOW_WRITE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-
-  private static final byte[] BIG_REPLY = bigReply();
 
   private final Behavior behavior;
   private final ServerSocket server;
@@ -132,14 +130,7 @@ final class HostileMaster implements AutoCloseable {
           return;
         }
         String verb = new String(command.get(0), StandardCharsets.US_ASCII).toUpperCase();
-        boolean lock = verb.equals("SET") || verb.equals("EVALSHA") || verb.equals("EVAL");
-        if (lock && behavior == Behavior.BIG_REPLIES) {
-          floods.incrementAndGet();
-          out.write(BIG_REPLY);
-          bytesSent.addAndGet(BIG_REPLY.length);
-          continue;
-        }
-        if (lock) {
+        if (verb.equals("SET") || verb.equals("EVALSHA") || verb.equals("EVAL")) {
           floods.incrementAndGet();
           long start = System.nanoTime();
           try {
@@ -187,7 +178,13 @@ final class HostileMaster implements AutoCloseable {
           bytesSent.addAndGet(chunk.length);
         }
       }
-      case BIG_REPLIES -> throw new IllegalStateException("answers, never misbehaves");
+      case STREAM -> {
+        byte[] chunk = ascii(":1\r\n".repeat(16 * 1024));
+        while (!closed) {
+          out.write(chunk);
+          bytesSent.addAndGet(chunk.length);
+        }
+      }
       case OVERSIZE -> {
         out.write("$536870912\r\n".getBytes(StandardCharsets.US_ASCII));
         byte[] chunk = new byte[1024];
@@ -280,12 +277,6 @@ final class HostileMaster implements AutoCloseable {
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
-  }
-
-  private static byte[] bigReply() {
-    byte[] data = new byte[Resp.MAX_BULK_BYTES];
-    Arrays.fill(data, (byte) 'z');
-    return concat(ascii("$" + data.length + "\r\n"), data, ascii("\r\n"));
   }
 
   private static byte[] bulk(String text) {
