@@ -30,6 +30,9 @@ import org.slf4j.LoggerFactory;
  *       blocks anyway, and the cap bounds what it keeps for the socket to take later;
  *   <li>after a failed connection attempt, commands fail at once until the retry time, so a dead
  *       master costs nothing rather than a timeout per round;
+ *   <li>after a link broke on a protocol error, commands fail at once for a back-off that doubles
+ *       with each such link in a row (until a link answers a command), so a master that answers
+ *       with garbage costs a connection only now and then; a link merely lost reconnects at once;
  *   <li>a link whose oldest command has waited longer than the stall limit is dropped (its commands
  *       fail) and the next command opens a new one. A SET still sitting unread in a paused server's
  *       buffer may then be applied after our release; it holds only our token and expires with its
@@ -91,6 +94,20 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
 
   /** After a failed connection attempt, commands fail at once for this long. */
   static final long RECONNECT_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  /**
+   * After a link broke on a protocol error, commands fail at once for this long before the next
+   * connection; the wait doubles with each such link in a row. A master that sends garbage, or
+   * replies beyond the decoder's limits, would otherwise cost a connection, a handshake and up to a
+   * reply's bound of bytes on every round; a master that only restarted is reconnected at once.
+   */
+  static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  /**
+   * The longest wait after protocol errors in a row: a master that mends is used again within this
+   * long, a master that does not costs a connection this often.
+   */
+  static final long MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(3);
 
   /** The least time a command may wait for its reply before its connection is dropped. */
   static final long MIN_STALL_NANOS = TimeUnit.SECONDS.toNanos(2);
@@ -172,6 +189,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   private long queuedBytes; // guarded by lock: waiting + in flight
   private long limitBytes = QUEUE_LIMIT_BYTES; // guarded by lock
   private long retryAtNanos; // guarded by lock
+  private long backoffNanos; // guarded by lock: the last wait after a protocol error; 0: none since
   private String lastError = "not connected"; // guarded by lock
   private boolean attempted; // guarded by lock: a first connection attempt has finished
   private boolean sendScriptsWhole; // guarded by lock: this link's master refused SCRIPT LOAD
@@ -378,6 +396,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     List<NodeCommand> overtaken = List.of();
     String broken = null;
     boolean wrote = false;
+    boolean garbled = false;
     lock.lock();
     try {
       if (link != from) {
@@ -389,8 +408,12 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
         return true; // one of its parts; the last completes it
       }
       inFlight.poll();
+      if (command != null) {
+        backoffNanos = 0; // the master answered a command: it speaks the protocol again
+      }
       if (command == null) {
-        broken = "reply without a command";
+        broken = "protocol error: reply without a command";
+        garbled = true;
       } else if (command.kind == NodeCommand.Kind.LOAD) {
         queuedBytes -= command.bytes;
         reloaded(reply);
@@ -428,7 +451,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       if (command != null) {
         command.fail(new NodeUnavailableException("connection lost: " + broken));
       }
-      lost(from, broken);
+      lost(from, broken, garbled);
       return false;
     }
     if (wrote) {
@@ -529,12 +552,30 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
 
   /** The link broke: fails its commands; the next command reconnects. */
   void lost(L from, String reason) {
+    lost(from, reason, false);
+  }
+
+  /**
+   * The link broke because the master broke the protocol (bytes that are no RESP2, a reply beyond
+   * the decoder's limits): fails its commands; commands then fail at once until the back-off
+   * ({@link #MIN_BACKOFF_NANOS}, doubling) has passed, and the next one reconnects.
+   */
+  void protocolError(L from, String reason) {
+    lost(from, reason, true);
+  }
+
+  private void lost(L from, String reason, boolean protocolError) {
     List<NodeCommand> dropped = List.of();
     lock.lock();
     try {
       if (link == from) {
         dropped = detach(reason);
         retryAtNanos = ticker.read();
+        if (protocolError) {
+          backoffNanos =
+              backoffNanos == 0 ? MIN_BACKOFF_NANOS : Math.min(MAX_BACKOFF_NANOS, 2 * backoffNanos);
+          retryAtNanos += backoffNanos;
+        }
       }
     } finally {
       lock.unlock();

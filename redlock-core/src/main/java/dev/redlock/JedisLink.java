@@ -2,6 +2,7 @@ package dev.redlock;
 
 import java.net.Socket;
 import java.net.SocketException;
+import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
@@ -16,14 +17,22 @@ import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.JedisSocketFactory;
 import redis.clients.jedis.Protocol;
+import redis.clients.jedis.PushConsumerChain;
 import redis.clients.jedis.RedisProtocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.util.RedisInputStream;
 
 /**
  * The only class that talks to Jedis: one open connection to one master, with writes and reads
- * driven separately. Jedis does the protocol, TLS, AUTH, SELECT and HELLO; everything above this
- * class sees only {@link NodeCommand}s and plain reply objects.
+ * driven separately. Jedis connects (TLS, AUTH, HELLO, SELECT), loads the scripts and writes the
+ * commands; everything above this class sees only {@link NodeCommand}s and plain reply objects.
+ *
+ * <p>Replies are not decoded by Jedis, which allocates whatever a bulk string's header declares and
+ * reads a line without bound: once open, the link reads raw bytes from Jedis's own input stream (so
+ * that nothing Jedis read ahead is lost or read twice) and decodes them with a {@link
+ * Resp.Decoder}, within its limits, as the selector transport does. Jedis still decodes the
+ * handshake's replies, within the node timeout.
  *
  * <p>A link is single-use by construction. Jedis's {@code Connection.sendCommand} silently calls
  * {@code connect()} when its socket looks closed, which would open a fresh socket without AUTH,
@@ -37,10 +46,19 @@ final class JedisLink implements CommandPipeline.Link {
   /** The send buffer asked of the kernel; the transport caps unanswered bytes below it. */
   private static final int REQUESTED_SEND_BUFFER = 1 << 20;
 
+  /** The most bytes one raw read takes: Jedis's own input buffer holds 8 KiB. */
+  private static final int READ_BYTES = 8 * 1024;
+
   private final PipelinedConnection connection;
   private final int sendBufferBytes;
   private final boolean scriptsLoaded;
   private final Incarnation.Facts facts;
+
+  // The reading thread's: bytes read from the socket and not decoded yet (read mode), and the
+  // decoder, which keeps a reply that arrived in part.
+  private final byte[] chunk = new byte[READ_BYTES];
+  private final ByteBuffer unread = ByteBuffer.wrap(chunk).limit(0);
+  private final Resp.Decoder decoder = new Resp.Decoder();
 
   private JedisLink(
       PipelinedConnection connection,
@@ -73,6 +91,9 @@ final class JedisLink implements CommandPipeline.Link {
     try {
       facts = connection.readFacts();
       loaded = connection.loadScripts();
+      if (connection.replies == null) {
+        throw new IllegalStateException("Jedis read the handshake without its input stream");
+      }
       connection.setTimeoutInfinite();
     } catch (RuntimeException e) {
       connection.closeNow();
@@ -145,20 +166,20 @@ final class JedisLink implements CommandPipeline.Link {
   /**
    * Reads the next reply: a {@link Long}, a {@code byte[]}, a {@link java.util.List}, {@code null},
    * or a {@link NodeCommand.ServerError} for an error reply (after which the stream is still in
-   * step). Blocks until a reply arrives or the link is closed.
+   * step). Blocks until a reply arrives or the link is closed. One thread reads.
    *
+   * @throws Resp.ProtocolException if the master's bytes are no RESP2 or exceed {@link Resp}'s
+   *     limits; the link must then be closed
    * @throws RuntimeException if the connection is broken or closed
    */
   Object read() {
-    try {
-      return connection.getUnflushedObject();
-    } catch (JedisDataException e) {
-      String message = e.getMessage() == null ? "error reply" : e.getMessage();
-      if (e instanceof redis.clients.jedis.exceptions.JedisNoScriptException
-          && !message.startsWith("NOSCRIPT")) {
-        message = "NOSCRIPT " + message;
+    while (true) {
+      Object reply = decoder.next(unread);
+      if (reply != Resp.INCOMPLETE) {
+        return reply;
       }
-      return new NodeCommand.ServerError(message);
+      int n = connection.replies.read(chunk, 0, chunk.length); // blocks for at least one byte
+      unread.position(0).limit(n);
     }
   }
 
@@ -212,8 +233,23 @@ final class JedisLink implements CommandPipeline.Link {
 
   /** A Jedis connection whose writes and reads are driven separately. */
   private static final class PipelinedConnection extends Connection {
+
+    /**
+     * Jedis's input stream, which buffers what it read from the socket: seen as Jedis decodes the
+     * handshake's replies, then read raw by {@link JedisLink#read}. The opening thread's, then the
+     * reading thread's (the same one, or one started after).
+     */
+    RedisInputStream replies;
+
     PipelinedConnection(JedisSocketFactory sockets, JedisClientConfig config) {
       super(sockets, config);
+    }
+
+    /** Every reply Jedis decodes comes through here, with the stream it reads from. */
+    @Override
+    protected Object protocolRead(RedisInputStream in, PushConsumerChain pushConsumers) {
+      replies = in;
+      return super.protocolRead(in, pushConsumers);
     }
 
     /** Flushes what {@link #sendCommand} buffered; public here for {@link JedisLink#write}. */

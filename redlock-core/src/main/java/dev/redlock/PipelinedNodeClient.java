@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * under a short lock) and return; the daemon thread {@code redlock-io-N} opens the connection
  * ({@link JedisLink}), reads replies in order and completes each command's future. So a round costs
  * the caller N socket writes and one wake-up, as in a hand-written multiplexed client, while Jedis
- * still does the protocol, AUTH, SELECT and TLS.
+ * still connects (TLS, AUTH, SELECT) and writes the commands; replies are decoded by {@link
+ * Resp.Decoder}, within its limits.
  *
  * <p>Why one pipelined connection rather than a pool: Redis executes one connection's commands in
  * order, so a release queued behind an acquire on the same master can never overtake it, and a late
@@ -101,6 +102,10 @@ final class PipelinedNodeClient extends CommandNodeClient {
       Object reply;
       try {
         reply = link.read();
+      } catch (Resp.ProtocolException e) {
+        log.debug("connection to {} broken: protocol error: {}", name, e.getMessage());
+        pipeline.protocolError(link, "protocol error: " + e.getMessage());
+        return;
       } catch (RuntimeException e) {
         String reason = CommandPipeline.describe(e);
         log.debug("connection to {} lost: {}", name, reason);

@@ -2,33 +2,57 @@ package dev.redlock;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
- * RESP2, the Redis wire protocol, as far as the selector transport speaks it: a command is an array
- * of bulk strings; a reply is a simple string, an error, an integer, a bulk string (or null), or an
- * array (nested, or null).
+ * RESP2, the Redis wire protocol, as far as this library speaks it: a command is an array of bulk
+ * strings; a reply is a simple string, an error, an integer, a bulk string (or null), or an array
+ * (nested, or null). The selector transport writes and reads with it; {@link JedisLink} reads.
  *
- * <p>Replies decode to what {@link NodeCommand#complete} takes, as {@link JedisLink} reads them: a
- * simple string or a bulk string to a {@code byte[]}, an integer to a {@link Long}, an array to a
- * {@link List}, a null bulk string or array to {@code null}, and an error to a {@link
- * NodeCommand.ServerError}. {@link #read} decodes from a buffer that may hold only part of a reply,
- * or many replies: it never consumes an incomplete one.
+ * <p>Replies decode to what {@link NodeCommand#complete} takes: a simple string or a bulk string to
+ * a {@code byte[]}, an integer to a {@link Long}, an array to a {@link List}, a null bulk string or
+ * array to {@code null}, and an error to a {@link NodeCommand.ServerError}. A {@link Decoder}
+ * decodes them from bytes that arrive in pieces, within limits that keep a broken or hostile master
+ * from making the client allocate or scan without bound.
  */
 final class Resp {
 
-  /** What {@link #read} returns when the buffer does not yet hold the whole next reply. */
+  /** What {@link Decoder#next} returns when the bytes so far hold no whole reply. */
   static final Object INCOMPLETE = new Object();
 
-  /** The longest bulk string accepted: Redis's own default {@code proto-max-bulk-len}. */
-  static final int MAX_BULK_BYTES = 512 * 1024 * 1024;
+  // The limits. Nothing this library asks for comes near them: its replies are +OK, integers,
+  // nil, TIME's two bulk strings, MGET of at most four keys, CONFIG GET pairs, INFO sections of a
+  // few KiB and one-line errors. They are there so that one master, broken or hostile, cannot make
+  // the client allocate or scan without bound (Redis's own limits, 512 MiB bulk strings, are for
+  // servers that store such values).
 
-  /** The most elements an array may declare; far above any reply this library asks for. */
-  static final int MAX_ARRAY_LENGTH = 1 << 20;
+  /** The longest bulk string accepted (1 MiB): hundreds of times the longest INFO section. */
+  static final int MAX_BULK_BYTES = 1 << 20;
 
-  /** How deeply arrays may nest. */
-  static final int MAX_DEPTH = 32;
+  /** The most elements an array may declare: the replies asked for have at most a few. */
+  static final int MAX_ARRAY_LENGTH = 1024;
+
+  /** How deeply arrays may nest: the replies asked for nest one deep. */
+  static final int MAX_DEPTH = 8;
+
+  /**
+   * The longest simple string or error line, CRLF not counted (64 KiB): errors are one line of a
+   * hundred bytes or so, a Lua error with its script's line a few hundred.
+   */
+  static final int MAX_LINE_BYTES = 64 * 1024;
+
+  /** The longest integer or header line: a sign and 19 digits, CRLF not counted. */
+  private static final int MAX_NUMBER_BYTES = 20;
+
+  /**
+   * The longest whole reply, with every header and element: the longest bulk string with room for a
+   * line around it. This also bounds the elements an array of small values can make the client
+   * hold.
+   */
+  static final int MAX_REPLY_BYTES = MAX_BULK_BYTES + MAX_LINE_BYTES;
 
   private static final byte[] CRLF = {'\r', '\n'};
 
@@ -102,125 +126,270 @@ final class Resp {
   // ---- replies
 
   /**
-   * Decodes the next reply from {@code in}'s position and moves past it; if {@code in} holds only
-   * part of it, returns {@link #INCOMPLETE} and leaves the position where it was.
+   * Decodes replies incrementally, from bytes that arrive in pieces of any size, for one
+   * connection: each byte is looked at once, however a reply is split, and a reply in progress
+   * keeps its state here (see {@link #next}).
    *
-   * @throws ProtocolException if the bytes are not a RESP2 reply
+   * <p>The state machine: {@code TYPE} reads a reply's first byte; {@code LINE} copies the rest of
+   * its first line until the CR, scanning only the bytes that arrived since the last call; {@code
+   * LINE_LF} checks the LF and completes a simple string, an error or an integer, or reads a
+   * header. A bulk string header opens {@code BULK}, which copies the data into a {@code byte[]} of
+   * the declared length, then {@code BULK_CR} and {@code BULK_LF} check the CRLF after it. An array
+   * header opens a frame on a stack (its list and the count of elements still due); each value
+   * completed goes into the innermost frame, and a frame that is full is closed and is itself the
+   * value completed. A value completed with no frame open is a whole reply.
+   *
+   * <p>Every limit ({@link #MAX_LINE_BYTES}, {@link #MAX_BULK_BYTES}, {@link #MAX_ARRAY_LENGTH},
+   * {@link #MAX_DEPTH}, {@link #MAX_REPLY_BYTES}) is checked as soon as the bytes that break it
+   * arrive: a header at its CRLF, before any of what it announces is read or allocated; a line once
+   * it is longer than allowed. So a master cannot make the client hold more than a reply's bound,
+   * nor scan a byte twice.
+   *
+   * <p>Not thread-safe: one connection's reader uses it. After a {@link ProtocolException} the
+   * stream is out of step and the decoder must not be used again.
    */
-  static Object read(ByteBuffer in) {
-    int start = in.position();
-    Object reply = value(in, 0);
-    if (reply == INCOMPLETE) {
-      in.position(start);
-    }
-    return reply;
-  }
+  static final class Decoder {
 
-  private static Object value(ByteBuffer in, int depth) {
-    if (!in.hasRemaining()) {
+    private enum State {
+      TYPE,
+      LINE,
+      LINE_LF,
+      BULK,
+      BULK_CR,
+      BULK_LF
+    }
+
+    /** An array being read: its elements so far and how many are still due. */
+    private static final class Frame {
+      final List<Object> items;
+      int left;
+
+      Frame(List<Object> items, int left) {
+        this.items = items;
+        this.left = left;
+      }
+    }
+
+    /** A line buffer larger than this is given back once its line is done. */
+    private static final int KEPT_LINE_BYTES = 1024;
+
+    /** What a step returns when no value was completed by it. */
+    private static final Object MORE = new Object();
+
+    private State state = State.TYPE;
+    private byte type; // of the line being read
+    private byte[] line = new byte[64];
+    private int lineLength;
+    private byte[] bulk; // the bulk string being read, of its declared length
+    private int bulkFilled;
+    private final ArrayDeque<Frame> frames = new ArrayDeque<>();
+    private long replyBytes; // of the reply being read, so far
+    private long examined;
+
+    /**
+     * Decodes from {@code in}'s position until a whole reply is complete, and returns it, leaving
+     * {@code in} just past it; or, once every byte of {@code in} is consumed with no reply
+     * complete, returns {@link #INCOMPLETE}, keeping the part read for the next call.
+     *
+     * @throws ProtocolException if the bytes are not a RESP2 reply, or exceed a limit
+     */
+    Object next(ByteBuffer in) {
+      while (in.hasRemaining()) {
+        Object value = step(in);
+        if (value != MORE) {
+          Object reply = nest(value);
+          if (reply != MORE) {
+            replyBytes = 0;
+            return reply;
+          }
+        }
+      }
       return INCOMPLETE;
     }
-    byte type = in.get(in.position());
-    int from = in.position() + 1;
-    int end = lineEnd(in, from);
-    if (end < 0) {
-      return INCOMPLETE;
+
+    /** How many bytes this decoder looked at, in all: for the test that each is looked at once. */
+    long examined() {
+      return examined;
     }
-    switch (type) {
-      case '+':
-        {
-          byte[] text = new byte[end - from];
-          in.get(from, text);
-          in.position(end + 2);
-          return text;
-        }
-      case '-':
-        {
-          byte[] text = new byte[end - from];
-          in.get(from, text);
-          in.position(end + 2);
-          return new NodeCommand.ServerError(new String(text, StandardCharsets.UTF_8));
-        }
-      case ':':
-        {
-          long value = number(in, from, end);
-          in.position(end + 2);
-          return value;
-        }
-      case '$':
-        {
-          long length = number(in, from, end);
-          if (length == -1) {
-            in.position(end + 2);
-            return null;
+
+    /**
+     * Consumes what the current state takes of {@code in}; returns a value it completed, or MORE.
+     */
+    private Object step(ByteBuffer in) {
+      switch (state) {
+        case TYPE -> {
+          byte b = in.get();
+          consumed(1);
+          if (b != '+' && b != '-' && b != ':' && b != '$' && b != '*') {
+            throw new ProtocolException("unexpected reply type " + describe(b));
           }
-          if (length < 0 || length > MAX_BULK_BYTES) {
-            throw new ProtocolException("bulk string length " + length);
+          type = b;
+          lineLength = 0;
+          state = State.LINE;
+          return MORE;
+        }
+        case LINE -> {
+          int bound = type == '+' || type == '-' ? MAX_LINE_BYTES : MAX_NUMBER_BYTES;
+          int from = in.position();
+          // Looks no further than one byte past the bound: the byte that breaks it.
+          int stop = (int) Math.min(in.limit(), (long) from + bound - lineLength + 1);
+          int end = from;
+          while (end < stop && in.get(end) != '\r') {
+            end++;
           }
-          int data = end + 2;
-          if (in.limit() - data < length + 2) {
-            return INCOMPLETE;
+          boolean cr = end < stop;
+          consumed(end - from + (cr ? 1 : 0));
+          if (lineLength + end - from > bound) {
+            throw new ProtocolException(
+                bound == MAX_LINE_BYTES
+                    ? "line longer than " + MAX_LINE_BYTES + " bytes"
+                    : "not a number of at most 19 digits");
           }
-          int size = (int) length;
-          if (in.get(data + size) != '\r' || in.get(data + size + 1) != '\n') {
+          appendLine(in, from, end - from);
+          in.position(cr ? end + 1 : end);
+          if (cr) {
+            state = State.LINE_LF;
+          }
+          return MORE;
+        }
+        case LINE_LF -> {
+          byte b = in.get();
+          consumed(1);
+          if (b != '\n') {
+            throw new ProtocolException("CR without LF");
+          }
+          state = State.TYPE;
+          return line();
+        }
+        case BULK -> {
+          int n = Math.min(in.remaining(), bulk.length - bulkFilled);
+          in.get(bulk, bulkFilled, n);
+          bulkFilled += n;
+          consumed(n);
+          if (bulkFilled == bulk.length) {
+            state = State.BULK_CR;
+          }
+          return MORE;
+        }
+        case BULK_CR -> {
+          byte b = in.get();
+          consumed(1);
+          if (b != '\r') {
             throw new ProtocolException("bulk string not followed by CRLF");
           }
-          byte[] bytes = new byte[size];
-          in.get(data, bytes);
-          in.position(data + size + 2);
-          return bytes;
+          state = State.BULK_LF;
+          return MORE;
         }
-      case '*':
-        {
-          long count = number(in, from, end);
-          in.position(end + 2);
+        default -> {
+          byte b = in.get();
+          consumed(1);
+          if (b != '\n') {
+            throw new ProtocolException("bulk string not followed by CRLF");
+          }
+          state = State.TYPE;
+          byte[] done = bulk;
+          bulk = null;
+          return done;
+        }
+      }
+    }
+
+    /** Counts {@code n} bytes looked at and consumed, within the reply's bound. */
+    private void consumed(int n) {
+      examined += n;
+      replyBytes += n;
+      if (replyBytes > MAX_REPLY_BYTES) {
+        throw new ProtocolException("reply longer than " + MAX_REPLY_BYTES + " bytes");
+      }
+    }
+
+    private void appendLine(ByteBuffer in, int from, int n) {
+      if (lineLength + n > line.length) {
+        line = Arrays.copyOf(line, Math.max(line.length * 2, lineLength + n));
+      }
+      in.get(from, line, lineLength, n);
+      lineLength += n;
+    }
+
+    /** The line just ended: a value, or a header whose value is still to come (MORE). */
+    private Object line() {
+      byte[] text = line;
+      int length = lineLength;
+      if (line.length > KEPT_LINE_BYTES) {
+        line = new byte[64]; // a long line (an error's) is rare: keep the link's footprint small
+      }
+      switch (type) {
+        case '+' -> {
+          return Arrays.copyOf(text, length);
+        }
+        case '-' -> {
+          return new NodeCommand.ServerError(new String(text, 0, length, StandardCharsets.UTF_8));
+        }
+        case ':' -> {
+          return number(text, length);
+        }
+        case '$' -> {
+          long size = number(text, length);
+          if (size == -1) {
+            return null;
+          }
+          if (size < 0 || size > MAX_BULK_BYTES) {
+            throw new ProtocolException("bulk string length " + size);
+          }
+          if (replyBytes + size + 2 > MAX_REPLY_BYTES) {
+            throw new ProtocolException("reply longer than " + MAX_REPLY_BYTES + " bytes");
+          }
+          bulk = new byte[(int) size];
+          bulkFilled = 0;
+          state = size == 0 ? State.BULK_CR : State.BULK;
+          return MORE;
+        }
+        default -> {
+          long count = number(text, length);
           if (count == -1) {
             return null;
           }
           if (count < 0 || count > MAX_ARRAY_LENGTH) {
             throw new ProtocolException("array length " + count);
           }
-          if (depth == MAX_DEPTH) {
+          if (frames.size() == MAX_DEPTH) {
             throw new ProtocolException("arrays nested deeper than " + MAX_DEPTH);
           }
           List<Object> items = new ArrayList<>((int) Math.min(count, 16));
-          for (long i = 0; i < count; i++) {
-            Object item = value(in, depth + 1);
-            if (item == INCOMPLETE) {
-              return INCOMPLETE;
-            }
-            items.add(item);
+          if (count == 0) {
+            return items;
           }
-          return items;
+          frames.push(new Frame(items, (int) count));
+          return MORE;
         }
-      default:
-        throw new ProtocolException("unexpected reply type " + describe(type));
-    }
-  }
-
-  /** The index of the CR of the CRLF ending the line that starts at {@code from}, or -1. */
-  private static int lineEnd(ByteBuffer in, int from) {
-    int last = in.limit() - 1;
-    for (int i = from; i < last; i++) {
-      if (in.get(i) == '\r') {
-        if (in.get(i + 1) != '\n') {
-          throw new ProtocolException("CR without LF");
-        }
-        return i;
       }
     }
-    return -1;
+
+    /** Puts a completed value in the innermost open array; returns a whole reply, or MORE. */
+    private Object nest(Object value) {
+      Object done = value;
+      while (!frames.isEmpty()) {
+        Frame innermost = frames.peek();
+        innermost.items.add(done);
+        if (--innermost.left > 0) {
+          return MORE;
+        }
+        frames.pop();
+        done = innermost.items;
+      }
+      return done;
+    }
   }
 
-  private static long number(ByteBuffer in, int from, int end) {
-    boolean negative = from < end && in.get(from) == '-';
-    int i = negative ? from + 1 : from;
-    if (i == end || end - i > 19) {
+  private static long number(byte[] text, int length) {
+    boolean negative = length > 0 && text[0] == '-';
+    int i = negative ? 1 : 0;
+    if (i == length || length - i > 19) {
       throw new ProtocolException("not a number of at most 19 digits");
     }
     long value = 0;
-    for (; i < end; i++) {
-      byte b = in.get(i);
+    for (; i < length; i++) {
+      byte b = text[i];
       if (b < '0' || b > '9') {
         throw new ProtocolException("not a digit: " + describe(b));
       }

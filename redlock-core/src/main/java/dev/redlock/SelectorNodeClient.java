@@ -11,7 +11,8 @@ import org.slf4j.LoggerFactory;
  * CommandPipeline} (the same queue, byte cap, in-flight matching and NOSCRIPT handling as {@link
  * PipelinedNodeClient}'s); the loop connects, reads the replies and completes each command's
  * future. A command that finds no connection starts an attempt on the loop; a failed attempt makes
- * commands fail at once for {@link CommandPipeline#RECONNECT_DELAY_NANOS}.
+ * commands fail at once for {@link CommandPipeline#RECONNECT_DELAY_NANOS}, a link broken by a
+ * protocol error for a back-off ({@link CommandPipeline#protocolError}).
  */
 final class SelectorNodeClient extends CommandNodeClient implements SelectorLink.Events {
 
@@ -76,6 +77,12 @@ final class SelectorNodeClient extends CommandNodeClient implements SelectorLink
   public void lost(SelectorLink link, String reason) {
     log.debug("connection to {} lost: {}", name, reason);
     pipeline.lost(link, reason);
+  }
+
+  @Override
+  public void protocolError(SelectorLink link, String reason) {
+    log.debug("connection to {} broken: {}", name, reason);
+    pipeline.protocolError(link, reason);
   }
 
   @Override
