@@ -37,7 +37,9 @@ class HostileMasterProcessTest {
     }
     assertEquals(1, stats.accepted());
     assertEquals(1, stats.misbehaving());
-    assertTrue(stats.bytesSent() >= 256 * 1024, stats.toString());
+    // Counted per finished write of a 64 KiB chunk: the client may have read part of the chunk
+    // whose write had not returned yet (the flood blocks whenever the socket is full).
+    assertTrue(stats.bytesSent() >= (256 - 64) * 1024, stats.toString());
     assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "exited");
   }
 
