@@ -40,50 +40,8 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p><b>A master that lost its scripts</b> (a restart, {@code SCRIPT FLUSH}) answers an EVALSHA
- * with NOSCRIPT. Such a command is sent again, at most once, and its future completes with that
- * answer: an extend, fence, release or shorten still succeeds in the same call. And no command of a
- * lease runs on a master after a later command of the same lease. The master runs one connection's
- * commands in order, so it is a matter of what is written when:
- *
- * <ol>
- *   <li>the first NOSCRIPT starts a reload: {@code SCRIPT LOAD} of every script, written behind
- *       every command in flight. Until its last answer, commands submitted wait, unwritten;
- *   <li>the commands answered NOSCRIPT meanwhile, all written before the reload, are kept in the
- *       order of their answers, which is the order they were written in;
- *   <li>the reload's last answer comes after those of every command written before it. The kept
- *       commands are then written again, whole (EVAL), in that order, and after them those that
- *       waited, in theirs.
- * </ol>
- *
- * So the master runs the commands as first written (those that met NOSCRIPT doing nothing), the
- * reload, the commands sent again, then those that waited: each sent again stays behind the earlier
- * ones and ahead of the later ones. One thing could still put a command behind a later one of its
- * lease: a later command that did not meet NOSCRIPT because another connection loaded the scripts
- * between the two (sent again, an extend would then lengthen the key its lease's shorten had just
- * shortened). So each answer is looked at while a reload is in flight, which is why the kept
- * commands wait for its end rather than go at once: a kept command whose lease (same key, same
- * token) has a later command answered with anything but NOSCRIPT is not sent again but fails, a
- * failed vote. Commands of other leases may run in another order relative to ours, which is
- * harmless: the acquire is no script and never meets NOSCRIPT, and every script acts only where the
- * key holds its own lease's random token (release and shorten delete or shorten only that; extend
- * never re-creates a key and never shortens one; fence stores only while the key holds), so the
- * most another lease can see of ours is our key kept a little longer: its acquire fails on that
- * master, a failed vote, never a second holder. The fencing argument (the lease layer's {@code
- * Leases.storeFence}) holds as well: a fence sent again stores only while our key holds.
- *
- * <p>Sent again whole rather than by EVALSHA behind the reload: a whole command cannot meet
- * NOSCRIPT again (a second flush between the reload and it), nor depend on the reload, which a busy
- * or loading master refuses; it costs the script's few hundred bytes, once. The cost of it all is
- * bounded: a command is sent again at most once (a whole one answered NOSCRIPT fails); its answer
- * may come after its round's deadline, which then counts it as timed out; commands wait about one
- * round trip, within the byte cap, and the stall limit still watches the oldest in flight.
- *
- * <p>A reload refused for a while ({@code LOADING}, {@code BUSY}, ...) changes nothing: the kept
- * commands go whole anyway, and the next NOSCRIPT reloads again. One refused for good ({@code
- * NOPERM}, an unknown command: {@link NodeCommand.ServerError#refusesScriptLoad}) sends every
- * script whole for the link's lifetime, as a handshake so refused does ({@link
- * Link#scriptsLoaded}); a handshake refused for a while fails the connection attempt, retried after
- * the reconnect delay.
+ * with NOSCRIPT; such a command is sent again, once, behind a reload of the scripts, and no command
+ * of a lease runs after a later one of the same lease: {@link ScriptReload} says how.
  */
 final class CommandPipeline<L extends CommandPipeline.Link> {
 
@@ -192,10 +150,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   private long backoffNanos; // guarded by lock: the last wait after a protocol error; 0: none since
   private String lastError = "not connected"; // guarded by lock
   private boolean attempted; // guarded by lock: a first connection attempt has finished
-  private boolean sendScriptsWhole; // guarded by lock: this link's master refused SCRIPT LOAD
-  private int reloading; // guarded by lock: SCRIPT LOADs in flight; while any, commands wait
-  // Guarded by lock: answered NOSCRIPT while reloading, to be sent again once the reload is in.
-  private final ArrayDeque<NodeCommand> resend = new ArrayDeque<>();
+  private final ScriptReload scripts = new ScriptReload(); // guarded by lock
   private boolean draining; // guarded by lock: awaitDrained is waiting; replies signal
   private Incarnation incarnation; // guarded by lock: the server run of the current (or last) link
   private long lastHeardNanos; // guarded by lock: when that run last answered
@@ -236,8 +191,8 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
         case CONNECTED -> {
           if (queuedBytes + command.bytes > limitBytes) {
             rejection = "too many commands awaiting replies";
-          } else if (reloading > 0) {
-            waiting.add(command); // behind the reload and what it sends again (class comment)
+          } else if (scripts.reloading()) {
+            waiting.add(command); // behind the reload and what it sends again (ScriptReload)
             queuedBytes += command.bytes;
           } else {
             queuedBytes += command.bytes;
@@ -295,9 +250,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   private boolean write(NodeCommand command) {
     command.writtenAt = ticker.read();
     command.incarnation = incarnation;
-    if (sendScriptsWhole && command.callsScript()) {
-      command.sendWhole = true;
-    }
+    scripts.wholeIfRefused(command);
     inFlight.add(command);
     try {
       link.write(command);
@@ -354,8 +307,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
         if (incarnation.replaced()) {
           replaced = previous.runId() + " -> " + incarnation.runId();
         }
-        sendScriptsWhole = !opened.scriptsLoaded();
-        reloading = 0;
+        scripts.opened(opened.scriptsLoaded());
         limitBytes = Math.max(QUEUE_LIMIT_BYTES, opened.sendBufferBytes() / 2);
         while (!waiting.isEmpty()) {
           if (!write(waiting.poll())) {
@@ -416,26 +368,27 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
         garbled = true;
       } else if (command.kind == NodeCommand.Kind.LOAD) {
         queuedBytes -= command.bytes;
-        reloaded(reply);
-        wrote = reloading == 0;
+        wrote = scripts.reloaded(reply, link);
         broken = wrote && !sendAfterReload() ? lastError : null;
         command = null; // the transport's own: nothing to complete
       } else if (reply instanceof NodeCommand.ServerError error && error.noScript()) {
         // Unless one is in flight (then behind this command), a reload: even where SCRIPT LOAD was
         // refused for good, since its answers are what sends again what it holds back.
-        wrote = reloading == 0;
-        broken = wrote && !reloadScripts() ? lastError : null;
-        if (!command.callsScript() || command.sendWhole) {
-          queuedBytes -= command.bytes;
-          failure = NOSCRIPT; // sent whole already: at most once
+        wrote = !scripts.reloading();
+        broken = wrote && !scripts.reload(this::writeCounted) ? lastError : null;
+        if (scripts.keep(command)) {
+          command = null; // still counted in queuedBytes; answered once sent again, or failed
         } else {
-          resend.add(command); // still counted in queuedBytes
-          command = null; // answered once sent again, or failed with the link
+          queuedBytes -= command.bytes;
+          failure = ScriptReload.NOSCRIPT; // sent whole already: at most once
         }
       } else {
         queuedBytes -= command.bytes;
-        if (reloading > 0 && command.callsScript()) {
-          overtaken = overtaken(command);
+        if (scripts.reloading() && command.callsScript()) {
+          overtaken = scripts.overtaken(command);
+          for (NodeCommand kept : overtaken) {
+            queuedBytes -= kept.bytes;
+          }
         }
       }
       if (draining && inFlight.isEmpty() && waiting.isEmpty()) {
@@ -445,7 +398,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       lock.unlock();
     }
     for (NodeCommand earlier : overtaken) {
-      earlier.fail(OVERTAKEN);
+      earlier.fail(ScriptReload.OVERTAKEN);
     }
     if (broken != null) {
       if (command != null) {
@@ -467,46 +420,10 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     return true;
   }
 
-  private static final NodeUnavailableException NOSCRIPT =
-      new NodeUnavailableException(
-          "NOSCRIPT: the master lost its scripts (restart or SCRIPT FLUSH) again; not sent again");
-
-  private static final NodeUnavailableException OVERTAKEN =
-      new NodeUnavailableException(
-          "NOSCRIPT: the master had lost its scripts (restart or SCRIPT FLUSH); not sent again,"
-              + " as a later command of the same lease already ran");
-
-  /**
-   * Writes {@code SCRIPT LOAD} of every script; returns false if the link broke while writing. Not
-   * held to the byte cap: it is a few kilobytes, and it must go out, since the commands that
-   * answered NOSCRIPT and those submitted since wait for its answers.
-   */
-  private boolean reloadScripts() {
-    for (LuaScript script : LuaScript.ALL) {
-      NodeCommand load = NodeCommand.load(script);
-      queuedBytes += load.bytes;
-      reloading++;
-      if (!write(load)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** Takes one answer to the reload: a refusal for good sends scripts whole from now on. */
-  private void reloaded(Object reply) {
-    reloading--;
-    if (reply instanceof NodeCommand.ServerError error) {
-      if (error.refusesScriptLoad()) {
-        if (!sendScriptsWhole) {
-          log.debug("{} refused SCRIPT LOAD; scripts go whole: {}", link, error.firstLine());
-        }
-        sendScriptsWhole = true;
-      } else {
-        log.debug(
-            "{} could not reload the scripts, tried again later: {}", link, error.firstLine());
-      }
-    }
+  /** Writes a command of the pipeline's own (a reload's) on the link, counting its bytes. */
+  private boolean writeCounted(NodeCommand command) {
+    queuedBytes += command.bytes;
+    return write(command);
   }
 
   /**
@@ -514,12 +431,8 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
    * answered NOSCRIPT, whole, then those that waited, in order. Returns false if the link broke.
    */
   private boolean sendAfterReload() {
-    while (!resend.isEmpty()) {
-      NodeCommand again = resend.poll();
-      again.sendWhole = true;
-      if (!write(again)) {
-        return false;
-      }
+    if (!scripts.sendKept(this::write)) {
+      return false;
     }
     while (!waiting.isEmpty()) {
       if (!write(waiting.poll())) {
@@ -527,27 +440,6 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       }
     }
     return true;
-  }
-
-  /**
-   * Takes out of {@link #resend} the commands of {@code ran}'s lease: {@code ran} was written after
-   * them and did not meet NOSCRIPT (another connection reloaded the scripts between), so sent again
-   * they would run after it. Returns them, to fail.
-   */
-  private List<NodeCommand> overtaken(NodeCommand ran) {
-    List<NodeCommand> earlier = null;
-    for (var it = resend.iterator(); it.hasNext(); ) {
-      NodeCommand kept = it.next();
-      if (kept.sameLease(ran)) {
-        it.remove();
-        queuedBytes -= kept.bytes;
-        if (earlier == null) {
-          earlier = new ArrayList<>();
-        }
-        earlier.add(kept);
-      }
-    }
-    return earlier == null ? List.of() : earlier;
   }
 
   /** The link broke: fails its commands; the next command reconnects. */
@@ -665,12 +557,10 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       command.lostInFlight = true; // written, unanswered: the master may still run it
     }
     List<NodeCommand> dropped = new ArrayList<>(inFlight);
-    dropped.addAll(resend);
+    scripts.drainTo(dropped);
     dropped.addAll(waiting);
     inFlight.clear();
-    resend.clear();
     waiting.clear();
-    reloading = 0;
     queuedBytes = 0;
     changed.signalAll(); // awaitDrained: nothing is in flight any more
     link = null;
