@@ -12,8 +12,6 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,25 +33,10 @@ import org.slf4j.LoggerFactory;
  * Jedis does) and, once closed or broken, only fails. Reconnecting means a new link, with the whole
  * handshake.
  *
- * <p>Threads: {@link #write}, {@link #kick} and {@link #close} are called from any thread. A write
- * only appends the command to the output buffer (under {@link #out}, called under the pipeline's
- * lock, so bytes go out in the pipeline's order); the kick that follows it, outside the pipeline's
- * lock, sends the buffer unless another thread is sending already ({@link #writer}): that thread
- * sends whatever was appended meanwhile too, so callers in numbers share system calls. Whatever the
- * socket does not take at once is left to the loop's thread ({@code OP_WRITE}). Everything else
- * runs on the loop's thread.
- *
- * <p>Reply clocking. While replies are due on a link and other callers are about ({@link
- * SelectorLoop#busy}), a kick sends nothing: the thread that reads those replies sends everything
- * appended meanwhile, in one system call, right after it read them. Under load the master's own
- * replies thus pace the writes, one per batch rather than one per caller: on loopback at 32 threads
- * this halved the client's CPU per lock. The reader always reads before it looks at the buffer and
- * a kick counts replies due only after it appended, so either the kick sees none due and sends, or
- * a read still to come sends them. Replies that are late (a distant or paused master, replies lost
- * on the way back) hold nothing for long: the loop's leader watches a link that holds bytes back
- * ({@link #check}) and sends them once the oldest reply due is {@link #HOLD_NANOS} late, so a
- * master whose replies are lost still gets our release, and a command waits at most about that long
- * for a slow master's earlier replies.
+ * <p>Threads: {@link #write}, {@link #kick} and {@link #close} are called from any thread and go to
+ * the link's {@link LinkOutput}, which owns what callers append, who sends it and when (reply
+ * clocking, holding bytes back at most {@link #HOLD_NANOS}). Everything else runs on the loop's
+ * thread.
  *
  * <p>One master's bytes never hold up the others'. Replies are decoded as they arrive ({@link
  * Resp.Decoder}: each byte looked at once, a reply beyond the limits refused at once), and one
@@ -125,7 +108,6 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
 
   private static final byte[] AUTH = ascii("AUTH");
   private static final byte[] SELECT = ascii("SELECT");
-  private static final byte[][] VERBS = verbs();
 
   private enum Phase {
     STARTING,
@@ -148,7 +130,6 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   private final SelectorLoop loop;
   private final NodeAddress address;
   private final long timeoutNanos;
-  private final long holdNanos;
   private final Events events;
 
   // Loop thread only.
@@ -169,46 +150,16 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   private volatile boolean scriptsLoaded;
   private volatile Incarnation.Facts facts;
 
-  /** Guards the output side, which callers and the loop's thread share. */
-  private final ReentrantLock out = new ReentrantLock();
-
-  // Guarded by out; in write mode.
-  private ByteBuffer output = ByteBuffer.allocate(INITIAL_OUTPUT_BYTES);
-  private boolean flushing; // guarded by out: OP_WRITE is set, the loop flushes what is left
-  private boolean closed; // guarded by out
-
-  // Reply clocking (see kick): the commands sent and the replies read, counting each part.
-  private long appendedParts; // guarded by out: appended and not yet taken to send
-  private volatile long sentParts; // written under out
-  private volatile long readReplies; // written by the thread reading the link
-
-  // When the oldest batch with replies due was sent (0: none due), and the count of replies read
-  // that answers it. When it is answered while later ones are due, they count from then. Written
-  // under out.
-  private volatile long dueSince;
-  private long dueUntil;
-
-  /** Whether the loop's leader watches this link for bytes held back ({@link #check}). */
-  private final AtomicBoolean watched = new AtomicBoolean();
-
-  /** Held by the one thread that may write to the socket now. */
-  private final AtomicBoolean writer = new AtomicBoolean();
-
-  // The writer's only: the bytes taken from output and not all written yet (read mode), and a
-  // buffer to give output next.
-  private ByteBuffer sending;
-  private ByteBuffer spare;
-
-  /** The socket of the current address; written on the loop's thread, under out. */
-  private SocketChannel channel;
+  /** What callers append, and its sending; see {@link LinkOutput}. */
+  private final LinkOutput output;
 
   private SelectorLink(
       SelectorLoop loop, NodeAddress address, long timeoutNanos, long holdNanos, Events events) {
     this.loop = loop;
     this.address = address;
     this.timeoutNanos = timeoutNanos;
-    this.holdNanos = holdNanos;
     this.events = events;
+    this.output = new LinkOutput(loop, holdNanos, this, address);
   }
 
   /**
@@ -277,20 +228,9 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
     phase = Phase.CONNECTING;
     try {
       SocketChannel opened = SocketChannel.open();
-      out.lock();
-      try {
-        if (closed) {
-          opened.close();
-          fail("connection is closed");
-          return;
-        }
-        SocketChannel previous = channel;
-        channel = opened;
-        if (previous != null) {
-          previous.close();
-        }
-      } finally {
-        out.unlock();
+      if (!output.attach(opened)) {
+        fail("connection is closed");
+        return;
       }
       opened.configureBlocking(false);
       opened.setOption(StandardSocketOptions.TCP_NODELAY, true);
@@ -300,6 +240,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
       opened.setOption(StandardSocketOptions.SO_SNDBUF, REQUESTED_SEND_BUFFER);
       sendBufferBytes = opened.getOption(StandardSocketOptions.SO_SNDBUF);
       key = loop.register(opened, this);
+      output.registered(key);
       if (opened.connect(new InetSocketAddress(ip, address.port()))) {
         handshake();
       } else {
@@ -314,7 +255,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
 
   private void connected() {
     try {
-      if (channel.finishConnect()) {
+      if (output.channel().finishConnect()) {
         handshake();
       }
     } catch (IOException e) {
@@ -342,32 +283,29 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   private void handshake() {
     phase = Phase.HANDSHAKE;
     key.interestOps(SelectionKey.OP_READ);
-    out.lock();
-    try {
-      if (address.password() != null) {
-        byte[] password = address.password().getBytes(StandardCharsets.UTF_8);
-        put(
-            AUTH,
-            address.user() == null
-                ? new byte[][] {password}
-                : new byte[][] {address.user().getBytes(StandardCharsets.UTF_8), password});
-        handshake.add(Step.AUTH);
-      }
-      if (address.database() != 0) {
-        put(SELECT, new byte[][] {ascii(Integer.toString(address.database()))});
-        handshake.add(Step.SELECT);
-      }
-      put(VERBS[NodeCommand.Verb.INFO.ordinal()], new byte[][] {ascii("server")});
-      handshake.add(Step.INFO);
-      put(VERBS[NodeCommand.Verb.CONFIG.ordinal()], new byte[][] {ascii("GET"), ascii("append*")});
-      handshake.add(Step.CONFIG);
-      for (LuaScript script : LuaScript.ALL) {
-        NodeCommand load = NodeCommand.load(script);
-        put(VERBS[load.verb().ordinal()], load.arguments());
-        handshake.add(Step.SCRIPT_LOAD);
-      }
-    } finally {
-      out.unlock();
+    // No caller appends before the link is opened: the batch goes out whole.
+    if (address.password() != null) {
+      byte[] password = address.password().getBytes(StandardCharsets.UTF_8);
+      output.append(
+          AUTH,
+          address.user() == null
+              ? new byte[][] {password}
+              : new byte[][] {address.user().getBytes(StandardCharsets.UTF_8), password});
+      handshake.add(Step.AUTH);
+    }
+    if (address.database() != 0) {
+      output.append(SELECT, new byte[][] {ascii(Integer.toString(address.database()))});
+      handshake.add(Step.SELECT);
+    }
+    output.append(LinkOutput.verb(NodeCommand.Verb.INFO), new byte[][] {ascii("server")});
+    handshake.add(Step.INFO);
+    output.append(
+        LinkOutput.verb(NodeCommand.Verb.CONFIG), new byte[][] {ascii("GET"), ascii("append*")});
+    handshake.add(Step.CONFIG);
+    for (LuaScript script : LuaScript.ALL) {
+      NodeCommand load = NodeCommand.load(script);
+      output.append(LinkOutput.verb(load.verb()), load.arguments());
+      handshake.add(Step.SCRIPT_LOAD);
     }
     kick();
   }
@@ -408,12 +346,12 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
         connected();
       }
       if ((readyOps & SelectionKey.OP_WRITE) != 0) {
-        flushLater();
+        output.flushLater();
       }
       if ((readyOps & SelectionKey.OP_READ) != 0) {
         read();
         if (phase == Phase.OPEN) {
-          sendDeferred();
+          output.sendDeferred();
         }
       }
     } catch (IOException | UncheckedIOException | CancelledKeyException e) {
@@ -434,7 +372,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
     int budget = READ_BUDGET_BYTES;
     while (phase == Phase.HANDSHAKE || phase == Phase.OPEN) {
       input.clear(); // the decoder took every byte of the last read
-      int n = channel.read(input);
+      int n = output.channel().read(input);
       if (n < 0) {
         broken("connection closed by the master");
         return;
@@ -446,7 +384,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
           if (reply == Resp.INCOMPLETE) {
             break;
           }
-          readReplies++; // one thread reads at a time
+          output.replyRead(); // before the look at what callers left
           if (phase == Phase.HANDSHAKE) {
             handshakeReply(reply);
           } else if (!events.replied(this, reply)) {
@@ -468,7 +406,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   }
 
   /** Ends the attempt, or the open link, telling the owner once. */
-  private void broken(String reason) {
+  void broken(String reason) {
     if (phase == Phase.OPEN) {
       phase = Phase.DONE;
       close();
@@ -498,251 +436,34 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
     events.failed(error);
   }
 
-  // ---- the output side: any thread
-
-  @Override
-  public void write(NodeCommand command) {
-    out.lock();
-    try {
-      if (closed) {
-        throw new IllegalStateException("connection is closed");
-      }
-      for (int part = 0, parts = command.parts(); part < parts; part++) {
-        put(VERBS[command.verb(part).ordinal()], command.arguments(part));
-      }
-    } finally {
-      out.unlock();
-    }
-  }
-
-  /**
-   * Sends what was appended, unless replies are due on this link and other callers are about
-   * ({@link SelectorLoop#busy}; a caller alone would only wait): then the thread that reads them
-   * sends it, with whatever else was appended meanwhile, in one system call ({@link
-   * #sendDeferred}), or the loop's leader does once they are late ({@link #check}). Otherwise as
-   * {@link #send()}. Reads the sent count before the read count, so a reply it counts as due was
-   * due when it looked: the reader's look at the buffer comes later.
-   */
-  @Override
-  public void kick() {
-    long sent = sentParts;
-    if (sent - readReplies > 0 && loop.busy()) {
-      if (!watched.get() && watched.compareAndSet(false, true)) {
-        loop.watch(this); // in case the replies do not come: check sends what is held then
-      }
-      return;
-    }
-    send();
-  }
-
-  /**
-   * The leader's look at a link that held bytes back, right after it read what had arrived: once
-   * the oldest reply due is {@link #HOLD_NANOS} late (or none is due, or the link closed) it sends
-   * whatever is held and is done. Bytes are thus never held back for long by replies that do not
-   * come (a paused master, replies lost on the way back): the master still gets the release that
-   * followed an acquire whose reply it cannot send.
-   */
-  @Override
-  public boolean check(long nowNanos) {
-    long since = dueSince;
-    if (sentParts - readReplies > 0 && since != 0 && nowNanos - since < holdNanos && !closed()) {
-      return false;
-    }
-    watched.set(false); // before sending: a kick that holds bytes back from now on watches again
-    send();
-    return true;
-  }
-
-  private boolean closed() {
-    out.lock();
-    try {
-      return closed;
-    } finally {
-      out.unlock();
-    }
-  }
-
-  /** After a read: notes whether replies are still due, and sends what callers left. */
-  private void sendDeferred() {
-    boolean pending;
-    out.lock();
-    try {
-      long read = readReplies;
-      if (dueSince != 0 && read - dueUntil >= 0) {
-        // Replies still due are of batches sent since: counted from now, they may be held a little
-        // longer than HOLD_NANOS, never less.
-        dueSince = sentParts - read > 0 ? System.nanoTime() : 0;
-        dueUntil = sentParts;
-      }
-      pending = unsent();
-    } finally {
-      out.unlock();
-    }
-    if (pending) {
-      send();
-    }
-  }
-
-  /**
-   * Sends what was appended, unless another thread is sending (it re-checks after it stops, so
-   * nothing appended is left behind). Never blocks: what the socket does not take is left to the
-   * loop's thread. A failed write breaks the link, told on the loop's thread.
-   */
-  private void send() {
-    while (writer.compareAndSet(false, true)) {
-      try {
-        send(false);
-      } catch (IOException | RuntimeException e) {
-        failedWrite(e);
-        return;
-      } finally {
-        writer.set(false);
-      }
-      if (!pending()) {
-        return;
-      }
-    }
-  }
-
-  /** Whether bytes wait in the output buffer with no one to send them. */
-  private boolean pending() {
-    out.lock();
-    try {
-      return unsent();
-    } finally {
-      out.unlock();
-    }
-  }
-
-  /** Whether bytes wait in the output buffer with no one to send them; under {@link #out}. */
-  private boolean unsent() {
-    return !closed && !flushing && output.position() > 0;
-  }
-
-  /**
-   * As the writer: sends the bytes taken and then whatever was appended, until none is left or the
-   * socket is full. From a kick ({@code fromLoop} false) it stops when the loop's thread flushes
-   * ({@code OP_WRITE} set), and sets that when the socket is full; from the loop's thread it clears
-   * it once everything went out.
-   */
-  private void send(boolean fromLoop) throws IOException {
-    while (true) {
-      if (sending == null) {
-        out.lock();
-        try {
-          if (closed || (flushing && !fromLoop)) {
-            return;
-          }
-          if (output.position() == 0) {
-            if (fromLoop && flushing) {
-              flushing = false;
-              key.interestOpsAnd(~SelectionKey.OP_WRITE);
-            }
-            return;
-          }
-          sending = output.flip();
-          output = spare != null ? spare : ByteBuffer.allocate(INITIAL_OUTPUT_BYTES);
-          spare = null;
-          long sent = sentParts + appendedParts;
-          appendedParts = 0;
-          if (dueSince == 0) {
-            dueSince = System.nanoTime();
-            dueUntil = sent;
-          }
-          sentParts = sent;
-        } finally {
-          out.unlock();
-        }
-      }
-      channel.write(sending);
-      if (sending.hasRemaining()) {
-        if (!fromLoop) {
-          out.lock();
-          try {
-            if (!closed && !flushing) {
-              flushing = true;
-              key.interestOpsOr(SelectionKey.OP_WRITE);
-            }
-          } finally {
-            out.unlock();
-          }
-          loop.wakeup();
-        }
-        return;
-      }
-      if (sending.capacity() <= INITIAL_OUTPUT_BYTES * 8) {
-        spare = sending.clear(); // a burst is over: a big buffer is given back
-      }
-      sending = null;
-    }
-  }
-
-  /** A write to the socket failed: the link is broken, which the loop's thread tells. */
-  private void failedWrite(Exception e) {
-    String reason = CommandPipeline.describe(e);
-    if (!loop.execute(this, () -> broken(reason))) {
-      close();
-    }
-  }
-
-  /** Appends one command to the output buffer, growing it as needed. */
-  private void put(byte[] verb, byte[][] words) {
-    int length = Resp.length(verb, words);
-    if (output.remaining() < length) {
-      int capacity = Math.max(output.capacity() * 2, output.position() + length);
-      output = ByteBuffer.allocate(capacity).put(output.flip());
-    }
-    Resp.write(output, verb, words);
-    appendedParts++;
-  }
-
-  /** The socket is writable again: sends the rest (on the loop's thread). */
-  private void flushLater() {
-    if (!writer.compareAndSet(false, true)) {
-      return; // a kick is sending; OP_WRITE stays set, so the selector comes back
-    }
-    try {
-      send(true);
-    } catch (IOException | RuntimeException e) {
-      writer.set(false);
-      broken(CommandPipeline.describe(e));
-      return;
-    }
-    writer.set(false);
-    if (pending()) {
-      send(); // appended after the last look, while this thread was the writer
-    }
-  }
-
-  @Override
-  public void close() {
-    SocketChannel current;
-    out.lock();
-    try {
-      if (closed) {
-        return;
-      }
-      closed = true;
-      current = channel;
-    } finally {
-      out.unlock();
-    }
-    if (current == null) {
-      return; // not connecting yet: no socket will be opened now
-    }
-    try {
-      current.close(); // also cancels the key
-    } catch (IOException e) {
-      log.debug("closing connection to {}: {}", address, e.toString());
-    }
-  }
-
   /**
    * The most bytes one readiness event read, so far: at most {@link #READ_BUDGET_BYTES}. Read it
    * once the loop's thread has stopped, or on it.
    */
   int mostReadAtOnce() {
     return mostReadAtOnce;
+  }
+
+  @Override
+  public void write(NodeCommand command) {
+    output.write(command);
+  }
+
+  @Override
+  public void kick() {
+    output.kick();
+  }
+
+  /** The loop's leader looks at bytes held back for replies due: {@link LinkOutput#check}. */
+  @Override
+  public boolean check(long nowNanos) {
+    return output.check(nowNanos);
+  }
+
+  /** Closes the connection without flushing; any thread, idempotent. */
+  @Override
+  public void close() {
+    output.close();
   }
 
   @Override
@@ -763,15 +484,6 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   @Override
   public String toString() {
     return "SelectorLink{" + address + "}";
-  }
-
-  private static byte[][] verbs() {
-    NodeCommand.Verb[] verbs = NodeCommand.Verb.values();
-    byte[][] names = new byte[verbs.length][];
-    for (NodeCommand.Verb verb : verbs) {
-      names[verb.ordinal()] = ascii(verb.name());
-    }
-    return names;
   }
 
   private static byte[] ascii(String text) {
