@@ -1,5 +1,6 @@
 package dev.redlock.internal.lease;
 
+import dev.redlock.internal.transport.AwaitedRound;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.NodeUnavailableException;
 import dev.redlock.internal.transport.SelectorLoop;
@@ -31,9 +32,9 @@ import java.util.function.IntFunction;
  * on a master is undone by the commands queued behind them. The round only observes the clients'
  * futures: a master that does not answer in time is the client's (and its breaker's) business. On
  * the selector transport, the waiting caller may read the replies itself ({@link
- * SelectorLoop#await}), which sees the round as a {@link SelectorLoop.Awaited}.
+ * SelectorLoop#await}), which sees the round as an {@link AwaitedRound}.
  */
-final class QuorumRound implements Landing, SelectorLoop.Awaited {
+final class QuorumRound implements Landing, AwaitedRound {
 
   enum Mode {
     /** Decided at a majority of grants, or once a majority can no longer grant. */

@@ -2,27 +2,17 @@ package dev.redlock.internal.transport;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.net.InetAddress;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -53,31 +43,15 @@ import org.slf4j.LoggerFactory;
  * <h2>Who leads: leader and followers</h2>
  *
  * <p>A caller whose round waits on plaintext masters ({@link #await}) leads the selector itself
- * when no one else does: it reads its own replies, and the replies of every other round that arrive
- * meanwhile, and stops leading once its round is decided. A caller that runs rounds one after
- * another is then never woken by another thread, as a hand-written client that reads its own
- * sockets is not. Other callers wait as followers, parked: the leader's reads decide their rounds
- * and unpark them. A leader that stops hands the selector to a lone follower; to the loop's thread
- * when several wait, since under contention one thread that reads for everyone, without handing the
- * selector on after every round, serves more rounds per second. A virtual thread never leads (a
- * blocking select would hold its carrier); it follows.
- *
- * <p>The loop's own thread leads when no caller does, so that what arrives between rounds (the
- * replies a round was decided without, renewals, a connection closed by the master) is read within
- * {@link #LAG_NANOS} or so. A lone caller that finds it leading asks it to hand over (a flag and
- * {@link Selector#wakeup()}); it takes the selector back only after callers have left it alone for
- * a whole {@link #LAG_NANOS}, or at once when work is handed to the loop ({@link #execute}) while
- * no one leads. Leadership is one atomic reference, taken by compare-and-set and given back by a
- * volatile write, so whatever one leader did happens before what the next does: the state below
- * that says "the loop's thread only" is the current leader's.
+ * when no one else does, reading its own replies and every other round's meanwhile; other callers
+ * follow, parked; the loop's own thread leads when no caller does. {@link Leadership} holds the
+ * rules, and why.
  *
  * <p>Connecting is the other thing that waits. A link registers its socket here and is driven by
  * the socket's readiness: connect, then the handshake (AUTH, SELECT, SCRIPT LOAD) written in one
  * batch and its replies read like any others, all bounded by the node timeout through a timer on
- * this thread ({@link #schedule}). Host names that are not IP literals are resolved on a separate,
- * short-lived thread, so a slow DNS server cannot hold up every master; one lookup per host at a
- * time, which later attempts for that host join, so a resolver that hangs costs one thread per host
- * however often the attempts repeat.
+ * this thread ({@link #schedule}, {@link LoopTimers}). Host names that are not IP literals are
+ * resolved off the loop, one lookup per host at a time ({@link HostLookups}).
  *
  * <p>Other threads reach the leader only through {@link #execute} (a queue and {@link
  * Selector#wakeup()}) and, when a link needs {@code OP_WRITE}, by changing its key's interest set
@@ -114,26 +88,11 @@ public final class SelectorLoop {
 
   private static final AtomicInteger LOOPS = new AtomicInteger();
 
-  /** A resolver thread with nothing to resolve stops after this long. */
-  private static final long RESOLVER_IDLE_SECONDS = 10;
-
-  /**
-   * How long callers must leave the selector alone before the loop's thread takes it back, and so
-   * about how late a reply that arrives between rounds may be read.
-   */
-  static final long LAG_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-
-  /** How often, at least, the leader looks at the {@link Watch}es while there are any. */
-  static final long WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-
   /**
    * After a takeover, the next one waits this long before its thread leads: an error that recurs at
    * once costs one thread and one report per second, not a spin. Callers lead meanwhile.
    */
   static final long TAKEOVER_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
-
-  /** Whether this JVM has virtual threads ({@code Thread.isVirtual()}, Java 21 and later). */
-  private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 
   /**
    * Something the leader looks at after every select, and at least every millisecond, until it
@@ -176,63 +135,15 @@ public final class SelectorLoop {
     InetAddress[] lookUp(String host) throws IOException;
   }
 
-  /**
-   * A caller's round as the selector sees it: decided by replies that whoever leads reads (the
-   * lease layer's quorum round is one). The selector never freezes it; its caller does, after
-   * {@link #await}.
-   */
-  public interface Awaited {
-
-    /**
-     * Returns whether the round is decided.
-     *
-     * @return true once decided, by answers or by being frozen
-     */
-    boolean decided();
-
-    /**
-     * Names the thread that waits for the round: it is unparked when the round is decided.
-     *
-     * @param waiter the waiting thread
-     */
-    void waitOn(Thread waiter);
-
-    /**
-     * Says that the waiter is about to select on {@code loop} (or, with null, that it stopped): a
-     * decision made by another thread then also wakes the selector ({@link #wakeSelector}).
-     *
-     * @param loop the selector the waiter selects on, or null
-     */
-    void selecting(SelectorLoop loop);
-
-    /**
-     * Parks the calling thread until the round is decided or {@code deadlineNanos} passes, without
-     * selecting: for a thread that must not lead. Not interruptible; an interrupt is kept pending.
-     *
-     * @param deadlineNanos the deadline, on the round's ticker
-     */
-    void awaitDecision(long deadlineNanos);
-  }
-
   private final Ticker ticker;
   private final BiConsumer<String, Throwable> errors;
-  private final HostLookup lookup;
   private final int number;
-  private final ThreadPoolExecutor resolver;
   private final ConcurrentLinkedQueue<Task> tasks = new ConcurrentLinkedQueue<>();
-  private final PriorityQueue<Timer> timers = new PriorityQueue<>(); // the leader's
-  private final ConcurrentLinkedQueue<Watch> newWatches = new ConcurrentLinkedQueue<>();
-  private final List<Watch> watches = new ArrayList<>(); // the leader's
   private final Consumer<SelectionKey> dispatch = this::dispatch;
+  private final Leadership leadership;
+  private final LoopTimers timers;
+  private final HostLookups lookups;
   private volatile boolean stopping;
-  private long timerSequence; // the leader's
-
-  /**
-   * The hosts being looked up, each with the attempts waiting for its lookup (the leader's). A host
-   * stays here until its lookup returns, even once no attempt waits: a later one joins it rather
-   * than start another.
-   */
-  private final Map<String, List<Waiter>> lookups = new HashMap<>();
 
   /**
    * The selector; replaced only by a takeover whose old selector failed, while the new thread leads
@@ -255,31 +166,6 @@ public final class SelectorLoop {
   /** How many callers are inside a round on this loop now ({@link #enterRound}). */
   private final AtomicInteger inRounds = new AtomicInteger();
 
-  /** The thread that may select now, or null. */
-  private final AtomicReference<Thread> leader = new AtomicReference<>();
-
-  /** Callers waiting for a round on this selector while another thread leads it. */
-  private final ConcurrentLinkedQueue<Thread> followers = new ConcurrentLinkedQueue<>();
-
-  /** How many {@link #followers} there are (the queue's size() is not constant-time). */
-  private final AtomicInteger followerCount = new AtomicInteger();
-
-  /**
-   * The leader is in (or about to enter) a select that may last longer than {@link #WATCH_NANOS}: a
-   * new watch wakes it. Set before the leader looks for watches, and a watch is listed before it
-   * reads this, so one of the two sees the other.
-   */
-  private volatile boolean selectingLong;
-
-  /** A caller asked the loop's thread to hand the selector over. */
-  private volatile boolean handover;
-
-  /** Work was handed to the loop while no one led: its thread should lead at once. */
-  private volatile boolean urgent;
-
-  /** How many times a caller took the selector; the loop's thread waits for it to stand still. */
-  private volatile long callerLeads;
-
   /** A loop whose internal errors are only logged, with the system's host lookup: for tests. */
   SelectorLoop() {
     this((where, error) -> {}, InetAddress::getAllByName);
@@ -298,7 +184,6 @@ public final class SelectorLoop {
   public SelectorLoop(BiConsumer<String, Throwable> errors, HostLookup lookup) {
     this.ticker = Ticker.system();
     this.errors = errors;
-    this.lookup = lookup;
     try {
       this.selector = Selector.open();
     } catch (IOException e) {
@@ -308,28 +193,15 @@ public final class SelectorLoop {
     Thread first = new Thread(() -> run(null), "redlock-io-selector-" + number);
     first.setDaemon(true);
     this.thread = first;
-    AtomicInteger resolvers = new AtomicInteger();
-    // No bound here: one lookup per host at a time (resolve) bounds the threads by the hosts.
-    this.resolver =
-        new ThreadPoolExecutor(
-            0,
-            Integer.MAX_VALUE,
-            RESOLVER_IDLE_SECONDS,
-            TimeUnit.SECONDS,
-            new SynchronousQueue<>(),
-            task -> {
-              Thread t =
-                  new Thread(
-                      task, "redlock-io-resolver-" + number + "-" + resolvers.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
+    this.leadership = new Leadership(this, ticker);
+    this.timers = new LoopTimers(this, ticker);
+    this.lookups = new HostLookups(this, lookup, number);
     first.start();
   }
 
   /** Whether the calling thread leads the selector now (the loop's thread or a caller). */
   boolean inLoop() {
-    return leader.get() == Thread.currentThread();
+    return leadership.leads(Thread.currentThread());
   }
 
   /** As {@link #execute(Handler, Runnable)}, for a task that is no link's. */
@@ -364,9 +236,8 @@ public final class SelectorLoop {
       return;
     }
     selector.wakeup();
-    if (leader.get() == null) {
-      urgent = true;
-      LockSupport.unpark(thread);
+    if (leadership.vacant()) {
+      leadership.urge();
     }
   }
 
@@ -377,173 +248,19 @@ public final class SelectorLoop {
 
   /**
    * Waits until {@code round} is decided or {@code deadlineNanos} passes, leading the selector
-   * whenever no one else does (see the class comment); the caller then freezes the count. Not
+   * whenever no one else does ({@link Leadership}); the caller then freezes the count. Not
    * interruptible; an interrupt is kept pending for the caller.
    *
    * @param round the round the calling thread waits for
    * @param deadlineNanos when to stop waiting, on the system ticker
    */
-  public void await(Awaited round, long deadlineNanos) {
-    Thread me = Thread.currentThread();
-    if (me == thread || isVirtual(me)) {
-      if (leader.get() == null) {
-        urgent = true; // someone must read this round's replies: the loop's thread, at once
-        LockSupport.unpark(thread);
-      }
-      round.awaitDecision(deadlineNanos);
-      return;
-    }
-    boolean interrupted = false;
-    boolean following = false;
-    round.waitOn(me);
-    try {
-      while (!round.decided() && !stopping) {
-        long left = deadlineNanos - ticker.read();
-        if (left <= 0) {
-          break;
-        }
-        if (leader.compareAndSet(null, me)) {
-          if (following) {
-            unfollow(me);
-            following = false;
-          }
-          callerLeads++; // only a leader writes it
-          try {
-            interrupted |= lead(round, deadlineNanos);
-          } finally {
-            leader.set(null);
-            passOn();
-          }
-          break;
-        }
-        if (!following) {
-          followers.add(me);
-          followerCount.incrementAndGet();
-          following = true;
-          continue; // look at the leader again: it may have left before we were listed
-        }
-        if (leader.get() == thread && followerCount.get() == 1) {
-          handover = true; // a lone caller: it reads faster itself; callers in numbers do not
-          selector.wakeup();
-        }
-        LockSupport.parkNanos(round, left);
-        if (Thread.interrupted()) {
-          interrupted = true;
-        }
-      }
-    } finally {
-      if (following) {
-        unfollow(me);
-        if (leader.get() == null) {
-          passOn(); // we may have been woken to lead and are leaving instead
-        }
-      }
-      if (interrupted) {
-        me.interrupt();
-      }
-    }
-  }
-
-  /**
-   * Selects, as the leader, until {@code round} is decided, its deadline passes or the loop stops.
-   * Returns whether the caller was interrupted meanwhile (the interrupt is cleared here, or every
-   * select would return at once).
-   */
-  private boolean lead(Awaited round, long deadlineNanos) {
-    boolean interrupted = false;
-    try {
-      while (!stopping) {
-        long left = deadlineNanos - ticker.read();
-        if (left <= 0) {
-          return interrupted;
-        }
-        long untilTimer = untilNextTimer();
-        round.selecting(this);
-        try {
-          if (round.decided()) {
-            return interrupted;
-          }
-          if (Thread.interrupted()) {
-            interrupted = true;
-          }
-          select(untilTimer < 0 ? left : Math.min(left, untilTimer));
-        } finally {
-          round.selecting(null);
-        }
-        afterSelect();
-        if (round.decided()) {
-          return interrupted;
-        }
-      }
-    } catch (IOException | ClosedSelectorException e) {
-      log.debug("selecting for a round: {}", e.toString()); // the loop's thread will see it too
-      LockSupport.unpark(thread);
-    }
-    return interrupted;
-  }
-
-  private void unfollow(Thread me) {
-    followers.remove(me);
-    followerCount.decrementAndGet();
-  }
-
-  /**
-   * After a caller stopped leading: a lone follower leads next; several are better served by the
-   * loop's thread, which reads for all of them without handing the selector on after every round.
-   */
-  private void passOn() {
-    int waiting = followerCount.get();
-    if (waiting == 1) {
-      wakeFollower();
-    } else if (waiting > 1) {
-      urgent = true;
-      LockSupport.unpark(thread);
-    }
-  }
-
-  /** Unparks the first waiting follower, which leads next if its round is still undecided. */
-  private void wakeFollower() {
-    Thread next = followers.peek();
-    if (next != null) {
-      LockSupport.unpark(next);
-    }
-  }
-
-  private static boolean isVirtual(Thread t) {
-    if (IS_VIRTUAL == null) {
-      return false;
-    }
-    try {
-      return (boolean) IS_VIRTUAL.invokeExact(t);
-    } catch (Throwable e) {
-      return false;
-    }
-  }
-
-  private static MethodHandle isVirtualHandle() {
-    try {
-      return MethodHandles.publicLookup()
-          .findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
-    } catch (ReflectiveOperationException e) {
-      return null; // Java 17 to 20: no virtual threads
-    }
+  public void await(AwaitedRound round, long deadlineNanos) {
+    leadership.await(round, deadlineNanos);
   }
 
   /** Registers {@code channel} with no interest yet; on the loop's thread only. */
   SelectionKey register(SelectableChannel channel, Handler handler) throws IOException {
     return channel.register(selector, 0, handler);
-  }
-
-  /**
-   * Has {@code watch} checked by whoever leads, after every select and at least every millisecond
-   * while it is not done; a thread that leads picks it up within {@link #LAG_NANOS} or so. Any
-   * thread; never blocks.
-   */
-  void watch(Watch watch) {
-    newWatches.add(watch);
-    if (selectingLong) {
-      selector.wakeup(); // it would not look at the watch for a while
-    }
   }
 
   /**
@@ -570,78 +287,38 @@ public final class SelectorLoop {
   }
 
   /**
+   * Has {@code watch} checked by whoever leads, after every select and at least every millisecond
+   * while it is not done ({@link LoopTimers#watch}). Any thread; never blocks.
+   */
+  void watch(Watch watch) {
+    timers.watch(watch);
+  }
+
+  /**
    * Runs {@code task} on the loop's thread (or whoever leads) {@code delayNanos} from now, or soon
    * after. If it throws, {@code owner} (the link it is for) is dropped. The leader only.
    */
   void schedule(Handler owner, long delayNanos, Runnable task) {
-    timers.add(new Timer(ticker.read() + delayNanos, timerSequence++, owner, task));
+    timers.schedule(owner, delayNanos, task);
   }
 
   /**
-   * Looks {@code host} up on a resolver thread, then hands every address it has ({@code
-   * InetAddress[]}), or the failure's description, to {@code done} on the loop's thread. A lookup
-   * of {@code host} already running is joined, not doubled: at most one per host at a time, however
-   * often attempts repeat while a resolver hangs. Until then {@code waiting} is told if the loop
-   * stops; {@link #forgetLookup} when it no longer waits. Returns false if the loop is stopping.
-   * The leader only.
+   * Looks {@code host} up off the loop and hands every address it has ({@code InetAddress[]}), or
+   * the failure's description, to {@code done} on the loop's thread; see {@link
+   * HostLookups#resolve}. Returns false if the loop is stopping. The leader only.
    */
   boolean resolve(String host, Handler waiting, Consumer<Object> done) {
-    List<Waiter> joined = lookups.get(host);
-    if (joined == null) {
-      try {
-        resolver.execute(() -> lookUp(host));
-      } catch (RejectedExecutionException e) {
-        return false;
-      }
-      joined = new ArrayList<>(1);
-      lookups.put(host, joined);
-    } else if (stopping) {
-      return false;
-    }
-    joined.add(new Waiter(waiting, done));
-    return true;
+    return lookups.resolve(host, waiting, done);
   }
 
   /** {@code waiting} no longer waits for a lookup (its attempt timed out); the leader only. */
   void forgetLookup(Handler waiting) {
-    for (List<Waiter> joined : lookups.values()) {
-      joined.removeIf(w -> w.handler == waiting);
-    }
+    lookups.forget(waiting);
   }
 
-  /** On a resolver thread: looks {@code host} up and hands the answer to every attempt waiting. */
-  private void lookUp(String host) {
-    Object result;
-    try {
-      InetAddress[] all = lookup.lookUp(host);
-      result =
-          all != null && all.length > 0 ? all : "cannot resolve " + host + ": no address found";
-    } catch (IOException | RuntimeException e) {
-      result = "cannot resolve " + host + ": " + CommandPipeline.describe(e);
-    } catch (Throwable e) {
-      log.error("looking up {} failed", host, e); // the host must leave lookups all the same
-      report("host lookup of " + host, e);
-      result = "cannot resolve " + host + ": " + CommandPipeline.describe(e);
-    }
-    Object answer = result;
-    execute(() -> answered(host, answer)); // if the loop stops instead, it tells the waiting
-  }
-
-  /**
-   * On the leader: the lookup of {@code host} ended; each attempt still waiting gets the answer.
-   */
-  private void answered(String host, Object answer) {
-    List<Waiter> joined = lookups.remove(host);
-    if (joined == null) {
-      return;
-    }
-    for (Waiter waiter : joined) {
-      try {
-        waiter.done.accept(answer);
-      } catch (Throwable e) {
-        contain(waiter.handler, "I/O task", e);
-      }
-    }
+  /** The loop's own thread now; replaced by a takeover. */
+  Thread thread() {
+    return thread;
   }
 
   /** Whether {@link #close} was called or the thread stopped for good. */
@@ -681,20 +358,20 @@ public final class SelectorLoop {
         pause(from.pauseNanos);
       }
       while (!stopping) {
-        if (leader.compareAndSet(null, me)) {
+        if (leadership.take(me)) {
           try {
             if (!recovered) {
               recoverSelector(from.failure);
               recovered = true;
               report("I/O thread " + from.dead, from.failure);
             }
-            leadUntilHandedOver();
+            leadership.leadUntilHandedOver();
           } finally {
-            leader.set(null);
+            leadership.giveBack();
           }
-          wakeFollower();
+          leadership.wakeFollower();
         }
-        awaitQuietCallers();
+        leadership.awaitQuietCallers();
       }
     } catch (Throwable e) {
       failure = e;
@@ -708,7 +385,7 @@ public final class SelectorLoop {
       reason = "I/O thread failed: " + CommandPipeline.describe(failure);
     }
     stopping = true;
-    takeLeadForGood();
+    leadership.takeLeadForGood();
     shutDown(reason);
   }
 
@@ -729,7 +406,7 @@ public final class SelectorLoop {
       Thread successor = new Thread(() -> run(from), next);
       successor.setDaemon(true);
       threads++;
-      urgent = true; // it leads at once, or as soon as the callers leading now are done
+      leadership.urgeOnStart(); // it leads at once, or as soon as the callers leading now are done
       thread = successor; // before it starts: close() joins whichever thread is current
       try {
         successor.start();
@@ -742,27 +419,16 @@ public final class SelectorLoop {
       failure.addSuppressed(e);
       return false;
     }
-    unparkFollowers(); // one of them leads until the new thread does
+    leadership.unparkFollowers(); // one of them leads until the new thread does
     return true;
-  }
-
-  /** Selects until a caller asks for the selector or the loop stops. */
-  private void leadUntilHandedOver() throws IOException {
-    urgent = false;
-    while (!stopping && !(handover && followerCount.get() <= 1)) {
-      throwInjected();
-      select(untilNextTimer());
-      afterSelect();
-    }
-    handover = false;
   }
 
   /**
    * Selects once, as the leader, for at most {@code waitNanos} (-1: until woken; 0: without
-   * waiting), or less while there are watches ({@link #watchedWait}).
+   * waiting), or less while there are watches ({@link LoopTimers#watchedWait}).
    */
-  private void select(long waitNanos) throws IOException {
-    long wait = watchedWait(waitNanos);
+  void select(long waitNanos) throws IOException {
+    long wait = timers.watchedWait(waitNanos);
     Selector current = selector;
     try {
       if (wait < 0) {
@@ -773,7 +439,7 @@ public final class SelectorLoop {
         current.select(dispatch, TimeUnit.NANOSECONDS.toMillis(wait + 999_999));
       }
     } finally {
-      selectingLong = false;
+      timers.selected();
     }
   }
 
@@ -782,44 +448,15 @@ public final class SelectorLoop {
    * I/O first, then timers: a thread that was not scheduled for a while must see the connect or
    * reply that arrived meanwhile before it times out the attempt waiting for it.
    */
-  private void afterSelect() {
+  void afterSelect() {
     runTasks();
-    runTimers();
-    checkWatches();
+    timers.runTimers();
+    timers.checkWatches();
   }
 
-  /**
-   * Parks while callers lead, until they have left the selector alone for a whole {@link
-   * #LAG_NANOS} (or work was handed to the loop while no one leads, or it stops).
-   */
-  private void awaitQuietCallers() throws IOException {
-    while (!stopping) {
-      long seen = callerLeads;
-      if (leader.get() == null && urgent) {
-        return;
-      }
-      LockSupport.parkNanos(this, LAG_NANOS);
-      Thread.interrupted(); // the loop's thread is never interrupted on purpose
-      throwInjected();
-      if (leader.get() == null && (urgent || callerLeads == seen)) {
-        return;
-      }
-    }
-  }
-
-  /** Waits (briefly: leaders see {@link #stopping} at their next wake-up) to lead for good. */
-  private void takeLeadForGood() {
-    Thread me = Thread.currentThread();
-    selector.wakeup();
-    long giveUp = ticker.read() + TimeUnit.SECONDS.toNanos(1);
-    while (!leader.compareAndSet(null, me) && leader.get() != me) {
-      if (ticker.read() - giveUp > 0) {
-        log.debug("a caller still leads the selector as the loop stops");
-        return;
-      }
-      selector.wakeup();
-      LockSupport.parkNanos(this, TimeUnit.MICROSECONDS.toNanos(100));
-    }
+  /** Nanoseconds until the next timer is due: 0 if one is, -1 if there is none. The leader's. */
+  long untilNextTimer() {
+    return timers.untilNextTimer();
   }
 
   private void dispatch(SelectionKey key) {
@@ -849,10 +486,10 @@ public final class SelectorLoop {
    * owner's link is dropped, its commands fail and its pipeline reconnects on the next command; the
    * error is logged once and reported. Nothing else stops.
    */
-  private void contain(Handler owner, String what, Throwable error) {
+  void contain(Handler owner, String what, Throwable error) {
     String where = owner == null ? what : what + " of " + owner;
     if (owner != null) {
-      forgetLookup(owner);
+      lookups.forget(owner);
       try {
         owner.stopped(what + " failed: " + CommandPipeline.describe(error));
       } catch (Throwable e) {
@@ -864,7 +501,7 @@ public final class SelectorLoop {
   }
 
   /** Tells {@code errors} (the RedLock's listener) of an error the loop recovered from. */
-  private void report(String where, Throwable error) {
+  void report(String where, Throwable error) {
     try {
       errors.accept(where, error);
     } catch (Throwable e) {
@@ -883,7 +520,7 @@ public final class SelectorLoop {
     if (!selectFailed && current.isOpen()) {
       try {
         current.selectNow(dispatch);
-        unparkFollowers();
+        leadership.unparkFollowers();
         return;
       } catch (IOException | ClosedSelectorException e) {
         log.debug("the selector no longer selects: {}", e.toString());
@@ -912,7 +549,7 @@ public final class SelectorLoop {
       tell(handler, reason);
     }
     runTasks(); // any handed in with a wake-up that went to the old selector
-    unparkFollowers();
+    leadership.unparkFollowers();
   }
 
   /** The handlers registered on {@code selector}; none if it is closed. The leader only. */
@@ -937,13 +574,6 @@ public final class SelectorLoop {
     }
   }
 
-  /** Wakes every follower: one leads, the others see who does. */
-  private void unparkFollowers() {
-    for (Thread follower : followers) {
-      LockSupport.unpark(follower);
-    }
-  }
-
   /** Parks the loop's thread for {@code nanos}, or until the loop stops. */
   private void pause(long nanos) {
     long until = ticker.read() + nanos;
@@ -954,7 +584,7 @@ public final class SelectorLoop {
   }
 
   /** For tests: throws what {@link #failThreadForTest} asked the loop's thread to throw. */
-  private void throwInjected() throws IOException {
+  void throwInjected() throws IOException {
     Throwable error = injected;
     if (error == null) {
       return;
@@ -970,81 +600,10 @@ public final class SelectorLoop {
     throw new IllegalStateException(error);
   }
 
-  /**
-   * The leader's select wait ({@code waitNanos}, -1 for none), cut to {@link #WATCH_NANOS} while
-   * there are watches; a longer one is announced ({@link #selectingLong}) so that a new watch wakes
-   * the selector.
-   */
-  private long watchedWait(long waitNanos) {
-    if (waitNanos >= 0 && waitNanos <= WATCH_NANOS) {
-      return waitNanos;
-    }
-    selectingLong = true;
-    if (watching()) {
-      selectingLong = false;
-      return WATCH_NANOS;
-    }
-    return waitNanos;
-  }
-
-  /** Whether any watch waits for a look; the leader's. */
-  private boolean watching() {
-    return !watches.isEmpty() || !newWatches.isEmpty();
-  }
-
-  /** Looks at every watch, keeping those not done; the leader's. */
-  private void checkWatches() {
-    for (Watch watch = newWatches.poll(); watch != null; watch = newWatches.poll()) {
-      watches.add(watch);
-    }
-    if (watches.isEmpty()) {
-      return;
-    }
-    long now = ticker.read();
-    for (int i = watches.size() - 1; i >= 0; i--) {
-      Watch watch = watches.get(i);
-      boolean done;
-      try {
-        done = watch.check(now);
-      } catch (Throwable e) {
-        contain(watch, "I/O watch", e);
-        done = true;
-      }
-      if (done) {
-        watches.remove(i);
-      }
-    }
-  }
-
-  /** Nanoseconds until the next timer is due: 0 if one is, -1 if there is none. */
-  private long untilNextTimer() {
-    Timer next = timers.peek();
-    return next == null ? -1 : Math.max(0, next.atNanos - ticker.read());
-  }
-
-  /** Runs the timers that are due. */
-  private void runTimers() {
-    long now = ticker.read();
-    while (!timers.isEmpty() && timers.peek().atNanos - now <= 0) {
-      Timer timer = timers.poll();
-      try {
-        timer.task.run();
-      } catch (Throwable e) {
-        contain(timer.owner, "I/O timer", e);
-      }
-    }
-  }
-
   /** On the loop's thread, as it stops for good: tells every handler, fails every queued task. */
   private void shutDown(String reason) {
-    resolver.shutdownNow();
     List<Handler> handlers = new ArrayList<>();
-    for (List<Waiter> joined : lookups.values()) {
-      for (Waiter waiter : joined) {
-        handlers.add(waiter.handler);
-      }
-    }
-    lookups.clear();
+    lookups.stop(handlers);
     Selector current = selector;
     handlers.addAll(registeredOn(current));
     try {
@@ -1056,8 +615,6 @@ public final class SelectorLoop {
       tell(handler, reason);
     }
     timers.clear();
-    watches.clear();
-    newWatches.clear();
     runTasks(); // each sees stopping() and fails its attempt
   }
 
@@ -1092,12 +649,12 @@ public final class SelectorLoop {
       }
       long left = deadlineNanos - ticker.read();
       if (left > 0) {
-        resolver.awaitTermination(left, TimeUnit.NANOSECONDS);
+        lookups.awaitTermination(left);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    return !current.isAlive() && resolver.isTerminated();
+    return !current.isAlive() && lookups.terminated();
   }
 
   @Override
@@ -1113,16 +670,4 @@ public final class SelectorLoop {
 
   /** A task handed to the leader, and the link it is for (null: none). */
   private record Task(Handler owner, Runnable body) {}
-
-  /** An attempt waiting for a host's lookup: its link, and what to give the answer to. */
-  private record Waiter(Handler handler, Consumer<Object> done) {}
-
-  private record Timer(long atNanos, long sequence, Handler owner, Runnable task)
-      implements Comparable<Timer> {
-    @Override
-    public int compareTo(Timer other) {
-      long byTime = atNanos - other.atNanos;
-      return byTime != 0 ? Long.signum(byTime) : Long.compare(sequence, other.sequence);
-    }
-  }
 }
