@@ -165,12 +165,8 @@ public final class Grant {
     return now == State.LOST || now == State.LOST_RELEASED;
   }
 
-  /**
-   * Returns whether the lease was released (lost or not).
-   *
-   * @return true once released
-   */
-  public boolean isReleased() {
+  /** Whether the lease was released (lost or not). */
+  boolean isReleased() {
     State now = state.get();
     return now == State.RELEASED || now == State.LOST_RELEASED;
   }

@@ -110,11 +110,6 @@ final class Releases implements AutoCloseable {
     }
   }
 
-  /** How many releases are being followed now. */
-  int pending() {
-    return pending.get();
-  }
-
   /** Stops retrying: every release still followed ends now, its open masters FAILED. */
   @Override
   public void close() {
