@@ -1,11 +1,9 @@
 package dev.redlock;
 
+import dev.redlock.internal.lease.Grant;
+import dev.redlock.internal.lease.Grant.FenceFailure;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The handle on one acquisition of a resource: valid until its deadline, which only a successful
@@ -21,55 +19,10 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class Lease implements AutoCloseable {
 
-  /**
-   * Where a lease is in its lifecycle: it leaves ACTIVE once, for LOST or RELEASED; a LOST lease
-   * that is then released is LOST_RELEASED, so that it still says it was lost.
-   */
-  enum State {
-    ACTIVE,
-    LOST,
-    RELEASED,
-    LOST_RELEASED;
+  private final Grant grant;
 
-    /** The state a release leaves this one in. */
-    State released() {
-      return this == ACTIVE || this == RELEASED ? RELEASED : LOST_RELEASED;
-    }
-  }
-
-  /** The fencing token of a lease acquired with fencing turned off. */
-  static final long NO_FENCE = -1;
-
-  private final Leases owner;
-  private final String resource;
-  private final byte[] key;
-  private final byte[] token;
-  private final long fence; // the token to store when first asked for, or NO_FENCE
-  private final Landing landing; // where the acquire may have set the key
-  private final AtomicLong keysExpireBy; // when every key of this lease has expired, at the latest
-  private final ReentrantLock fenceLock = new ReentrantLock();
-  private volatile boolean fenceStored; // set once, under fenceLock
-  private final AtomicLong deadlineNanos;
-  private final AtomicReference<State> state = new AtomicReference<>(State.ACTIVE);
-  private final CompletableFuture<Lease> lost = new CompletableFuture<>();
-
-  Lease(
-      Leases owner,
-      String resource,
-      byte[] key,
-      byte[] token,
-      long deadlineNanos,
-      long fence,
-      Landing landing,
-      long keysExpireByNanos) {
-    this.owner = owner;
-    this.resource = resource;
-    this.key = key;
-    this.token = token;
-    this.fence = fence;
-    this.landing = landing;
-    this.keysExpireBy = new AtomicLong(keysExpireByNanos);
-    this.deadlineNanos = new AtomicLong(deadlineNanos);
+  Lease(Grant grant) {
+    this.grant = grant;
   }
 
   /**
@@ -78,7 +31,7 @@ public final class Lease implements AutoCloseable {
    * @return the resource name, as passed to {@link RedLock#tryAcquire}
    */
   public String resource() {
-    return resource;
+    return grant.resource();
   }
 
   /**
@@ -103,22 +56,14 @@ public final class Lease implements AutoCloseable {
    *     unchanged and a later call tries again
    */
   public long fencingToken() {
-    if (fence == NO_FENCE) {
+    if (!grant.fenced()) {
       throw new IllegalStateException("fencing is turned off for this RedLock");
     }
-    if (fenceStored) {
-      return fence;
+    FenceFailure failure = grant.storeFence();
+    if (failure != null) {
+      throw Outcomes.failure(failure);
     }
-    fenceLock.lock();
-    try {
-      if (!fenceStored) {
-        owner.storeFence(this);
-        fenceStored = true;
-      }
-      return fence;
-    } finally {
-      fenceLock.unlock();
-    }
+    return grant.fence();
   }
 
   /**
@@ -128,10 +73,7 @@ public final class Lease implements AutoCloseable {
    * @return a non-negative duration
    */
   public Duration remainingValidity() {
-    if (state.get() != State.ACTIVE) {
-      return Duration.ZERO;
-    }
-    long left = deadlineNanos.get() - owner.ticker().read();
+    long left = grant.remainingNanos();
     return left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
   }
 
@@ -141,7 +83,7 @@ public final class Lease implements AutoCloseable {
    * @return true while the lease can be trusted
    */
   public boolean isValid() {
-    return validAt(owner.ticker().read());
+    return grant.isValid();
   }
 
   /**
@@ -153,7 +95,7 @@ public final class Lease implements AutoCloseable {
   public void ensureValid() {
     if (!isValid()) {
       throw new LeaseLostException(
-          "lease on " + shownResource() + " is no longer valid (" + status() + ")");
+          "lease on " + shownResource() + " is no longer valid (" + grant.status() + ")");
     }
   }
 
@@ -169,7 +111,7 @@ public final class Lease implements AutoCloseable {
    * @return a stage completed at most once, never exceptionally
    */
   public CompletionStage<Lease> onLost() {
-    return lost.minimalCompletionStage();
+    return grant.whenLost().thenApply(lost -> this);
   }
 
   /**
@@ -191,7 +133,7 @@ public final class Lease implements AutoCloseable {
    *     and minimum validity, or is too long
    */
   public boolean extend(Duration ttl) {
-    return owner.extend(this, ttl);
+    return grant.extend(ttl);
   }
 
   /**
@@ -206,7 +148,7 @@ public final class Lease implements AutoCloseable {
    * expires with its TTL).
    */
   public void release() {
-    owner.release(this);
+    grant.release();
   }
 
   /**
@@ -225,7 +167,7 @@ public final class Lease implements AutoCloseable {
    * @throws NullPointerException if {@code delay} is null
    */
   public boolean releaseAfter(Duration delay) {
-    return owner.releaseAfter(this, delay);
+    return grant.releaseAfter(delay);
   }
 
   /**
@@ -237,8 +179,7 @@ public final class Lease implements AutoCloseable {
    * @return true once the lease is lost; then {@link #onLost()} has completed
    */
   public boolean isLost() {
-    State now = state.get();
-    return now == State.LOST || now == State.LOST_RELEASED;
+    return grant.isLost();
   }
 
   /** Same as {@link #release()}. */
@@ -249,80 +190,16 @@ public final class Lease implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "Lease{resource=" + shownResource() + ", " + status() + "}";
+    return "Lease{resource=" + shownResource() + ", " + grant.status() + "}";
   }
 
   private String shownResource() {
+    String resource = grant.resource();
     return resource.length() <= 64 ? resource : resource.substring(0, 64) + "...";
   }
 
-  private String status() {
-    return switch (state.get()) {
-      case RELEASED -> "released";
-      case LOST, LOST_RELEASED -> "lost";
-      default -> isValid() ? "valid for " + remainingValidity().toMillis() + " ms" : "expired";
-    };
-  }
-
-  boolean isReleased() {
-    State now = state.get();
-    return now == State.RELEASED || now == State.LOST_RELEASED;
-  }
-
-  byte[] key() {
-    return key;
-  }
-
-  byte[] token() {
-    return token;
-  }
-
-  /** Where this lease's acquire may have set its key. */
-  Landing landing() {
-    return landing;
-  }
-
-  /** When every key of this lease has expired at the latest, on the ticker. */
-  long keysExpireBy() {
-    return keysExpireBy.get();
-  }
-
-  /** Notes an extend sent now: the keys may live until {@code candidate} (only ever later). */
-  void keysLiveUntil(long candidate) {
-    keysExpireBy.accumulateAndGet(
-        candidate, (current, next) -> next - current > 0 ? next : current);
-  }
-
-  /** The token to store; NO_FENCE without fencing. */
-  long fence() {
-    return fence;
-  }
-
-  boolean validAt(long nowNanos) {
-    return state.get() == State.ACTIVE && deadlineNanos.get() - nowNanos > 0;
-  }
-
-  /** Moves the deadline to {@code candidate} if that is later; never moves it back. */
-  void moveDeadline(long candidate) {
-    deadlineNanos.accumulateAndGet(
-        candidate, (current, next) -> next - current > 0 ? next : current);
-  }
-
-  /** Marks the lease released (a lost one stays lost); returns the state it was in. */
-  State markReleased() {
-    return state.getAndUpdate(State::released);
-  }
-
-  /**
-   * Marks the lease lost; a released lease stays released. Returns whether this call lost it; the
-   * caller then tells the listener and calls {@link #signalLost()}.
-   */
-  boolean markLost() {
-    return state.compareAndSet(State.ACTIVE, State.LOST);
-  }
-
-  /** Completes {@link #onLost()}, after the listener has heard of the loss. */
-  void signalLost() {
-    lost.complete(this);
+  /** The lease as its lifecycle sees it: for renewals. */
+  Grant grant() {
+    return grant;
   }
 }

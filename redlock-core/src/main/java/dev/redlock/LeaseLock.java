@@ -2,6 +2,8 @@ package dev.redlock;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.redlock.internal.lease.Arguments;
+import dev.redlock.internal.lease.Renewer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -63,7 +65,7 @@ public final class LeaseLock implements Lock {
     local.lock();
     try {
       if (local.getHoldCount() == 1) {
-        hold(redlock.retry(resource, key, ttlMillis, Long.MAX_VALUE, false));
+        holdUnbounded(redlock.retry(resource, key, ttlMillis, Long.MAX_VALUE, false));
       } else {
         ensureStillHeld();
       }
@@ -88,7 +90,7 @@ public final class LeaseLock implements Lock {
     local.lockInterruptibly();
     try {
       if (local.getHoldCount() == 1) {
-        hold(redlock.retry(resource, key, ttlMillis, Long.MAX_VALUE, true));
+        holdUnbounded(redlock.retry(resource, key, ttlMillis, Long.MAX_VALUE, true));
       } else {
         ensureStillHeld();
       }
@@ -114,7 +116,7 @@ public final class LeaseLock implements Lock {
     try {
       if (local.getHoldCount() > 1) {
         ensureStillHeld();
-      } else if (!hold(redlock.attemptOnce(resource, key, ttlMillis).lease)) {
+      } else if (!hold(redlock.attemptOnce(resource, key, ttlMillis))) {
         local.unlock();
         return false;
       }
@@ -153,7 +155,7 @@ public final class LeaseLock implements Lock {
         ensureStillHeld();
       } else {
         long left = Math.max(0, wait - (System.nanoTime() - start));
-        if (!hold(redlock.retry(resource, key, ttlMillis, left, true).lease)) {
+        if (!hold(redlock.retry(resource, key, ttlMillis, left, true))) {
           local.unlock();
           return false;
         }
@@ -193,8 +195,8 @@ public final class LeaseLock implements Lock {
     return true;
   }
 
-  private void hold(RedLock.Attempt attempt) {
-    if (!hold(attempt.lease)) {
+  private void holdUnbounded(Lease acquired) {
+    if (!hold(acquired)) {
       throw new AssertionError("an unbounded wait ended without a lease");
     }
   }

@@ -27,7 +27,7 @@ public record NodeOutcome(String node, Status status, Duration elapsed, String d
     /**
      * The master restarted, or its dataset was flushed, less than the maximum lease time ago (or
      * the guard cannot tell when it restarted), so its vote does not count; the outcome's detail
-     * says why and when it will vote. See {@link RedLock.Builder#restartGuard(boolean)}.
+     * says why and when it will vote. See {@link RedLockBuilder#restartGuard(boolean)}.
      */
     RESTARTED,
     /** The master answered an error, refused the connection, or could not be reached. */

@@ -1,11 +1,12 @@
 package dev.redlock;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeTicker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -140,19 +141,23 @@ class ArgumentsTest {
       strings = {"orders:42", "with spaces", "ünïcödé ключ 鍵 🔒", "a\u0000b", "\uD83D\uDD12"})
   void anyUnicodeResourceIsItsOwnUtf8Key(String resource) {
     assertArrayEquals(
-        resource.getBytes(StandardCharsets.UTF_8), dev.redlock.Arguments.resourceKey(resource));
+        resource.getBytes(StandardCharsets.UTF_8),
+        dev.redlock.internal.lease.Arguments.resourceKey(resource));
   }
 
   @Test
   void resourcesThatLenientEncodingWouldAliasAreRefused() {
     // "a\uD800" and "a\uDBFF" would both become "a?" with String.getBytes.
     assertThrows(
-        IllegalArgumentException.class, () -> dev.redlock.Arguments.resourceKey("a\uDBFF"));
+        IllegalArgumentException.class,
+        () -> dev.redlock.internal.lease.Arguments.resourceKey("a\uDBFF"));
     assertThrows(
-        IllegalArgumentException.class, () -> dev.redlock.Arguments.resourceKey("\uDC00a"));
+        IllegalArgumentException.class,
+        () -> dev.redlock.internal.lease.Arguments.resourceKey("\uDC00a"));
     assertFalse(
         java.util.Arrays.equals(
-            dev.redlock.Arguments.resourceKey("a?"), dev.redlock.Arguments.resourceKey("a?b")));
+            dev.redlock.internal.lease.Arguments.resourceKey("a?"),
+            dev.redlock.internal.lease.Arguments.resourceKey("a?b")));
   }
 
   static Stream<Arguments> badBuilders() {
@@ -257,22 +262,22 @@ class ArgumentsTest {
     return Stream.of(
         Arguments.of(
             "node timeout above the longest lease",
-            (UnaryOperator<RedLock.Builder>)
+            (UnaryOperator<RedLockBuilder>)
                 b -> b.nodeTimeout(Duration.ofSeconds(2)).maxLeaseTime(Duration.ofSeconds(1)),
             List.of("nodeTimeout", "maxLeaseTime")),
         Arguments.of(
             "node timeout equal to the longest lease",
-            (UnaryOperator<RedLock.Builder>)
+            (UnaryOperator<RedLockBuilder>)
                 b -> b.nodeTimeout(Duration.ofSeconds(1)).maxLeaseTime(Duration.ofSeconds(1)),
             List.of("nodeTimeout", "maxLeaseTime")),
         Arguments.of(
             "min validity equal to the longest lease",
-            (UnaryOperator<RedLock.Builder>)
+            (UnaryOperator<RedLockBuilder>)
                 b -> b.minValidity(Duration.ofSeconds(1)).maxLeaseTime(Duration.ofSeconds(1)),
             List.of("minValidity", "maxLeaseTime")),
         Arguments.of(
             "min validity above what the drift allowance leaves of the longest lease",
-            (UnaryOperator<RedLock.Builder>)
+            (UnaryOperator<RedLockBuilder>)
                 b -> b.minValidity(Duration.ofMillis(989)).maxLeaseTime(Duration.ofSeconds(1)),
             List.of("minValidity", "maxLeaseTime", "driftFactor")));
   }
@@ -280,9 +285,9 @@ class ArgumentsTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("settingsThatRefuseEveryTtl")
   void settingsThatWouldRefuseEveryTtlAreRefusedAtBuildNamingEach(
-      String name, UnaryOperator<RedLock.Builder> settings, List<String> mentions) {
+      String name, UnaryOperator<RedLockBuilder> settings, List<String> mentions) {
     FakeCluster fakes = new FakeCluster();
-    RedLock.Builder builder = settings.apply(fakes.builder(3));
+    RedLockBuilder builder = settings.apply(fakes.builder(3));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, builder::build);
     mentions.forEach(m -> assertTrue(e.getMessage().contains(m), e::getMessage));
     assertTrue(fakes.nodes.isEmpty(), "no client was created");
@@ -305,7 +310,7 @@ class ArgumentsTest {
       assertTrue(e.getMessage().contains("PT0.2S"), e.getMessage());
       assertTrue(redlock.tryAcquire("r", Duration.ofMillis(250)).isPresent());
     }
-    RedLock.Builder slow =
+    RedLockBuilder slow =
         new FakeCluster()
             .builder(0)
             .datacenter("far", Duration.ofMinutes(2), List.of("redis://127.0.0.1:7000"));
@@ -334,7 +339,7 @@ class ArgumentsTest {
   @ValueSource(strings = {"retryDelay", "circuitBreakerWait"})
   void hugeDelaysAreRefusedNamingTheSetting(String setting) {
     Duration huge = Duration.ofDays(365L * 500);
-    RedLock.Builder builder = cluster.builder(3);
+    RedLockBuilder builder = cluster.builder(3);
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
@@ -360,22 +365,5 @@ class ArgumentsTest {
             IllegalArgumentException.class,
             () -> RedLock.builder().node("redis://:s3cret@h:1").node("redis://:other@h:1"));
     assertFalse(e.getMessage().contains("s3cret"), e.getMessage());
-  }
-
-  @Test
-  void nodeUrisAreParsedWithTheirOptions() {
-    NodeAddress a = NodeAddress.parse("rediss://alice:p%40ss@Example.com:6380/3");
-    assertEquals("Example.com", a.host());
-    assertEquals(6380, a.port());
-    assertTrue(a.tls());
-    assertEquals("alice", a.user());
-    assertEquals("p@ss", a.password());
-    assertEquals(3, a.database());
-    assertEquals("Example.com:6380", a.toString());
-    NodeAddress b = NodeAddress.parse("redis://[::1]");
-    assertEquals(6379, b.port());
-    assertEquals("[::1]:6379", b.toString());
-    assertEquals(null, b.password());
-    assertEquals("secret", NodeAddress.parse("redis://:secret@h").password());
   }
 }

@@ -39,7 +39,7 @@ class AutoRenewalIT {
       };
 
   private RedLock redlock(RedisCluster cluster) {
-    return RedLockIT.admitted(
+    return RedLocks.admitted(
         RedLock.builder()
             .nodes(cluster.uris())
             .nodeTimeout(Duration.ofMillis(100))
@@ -67,8 +67,8 @@ class AutoRenewalIT {
       assertEquals("done", result);
       assertTrue(extended.get() >= 4, "renewed at a third of the TTL left: " + extended.get());
       assertEquals(0, lost.get());
-      RedLockIT.eventually(
-          "released after the body", () -> RedLockIT.keysGone(cluster, "job", 0, 1, 2, 3, 4));
+      RedLocks.eventually(
+          "released after the body", () -> RedLocks.keysGone(cluster, "job", 0, 1, 2, 3, 4));
       assertEquals(0, renewerThreadsBusy(), "renewals stopped");
     }
   }
@@ -142,8 +142,8 @@ class AutoRenewalIT {
                       }));
       assertTrue(seen.getMessage().contains("job"), seen.getMessage());
       assertEquals(1, lost.get());
-      RedLockIT.eventually(
-          "released on the live masters", () -> RedLockIT.keysGone(cluster, "job", 3, 4));
+      RedLocks.eventually(
+          "released on the live masters", () -> RedLocks.keysGone(cluster, "job", 3, 4));
     }
   }
 
@@ -162,9 +162,8 @@ class AutoRenewalIT {
                         throw new IllegalStateException("boom");
                       }));
       assertEquals("boom", e.getMessage());
-      RedLockIT.eventually(
-          "released after the failed body",
-          () -> RedLockIT.keysGone(cluster, "job", 0, 1, 2, 3, 4));
+      RedLocks.eventually(
+          "released after the failed body", () -> RedLocks.keysGone(cluster, "job", 0, 1, 2, 3, 4));
     }
   }
 
@@ -174,7 +173,7 @@ class AutoRenewalIT {
     redlock.withLock("job", TTL, Duration.ofSeconds(1), lease -> lease.ensureValid());
     assertTrue(renewerThreads() == 1);
     redlock.close();
-    RedLockIT.eventually("renewer thread gone", () -> renewerThreads() == 0);
+    RedLocks.eventually("renewer thread gone", () -> renewerThreads() == 0);
   }
 
   private static long renewerThreads() {

@@ -21,16 +21,16 @@ class CircuitBreakerHealIT {
   @Test
   void aMajorityHealedFromAHangGrantsAtOnceRatherThanAfterItsBreakersWait(RedisCluster cluster) {
     try (RedLock redlock =
-        RedLockIT.admitted(
+        RedLocks.admitted(
             RedLock.builder().nodes(cluster.uris()).nodeTimeout(Duration.ofMillis(50)).build())) {
-      redlock.tryAcquire("warm", RedLockIT.TTL).orElseThrow().close();
+      redlock.tryAcquire("warm", RedLocks.TTL).orElseThrow().close();
       try {
         for (int i = 0; i < 3; i++) {
           cluster.node(i).pause();
         }
         for (int round = 0; round < 15; round++) {
           assertThrows(
-              QuorumUnavailableException.class, () -> redlock.tryAcquire("job", RedLockIT.TTL));
+              QuorumUnavailableException.class, () -> redlock.tryAcquire("job", RedLocks.TTL));
         }
       } finally {
         for (int i = 0; i < 3; i++) {
@@ -43,7 +43,7 @@ class CircuitBreakerHealIT {
       Lease lease = null;
       while (lease == null && System.nanoTime() - giveUp < 0) {
         try {
-          lease = redlock.tryAcquire("job", RedLockIT.TTL).orElse(null);
+          lease = redlock.tryAcquire("job", RedLocks.TTL).orElse(null);
         } catch (QuorumUnavailableException e) {
           failures.add(e.getMessage());
         }

@@ -3,9 +3,11 @@ package dev.redlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.FakeNode.Answer;
 import dev.redlock.NodeOutcome.Status;
 import dev.redlock.RedLockListener.CircuitState;
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeNode.Answer;
+import dev.redlock.internal.transport.FakeTicker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -32,7 +34,7 @@ class CircuitBreakerTest {
   }
 
   private void build(boolean breakers, Duration openWait) {
-    RedLock.Builder builder =
+    RedLockBuilder builder =
         cluster
             .builder(3)
             .nodeTimeout(Duration.ofMillis(20))

@@ -50,7 +50,7 @@ class ContentionIT {
     List<RedLock> clients = new ArrayList<>();
     for (int i = 0; i < THREADS; i++) {
       clients.add(
-          RedLockIT.admitted(
+          RedLocks.admitted(
               RedLock.builder()
                   .nodes(cluster.uris().subList(0, n))
                   .nodeTimeout(Duration.ofMillis(200))

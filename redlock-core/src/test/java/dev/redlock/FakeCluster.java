@@ -1,5 +1,7 @@
 package dev.redlock;
 
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeTicker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,8 +19,8 @@ final class FakeCluster {
    * A builder for {@code n} fake masters named {@code 127.0.0.1:7000} and up, with a 20 ms node
    * timeout, on the fake clock. The masters exist once the RedLock is built.
    */
-  RedLock.Builder builder(int n) {
-    RedLock.Builder builder =
+  RedLockBuilder builder(int n) {
+    RedLockBuilder builder =
         RedLock.builder()
             .nodeTimeout(Duration.ofMillis(20))
             .ticker(ticker)

@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.FakeNode.Answer;
 import dev.redlock.NodeOutcome.Status;
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeNode.Answer;
+import dev.redlock.internal.transport.FakeTicker;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.UnaryOperator;
@@ -23,8 +25,8 @@ class FencingAndRestartGuardTest {
   private final List<FakeNode> nodes = cluster.nodes;
   private RedLock redlock;
 
-  private void build(int n, UnaryOperator<RedLock.Builder> options) {
-    RedLock.Builder builder = cluster.builder(n).nodeTimeout(Duration.ofMillis(20));
+  private void build(int n, UnaryOperator<RedLockBuilder> options) {
+    RedLockBuilder builder = cluster.builder(n).nodeTimeout(Duration.ofMillis(20));
     redlock = options.apply(builder).build();
   }
 

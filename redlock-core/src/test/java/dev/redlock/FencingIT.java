@@ -21,8 +21,8 @@ class FencingIT {
 
   @Test
   void tokensRiseAcrossClientsAndTheCountersNeverExpire(RedisCluster cluster) {
-    try (RedLock a = RedLockIT.redlock(cluster, 5);
-        RedLock b = RedLockIT.redlock(cluster, 5)) {
+    try (RedLock a = RedLocks.redlock(cluster, 5);
+        RedLock b = RedLocks.redlock(cluster, 5)) {
       long previous = 0;
       for (int i = 0; i < 10; i++) {
         RedLock client = i % 2 == 0 ? a : b;
@@ -45,7 +45,7 @@ class FencingIT {
 
   @Test
   void aRestartedMasterDoesNotVoteUntilAdmitted(RedisCluster cluster) {
-    try (RedLock redlock = RedLockIT.redlock(cluster, 3)) {
+    try (RedLock redlock = RedLocks.redlock(cluster, 3)) {
       redlock.tryAcquire("job", TTL).orElseThrow().close();
       for (int i = 0; i < 2; i++) {
         cluster.node(i).kill();
@@ -58,7 +58,7 @@ class FencingIT {
           statuses.subList(0, 2).stream()
               .allMatch(s -> s == Status.RESTARTED || s == Status.FAILED),
           e::getMessage);
-      RedLockIT.eventually(
+      RedLocks.eventually(
           "the restarted masters are seen as restarted",
           () -> {
             try {
@@ -71,7 +71,7 @@ class FencingIT {
           });
       // A young master runs the SET too, but its vote does not count, and the failed attempt
       // releases it there as everywhere.
-      RedLockIT.eventually(
+      RedLocks.eventually(
           "only the marker is left on the young master",
           () -> cluster.node(0).admin().dbSize() == 1);
 
@@ -95,7 +95,7 @@ class FencingIT {
       cluster.node(0).restart();
       cluster.node(1).kill();
       cluster.node(1).restart();
-      RedLockIT.eventually(
+      RedLocks.eventually(
           "acquires with the restarted masters",
           () -> {
             var lease = redlock.tryAcquire("job", TTL);
@@ -118,10 +118,10 @@ class FencingIT {
       assertThrows(IllegalStateException.class, lease::fencingToken);
       assertTrue(redlock.tryAcquire("plain", TTL).isEmpty());
       lease.close();
-      RedLockIT.eventually(
-          "released everywhere", () -> RedLockIT.keysGone(cluster, "plain", 0, 1, 2, 3, 4));
+      RedLocks.eventually(
+          "released everywhere", () -> RedLocks.keysGone(cluster, "plain", 0, 1, 2, 3, 4));
       for (int i = 0; i < 5; i++) {
-        assertEquals(List.of(), RedLockIT.userKeys(cluster, i));
+        assertEquals(List.of(), RedLocks.userKeys(cluster, i));
         assertEquals(0, cluster.node(i).admin().dbSize(), "no marker, no fence counter");
       }
     }
@@ -130,7 +130,7 @@ class FencingIT {
   @Test
   void withFencingOffAndTheGuardOnAcquireStillReadsTheMarker(RedisCluster cluster) {
     try (RedLock redlock =
-        RedLockIT.admitted(
+        RedLocks.admitted(
             RedLock.builder()
                 .nodes(cluster.uris())
                 .nodeTimeout(Duration.ofMillis(100))
@@ -140,15 +140,15 @@ class FencingIT {
       assertThrows(IllegalStateException.class, lease::fencingToken);
       assertTrue(redlock.tryAcquire("guarded", TTL).isEmpty());
       lease.close();
-      RedLockIT.eventually(
-          "released everywhere", () -> RedLockIT.keysGone(cluster, "guarded", 0, 1, 2, 3, 4));
+      RedLocks.eventually(
+          "released everywhere", () -> RedLocks.keysGone(cluster, "guarded", 0, 1, 2, 3, 4));
       assertEquals(null, cluster.node(0).admin().get("redlock:fence"), "no counter stored");
     }
   }
 
   @Test
   void theLibrarysKeysOnAMasterStayAtThreeHoweverManyResourcesAreFenced(RedisCluster cluster) {
-    try (RedLock redlock = RedLockIT.redlock(cluster, 5)) {
+    try (RedLock redlock = RedLocks.redlock(cluster, 5)) {
       long previous = 0;
       for (int i = 0; i < 1000; i++) {
         try (Lease lease = redlock.tryAcquire("order:" + i, TTL).orElseThrow()) {
@@ -159,9 +159,9 @@ class FencingIT {
       }
       for (int i = 0; i < 5; i++) {
         int master = i;
-        RedLockIT.eventually(
+        RedLocks.eventually(
             "every lock released on master " + i,
-            () -> RedLockIT.userKeys(cluster, master).isEmpty());
+            () -> RedLocks.userKeys(cluster, master).isEmpty());
         assertTrue(
             cluster.node(i).admin().dbSize() <= 3,
             "fence counter, dataset marker and admission only, on master "
@@ -180,7 +180,7 @@ class FencingIT {
     for (int i = 0; i < 5; i++) {
       cluster.node(i).admin().set("redlock:fence:account:7", Long.toString(old));
     }
-    try (RedLock redlock = RedLockIT.redlock(cluster, 5);
+    try (RedLock redlock = RedLocks.redlock(cluster, 5);
         Lease lease = redlock.tryAcquire("account:7", TTL).orElseThrow()) {
       assertEquals(old + 1, lease.fencingToken());
       assertEquals(

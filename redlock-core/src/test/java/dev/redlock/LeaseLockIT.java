@@ -60,7 +60,7 @@ class LeaseLockIT {
 
   private RedLock client(RedisCluster cluster) {
     RedLock redlock =
-        RedLockIT.admitted(
+        RedLocks.admitted(
             RedLock.builder()
                 .nodes(cluster.uris())
                 .nodeTimeout(Duration.ofMillis(100))

@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.FakeNode.Answer;
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeNode.Answer;
+import dev.redlock.internal.transport.FakeTicker;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -24,7 +26,7 @@ class LeaseTest {
 
   @BeforeEach
   void acquire() {
-    RedLock.Builder builder = cluster.builder(5).nodeTimeout(Duration.ofMillis(20));
+    RedLockBuilder builder = cluster.builder(5).nodeTimeout(Duration.ofMillis(20));
     redlock = builder.build();
     lease = redlock.tryAcquire("job", TTL).orElseThrow(); // validity 988 ms at t0
     nodes.forEach(FakeNode::forget);

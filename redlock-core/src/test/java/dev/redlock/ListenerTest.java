@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.FakeNode.Answer;
 import dev.redlock.RedLockListener.Denial;
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeNode.Answer;
+import dev.redlock.internal.transport.FakeTicker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -70,7 +72,7 @@ class ListenerTest {
   }
 
   private RedLock build(RedLockListener listener) {
-    RedLock.Builder builder =
+    RedLockBuilder builder =
         cluster.builder(3).nodeTimeout(Duration.ofMillis(20)).listener(listener);
     redlock = builder.build();
     return redlock;

@@ -38,7 +38,7 @@ class ListenerThreadsIT {
           }
         };
     try (RedLock redlock =
-        RedLockIT.admitted(
+        RedLocks.admitted(
             RedLock.builder()
                 .nodes(cluster.uris())
                 .nodeTimeout(Duration.ofMillis(20))

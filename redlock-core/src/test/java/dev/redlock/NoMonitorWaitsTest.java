@@ -29,14 +29,14 @@ class NoMonitorWaitsTest {
     assertTrue(Files.isDirectory(sources), "run from the module directory: " + sources);
     List<String> found = new ArrayList<>();
     int files = 0;
-    try (Stream<Path> paths = Files.list(sources)) {
+    try (Stream<Path> paths = Files.walk(sources)) { // the API and every internal package
       for (Path file : paths.filter(p -> p.toString().endsWith(".java")).toList()) {
         files++;
         List<String> lines = Files.readAllLines(file);
         for (int i = 0; i < lines.size(); i++) {
           String code = lines.get(i).replaceAll("//.*", "").replaceAll("^\\s*\\*.*", "");
           if (MONITOR.matcher(code).find()) {
-            found.add(file.getFileName() + ":" + (i + 1) + ": " + lines.get(i).strip());
+            found.add(sources.relativize(file) + ":" + (i + 1) + ": " + lines.get(i).strip());
           }
         }
       }

@@ -31,7 +31,7 @@ class PreflightIT {
 
   @Test
   void freshStandaloneMastersPassButForTheirShortUptime(RedisCluster cluster) {
-    try (RedLock redlock = RedLockIT.redlock(cluster, 3)) {
+    try (RedLock redlock = RedLocks.redlock(cluster, 3)) {
       Inspection inspection = redlock.inspect();
       System.out.print(inspection);
       for (int i = 0; i < 3; i++) {
@@ -55,7 +55,7 @@ class PreflightIT {
           .command("REPLICAOF", cluster.node(0).host(), Integer.toString(cluster.node(0).port()));
       evicting.admin().command("CONFIG", "SET", "maxmemory", "10mb");
       evicting.admin().command("CONFIG", "SET", "maxmemory-policy", "allkeys-lru");
-      RedLockIT.eventually(
+      RedLocks.eventually(
           "the replica is connected",
           () ->
               String.valueOf(cluster.node(0).admin().command("INFO", "replication"))
@@ -100,7 +100,7 @@ class PreflightIT {
     node.admin()
         .command("ACL", "SETUSER", "locker", "on", ">secret", "~*", "+@all", "-config", "-info");
     try (RedLock redlock =
-        RedLockIT.admitted(
+        RedLocks.admitted(
             RedLock.builder()
                 .node("redis://locker:secret@" + node.host() + ":" + node.port())
                 .build())) {

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.Inspection.Check;
 import dev.redlock.Inspection.Verdict;
 import dev.redlock.NodeOutcome.Status;
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.NodeUnavailableException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -28,7 +30,7 @@ class PreflightTest {
 
   /** Inspects three scripted masters, the first answering as {@code master0} says. */
   private Inspection inspect(
-      java.util.function.UnaryOperator<RedLock.Builder> settings, Map<String, Object> master0) {
+      java.util.function.UnaryOperator<RedLockBuilder> settings, Map<String, Object> master0) {
     if (redlock != null) {
       redlock.close();
     }
@@ -213,7 +215,7 @@ class PreflightTest {
   @Test
   void unfitMastersDoNotVoteWhenAskedButStillGetReleases() {
     FakeCluster fakes = new FakeCluster();
-    RedLock.Builder builder = fakes.builder(3).excludeUnfitMasters(true);
+    RedLockBuilder builder = fakes.builder(3).excludeUnfitMasters(true);
     fakes.beforeBuild =
         node -> {
           if (fakes.nodes.size() == 1) {

@@ -23,7 +23,7 @@ class QuietHappyPathIT {
     PrintStream original = System.err;
     System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
     try (RedLock redlock =
-        RedLockIT.admitted(
+        RedLocks.admitted(
             RedLock.builder().nodes(cluster.uris()).nodeTimeout(Duration.ofMillis(200)).build())) {
       for (int i = 0; i < 20; i++) {
         try (Lease lease = redlock.acquire("quiet", Duration.ofSeconds(5), Duration.ofSeconds(5))) {

@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.FakeNode.Answer;
 import dev.redlock.NodeOutcome.Status;
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeNode.Answer;
+import dev.redlock.internal.transport.FakeTicker;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -40,7 +42,7 @@ class QuorumRoundTest {
   }
 
   private RedLock cluster(int n, Duration minValidity) {
-    RedLock.Builder builder =
+    RedLockBuilder builder =
         cluster
             .builder(n)
             .nodeTimeout(NODE_TIMEOUT)

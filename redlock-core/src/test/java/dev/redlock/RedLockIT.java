@@ -1,12 +1,19 @@
 package dev.redlock;
 
+import static dev.redlock.RedLocks.NODE_TIMEOUT;
+import static dev.redlock.RedLocks.TTL;
+import static dev.redlock.RedLocks.admitted;
+import static dev.redlock.RedLocks.eventually;
+import static dev.redlock.RedLocks.keysGone;
+import static dev.redlock.RedLocks.redlock;
+import static dev.redlock.RedLocks.userKeys;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.NodeOutcome.Status;
-import dev.redlock.testkit.Poll;
+import dev.redlock.internal.transport.Transport;
 import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
@@ -16,7 +23,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -27,28 +33,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 class RedLockIT {
 
   @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(5);
-
-  static final Duration NODE_TIMEOUT = Duration.ofMillis(100);
-  static final Duration TTL = Duration.ofSeconds(10);
-
-  static RedLock redlock(RedisCluster cluster, int n) {
-    return redlock(cluster.uris().subList(0, n));
-  }
-
-  static RedLock redlock(List<String> uris) {
-    return admitted(RedLock.builder().nodes(uris).nodeTimeout(NODE_TIMEOUT).build());
-  }
-
-  /** The test masters are brand new: admit them, as an operator would for a new cluster. */
-  static RedLock admitted(RedLock redlock) {
-    redlock.admitFreshNodes();
-    return redlock;
-  }
-
-  /** Polls until the condition holds or five seconds pass. */
-  static void eventually(String what, BooleanSupplier condition) {
-    Poll.until(what, condition);
-  }
 
   @ParameterizedTest(name = "N = {0}")
   @ValueSource(ints = {1, 3, 5})
@@ -353,7 +337,7 @@ class RedLockIT {
   void closeStopsEveryThreadItStarted(RedisCluster cluster) {
     RedLock redlock = redlock(cluster, 5);
     redlock.tryAcquire("job", TTL).orElseThrow().close();
-    if (RedLock.Transport.fromProperty() == RedLock.Transport.SELECTOR) {
+    if (Transport.fromProperty() == Transport.SELECTOR) {
       assertEquals(1, ioThreads(), "one selector thread for every plaintext master");
     } else {
       assertEquals(5, ioThreads(), "one Jedis I/O thread per master");
@@ -366,22 +350,5 @@ class RedLockIT {
     return Thread.getAllStackTraces().keySet().stream()
         .filter(t -> t.getName().startsWith("redlock-io-") && t.isAlive())
         .count();
-  }
-
-  /** The keys on a node, sorted, leaving out the library's own ({@code redlock:...}). */
-  static List<String> userKeys(RedisCluster cluster, int node) {
-    Object keys = cluster.node(node).admin().command("KEYS", "*");
-    return ((List<?>) keys)
-        .stream().map(String::valueOf).filter(k -> !k.startsWith("redlock:")).sorted().toList();
-  }
-
-  static boolean keysGone(RedisCluster cluster, String key, int... nodes) {
-    for (int i : nodes) {
-      RedisAdmin admin = cluster.node(i).admin();
-      if (admin.exists(key)) {
-        return false;
-      }
-    }
-    return true;
   }
 }

@@ -17,7 +17,7 @@ class ReleaseAfterIT {
 
   @Test
   void shortensEveryMastersExpiryAndEndsTheHandleAtOnce(RedisCluster cluster) {
-    try (RedLock redlock = RedLockIT.redlock(cluster, 3)) {
+    try (RedLock redlock = RedLocks.redlock(cluster, 3)) {
       Lease lease = redlock.tryAcquire("job", Duration.ofSeconds(10)).orElseThrow();
       assertEquals(1, redlock.leasesHeld());
       assertTrue(lease.releaseAfter(Duration.ofMillis(500)));
@@ -29,14 +29,14 @@ class ReleaseAfterIT {
         assertTrue(left > 0 && left <= 500, "master " + i + " keeps it for " + left + " ms");
       }
       assertTrue(redlock.tryAcquire("job", Duration.ofSeconds(10)).isEmpty(), "kept meanwhile");
-      RedLockIT.eventually("expired after the delay", () -> keysGone(cluster));
+      RedLocks.eventually("expired after the delay", () -> keysGone(cluster));
       redlock.tryAcquire("job", Duration.ofSeconds(10)).orElseThrow().close();
     }
   }
 
   @Test
   void neverLengthensAKey(RedisCluster cluster) {
-    try (RedLock redlock = RedLockIT.redlock(cluster, 3)) {
+    try (RedLock redlock = RedLocks.redlock(cluster, 3)) {
       Lease lease = redlock.tryAcquire("job", Duration.ofSeconds(1)).orElseThrow();
       assertTrue(lease.releaseAfter(Duration.ofSeconds(30)), "already expiring sooner");
       for (int i = 0; i < 3; i++) {
@@ -47,12 +47,11 @@ class ReleaseAfterIT {
 
   @Test
   void neverRecreatesAnExpiredKeyNorTouchesAnotherClients(RedisCluster cluster) {
-    try (RedLock redlock = RedLockIT.redlock(cluster, 3)) {
+    try (RedLock redlock = RedLocks.redlock(cluster, 3)) {
       Lease expired = redlock.tryAcquire("gone", Duration.ofMillis(300)).orElseThrow();
-      RedLockIT.eventually(
-          "expired everywhere", () -> RedLockIT.keysGone(cluster, "gone", 0, 1, 2));
+      RedLocks.eventually("expired everywhere", () -> RedLocks.keysGone(cluster, "gone", 0, 1, 2));
       assertFalse(expired.releaseAfter(Duration.ofSeconds(5)));
-      assertTrue(RedLockIT.keysGone(cluster, "gone", 0, 1, 2), "not re-created");
+      assertTrue(RedLocks.keysGone(cluster, "gone", 0, 1, 2), "not re-created");
 
       Lease replaced = redlock.tryAcquire("job", Duration.ofSeconds(10)).orElseThrow();
       for (int i = 0; i < 3; i++) {
@@ -66,6 +65,6 @@ class ReleaseAfterIT {
   }
 
   private static boolean keysGone(RedisCluster cluster) {
-    return RedLockIT.keysGone(cluster, "job", 0, 1, 2);
+    return RedLocks.keysGone(cluster, "job", 0, 1, 2);
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.NodeOutcome.Status;
+import dev.redlock.internal.transport.TransportHooks;
 import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
@@ -36,7 +37,7 @@ class ReleaseFinishesIT {
   private final BlockingQueue<List<NodeOutcome>> completed = new LinkedBlockingQueue<>();
 
   private RedLock redlock(RedisCluster cluster) {
-    return RedLockIT.admitted(
+    return RedLocks.admitted(
         RedLock.builder()
             .nodes(cluster.uris())
             .nodeTimeout(Duration.ofMillis(100))
@@ -87,7 +88,7 @@ class ReleaseFinishesIT {
       // The time is the fault: the connection whose oldest command waits longer than the stall
       // limit is dropped by the next command, with the SET still unread in the paused master.
       LockSupport.parkNanos(
-          CommandPipeline.stallNanos(Duration.ofMillis(100).toNanos())
+          TransportHooks.stallNanos(Duration.ofMillis(100).toNanos())
               + TimeUnit.MILLISECONDS.toNanos(200));
       lease.release(); // drops master 4's stalled link; the release goes out on a new one
       cluster.node(4).resume();

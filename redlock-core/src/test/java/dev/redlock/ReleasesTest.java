@@ -3,8 +3,9 @@ package dev.redlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.FakeNode.Answer;
 import dev.redlock.NodeOutcome.Status;
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeNode.Answer;
 import dev.redlock.testkit.Poll;
 import java.time.Duration;
 import java.util.List;

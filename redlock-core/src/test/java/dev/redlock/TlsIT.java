@@ -62,7 +62,7 @@ class TlsIT {
   @Test
   void leasesWorkOverTlsWithAPrivateCa() {
     try (RedLock redlock =
-        RedLockIT.admitted(
+        RedLocks.admitted(
             RedLock.builder()
                 .nodes(uris("127.0.0.1"))
                 .nodeTimeout(NODE_TIMEOUT)
@@ -73,12 +73,12 @@ class TlsIT {
       assertTrue(lease.extend(Duration.ofSeconds(10)));
       for (RedisProcess master : masters) {
         RedisProcess m = master;
-        RedLockIT.eventually("the key on " + m.port(), () -> m.admin().exists("tls:job"));
+        RedLocks.eventually("the key on " + m.port(), () -> m.admin().exists("tls:job"));
       }
       lease.close();
       for (RedisProcess master : masters) {
         RedisProcess m = master;
-        RedLockIT.eventually("released on " + m.port(), () -> !m.admin().exists("tls:job"));
+        RedLocks.eventually("released on " + m.port(), () -> !m.admin().exists("tls:job"));
       }
     }
   }

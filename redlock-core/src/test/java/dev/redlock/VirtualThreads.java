@@ -155,10 +155,11 @@ final class VirtualThreads implements AutoCloseable {
     }
   }
 
+  /** Every class under {@code dir} ({@code dev/redlock}), the internal packages' included. */
   private static Set<String> classesIn(Path dir) throws IOException {
-    try (Stream<Path> files = Files.list(dir)) {
+    try (Stream<Path> files = Files.walk(dir)) {
       return files
-          .map(p -> p.getFileName().toString())
+          .map(p -> dir.relativize(p).toString().replace(p.getFileSystem().getSeparator(), "."))
           .filter(name -> name.endsWith(".class"))
           .map(name -> "dev.redlock." + name.substring(0, name.length() - ".class".length()))
           .collect(Collectors.toUnmodifiableSet());

@@ -8,6 +8,7 @@ import dev.redlock.Inspection;
 import dev.redlock.Lease;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
+import dev.redlock.RedLockBuilder;
 import dev.redlock.faultproxy.FaultProxyServer;
 import dev.redlock.testkit.RedisCluster;
 import eu.rekawek.toxiproxy.Proxy;
@@ -122,7 +123,7 @@ class MultiDatacenterChaosIT {
 
   /** A client in {@code placement}: its own proxies, timeouts by distance, labels by home. */
   private static RedLock client(String placement) {
-    RedLock.Builder builder = RedLock.builder().retryDelay(Duration.ofMillis(20));
+    RedLockBuilder builder = RedLock.builder().retryDelay(Duration.ofMillis(20));
     for (String home : DATACENTERS) {
       List<String> uris = new ArrayList<>();
       for (int m = 0; m < 5; m++) {

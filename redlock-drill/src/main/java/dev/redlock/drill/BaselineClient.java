@@ -33,7 +33,7 @@ final class BaselineClient implements AutoCloseable {
    * Where redlock-core keeps its compare-and-delete script on the classpath. The baseline loads
    * that very file, so its release round runs the Lua RedLock runs.
    */
-  static final String RELEASE_SCRIPT_RESOURCE = "dev/redlock/release.lua";
+  static final String RELEASE_SCRIPT_RESOURCE = "dev/redlock/internal/transport/release.lua";
 
   private static final byte[] SET = ascii("SET");
   private static final byte[] NX = ascii("NX");

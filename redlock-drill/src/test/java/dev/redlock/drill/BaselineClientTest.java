@@ -21,7 +21,8 @@ class BaselineClientTest {
     try (URLClassLoader empty = new URLClassLoader(new URL[0], null)) {
       IllegalStateException e =
           assertThrows(IllegalStateException.class, () -> BaselineClient.releaseScript(empty));
-      assertTrue(e.getMessage().contains("dev/redlock/release.lua"), e.getMessage());
+      assertTrue(
+          e.getMessage().contains("dev/redlock/internal/transport/release.lua"), e.getMessage());
       assertTrue(e.getMessage().contains("redlock-core"), e.getMessage());
     }
   }

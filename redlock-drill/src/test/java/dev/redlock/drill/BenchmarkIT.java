@@ -432,7 +432,7 @@ class BenchmarkIT {
   @Test
   void theBaselineLoadsTheSameReleaseScriptAsTheLibrary() throws Exception {
     String library;
-    try (var in = dev.redlock.RedLock.class.getResourceAsStream("release.lua")) {
+    try (var in = dev.redlock.RedLock.class.getResourceAsStream("internal/transport/release.lua")) {
       library = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
     assertEquals(library, BaselineClient.releaseScript());

@@ -3,6 +3,7 @@ package dev.redlock.micrometer;
 import static java.util.Objects.requireNonNull;
 
 import dev.redlock.RedLock;
+import dev.redlock.RedLockBuilder;
 import dev.redlock.RedLockListener;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
@@ -119,37 +120,37 @@ public final class RedLockMetrics implements MeterBinder {
 
   /**
    * Builds a RedLock whose events these metrics record: sets {@code redlockBuilder}'s listener
-   * (replacing any set before; see {@link #build(RedLock.Builder, RedLockListener)} to keep one),
+   * (replacing any set before; see {@link #build(RedLockBuilder, RedLockListener)} to keep one),
    * builds it, and follows its leases and renewals with the gauges.
    *
    * @param redlockBuilder the configured builder
-   * @return the RedLock, as {@link RedLock.Builder#build()} returns it; the caller closes it
+   * @return the RedLock, as {@link RedLockBuilder#build()} returns it; the caller closes it
    * @throws NullPointerException if {@code redlockBuilder} is null
    * @throws IllegalStateException if these metrics already built a RedLock (use one instance per
    *     RedLock, with distinct {@linkplain Builder#tags extra tags})
-   * @throws IllegalArgumentException as {@link RedLock.Builder#build()} does; these metrics can
-   *     then build again
+   * @throws IllegalArgumentException as {@link RedLockBuilder#build()} does; these metrics can then
+   *     build again
    */
-  public RedLock build(RedLock.Builder redlockBuilder) {
+  public RedLock build(RedLockBuilder redlockBuilder) {
     return build(redlockBuilder, MetricsListener.NONE);
   }
 
   /**
-   * Builds a RedLock as {@link #build(RedLock.Builder)} does, whose listener records the metrics
-   * and then passes each event on to {@code listener}. A RedLock has one listener; this is how to
-   * keep your own next to the metrics. Exceptions thrown by {@code listener} are handled as the
-   * RedLock handles a throwing listener (logged at WARN and ignored); the metrics are recorded
-   * before it is called.
+   * Builds a RedLock as {@link #build(RedLockBuilder)} does, whose listener records the metrics and
+   * then passes each event on to {@code listener}. A RedLock has one listener; this is how to keep
+   * your own next to the metrics. Exceptions thrown by {@code listener} are handled as the RedLock
+   * handles a throwing listener (logged at WARN and ignored); the metrics are recorded before it is
+   * called.
    *
    * @param redlockBuilder the configured builder
    * @param listener the listener to tell after the metrics are recorded
-   * @return the RedLock, as {@link RedLock.Builder#build()} returns it; the caller closes it
+   * @return the RedLock, as {@link RedLockBuilder#build()} returns it; the caller closes it
    * @throws NullPointerException if an argument is null
    * @throws IllegalStateException if these metrics already built a RedLock
-   * @throws IllegalArgumentException as {@link RedLock.Builder#build()} does; these metrics can
-   *     then build again
+   * @throws IllegalArgumentException as {@link RedLockBuilder#build()} does; these metrics can then
+   *     build again
    */
-  public RedLock build(RedLock.Builder redlockBuilder, RedLockListener listener) {
+  public RedLock build(RedLockBuilder redlockBuilder, RedLockListener listener) {
     requireNonNull(redlockBuilder, "redlockBuilder");
     requireNonNull(listener, "listener");
     setup.lock();

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.redlock.Lease;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
+import dev.redlock.RedLockBuilder;
 import java.time.Duration;
 import java.util.Optional;
 import net.javacrumbs.shedlock.core.ClockProvider;
@@ -48,7 +49,7 @@ import net.javacrumbs.shedlock.support.LockException;
  * <h2>Limits and failures</h2>
  *
  * The TTL must be one the RedLock accepts: above its node timeout and, with the restart guard on
- * (the default), at most its {@link RedLock.Builder#maxLeaseTime maxLeaseTime}. So {@code
+ * (the default), at most its {@link RedLockBuilder#maxLeaseTime maxLeaseTime}. So {@code
  * lockAtMostFor} must leave more than the node timeout when {@code lock} or {@code extend} is
  * called, and be at most {@code maxLeaseTime}; otherwise they throw {@link
  * IllegalArgumentException} naming {@code lockAtMostFor} (a failed {@code extend} then leaves the

@@ -1,0 +1,409 @@
+package dev.redlock.internal.lease;
+
+import dev.redlock.internal.lease.QuorumRound.Tally;
+import dev.redlock.internal.preflight.Findings;
+import dev.redlock.internal.preflight.Preflight;
+import dev.redlock.internal.transport.LuaScript;
+import dev.redlock.internal.transport.NodeReply;
+import dev.redlock.internal.transport.SelectorLoop;
+import dev.redlock.internal.transport.Ticker;
+import dev.redlock.internal.transport.Vote;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The machinery behind one API {@code RedLock}: the acquisition, read top to bottom in {@link
+ * #attempt} (a fresh token; the vote on every master; the validity; the lease, or else the release
+ * on every master), the retries of a bounded wait, the choice of the fencing token, the renewer,
+ * the admission of fresh masters, the preflight's probes, and the close. The API checks the
+ * arguments, turns the results into its types and throws its exceptions; the safety assumptions are
+ * stated on {@code RedLock}. Thread-safe.
+ */
+public final class Coordinator {
+
+  private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
+
+  /**
+   * The settings the rounds follow, as the builder checked them.
+   *
+   * @param driftFactor the fraction of the TTL allowed for clock drift
+   * @param minValidityNanos the least validity a new or extended lease must have
+   * @param retryDelayNanos the mean pause between rounds of a wait, and between renewal retries
+   * @param fencing whether leases carry fencing tokens
+   * @param restartGuard whether young masters' votes are ignored
+   * @param maxLeaseMillis the longest TTL
+   * @param guardMillis how old a master's dataset and server run must be to vote; 0 without the
+   *     restart guard
+   * @param connectTimeoutNanos the longest connect timeout of any master
+   */
+  public record Settings(
+      double driftFactor,
+      long minValidityNanos,
+      long retryDelayNanos,
+      boolean fencing,
+      boolean restartGuard,
+      long maxLeaseMillis,
+      long guardMillis,
+      long connectTimeoutNanos) {}
+
+  private final Masters masters;
+  private final Leases leases;
+  private final Releases releases;
+  private final Arguments arguments;
+  private final Events events;
+  private final Preflight preflight;
+  private final Settings settings;
+  private final Tokens tokens = new Tokens();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final ReentrantLock renewerLock = new ReentrantLock();
+  private Renewer renewer; // guarded by renewerLock; created by the first renewal
+
+  /**
+   * The coordinator of {@code masters}.
+   *
+   * @param masters the masters, their clients built and connecting
+   * @param events the listener's events
+   * @param preflight the checks of {@link #inspect()}
+   * @param settings the settings
+   */
+  public Coordinator(Masters masters, Events events, Preflight preflight, Settings settings) {
+    this.masters = masters;
+    this.events = events;
+    this.preflight = preflight;
+    this.settings = settings;
+    this.arguments =
+        new Arguments(
+            masters.nodeTimeoutNanos(),
+            settings.minValidityNanos(),
+            settings.restartGuard() ? settings.maxLeaseMillis() : Long.MAX_VALUE);
+    this.releases = new Releases(masters, events);
+    this.leases =
+        new Leases(
+            masters,
+            releases,
+            events,
+            arguments,
+            settings.driftFactor(),
+            settings.minValidityNanos());
+  }
+
+  /**
+   * Returns the checks of TTLs against these settings.
+   *
+   * @return the arguments' checks
+   */
+  public Arguments arguments() {
+    return arguments;
+  }
+
+  /**
+   * One round, after checking that this is open.
+   *
+   * @param resource the resource, as the caller named it
+   * @param key its key
+   * @param ttlMillis the TTL, checked
+   * @return how the round ended
+   * @throws IllegalStateException if closed
+   */
+  public Attempt attemptOnce(String resource, byte[] key, long ttlMillis) {
+    checkOpen();
+    return attempt(resource, key, ttlMillis);
+  }
+
+  /**
+   * Runs rounds, with randomized pauses between them, until one grants a lease or {@code waitNanos}
+   * has passed ({@link Long#MAX_VALUE}: no limit); returns the last attempt. If not {@code
+   * interruptible}, an interrupt does not stop the wait: it is kept pending for the caller.
+   *
+   * @param resource the resource, as the caller named it
+   * @param key its key
+   * @param ttlMillis the TTL, checked
+   * @param waitNanos how long to keep trying
+   * @param interruptible whether an interrupt ends the wait
+   * @return the attempt that granted the lease, or the last one
+   * @throws InterruptedException if interruptible and interrupted; nothing is left locked
+   * @throws IllegalStateException if closed while waiting
+   */
+  public Attempt retry(
+      String resource, byte[] key, long ttlMillis, long waitNanos, boolean interruptible)
+      throws InterruptedException {
+    if (interruptible && Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    Ticker ticker = masters.ticker();
+    long deadline = waitNanos == Long.MAX_VALUE ? 0 : ticker.read() + waitNanos;
+    boolean interrupted = false;
+    try {
+      while (true) {
+        Attempt attempt = attempt(resource, key, ttlMillis);
+        long left = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - ticker.read();
+        if (attempt.grant() != null || left <= 0) {
+          return attempt;
+        }
+        long retryDelayNanos = settings.retryDelayNanos();
+        long pause =
+            Math.min(
+                left, retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos));
+        if (interruptible) {
+          if (Thread.interrupted()) {
+            throw new InterruptedException();
+          }
+          TimeUnit.NANOSECONDS.sleep(pause);
+        } else {
+          LockSupport.parkNanos(pause);
+          interrupted |= Thread.interrupted();
+        }
+        checkOpen();
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * Starts renewing {@code grant} by quorum whenever a third of {@code ttlMillis} is left.
+   *
+   * @param grant the lease
+   * @param ttlMillis the TTL of each renewal
+   * @return the renewal, to cancel
+   * @throws IllegalStateException if closed
+   */
+  public Renewer.Renewal renew(Grant grant, long ttlMillis) {
+    return renewer().start(grant, ttlMillis);
+  }
+
+  /**
+   * Returns how many leases were granted and are neither released nor lost.
+   *
+   * @return a snapshot
+   */
+  public int leasesHeld() {
+    return leases.held();
+  }
+
+  /**
+   * Returns how many renewal rounds have been sent and not yet decided.
+   *
+   * @return a snapshot
+   */
+  public int renewalsInFlight() {
+    renewerLock.lock();
+    try {
+      return renewer == null ? 0 : renewer.inFlight();
+    } finally {
+      renewerLock.unlock();
+    }
+  }
+
+  private Renewer renewer() {
+    renewerLock.lock();
+    try {
+      checkOpen();
+      if (renewer == null) {
+        renewer = new Renewer(leases, settings.retryDelayNanos());
+      }
+      return renewer;
+    } finally {
+      renewerLock.unlock();
+    }
+  }
+
+  /**
+   * One acquisition, read top to bottom: a fresh token; the vote on every master; the validity; the
+   * lease, or else the release on every master. With fencing, the vote also reads each master's
+   * fence counter and clock, and the lease keeps the next token to store when it is first asked for
+   * ({@link Grant#storeFence()}).
+   */
+  private Attempt attempt(String resource, byte[] key, long ttlMillis) {
+    byte[] token = tokens.next();
+    // The script reads the fence counter whenever it runs; only the plain SET needs no key.
+    byte[] legacyFenceKey =
+        settings.fencing() || settings.restartGuard() ? LuaScript.legacyFenceKey(key) : null;
+    long guardMillis = settings.guardMillis();
+
+    Tally votes =
+        masters.vote((node, i) -> node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis));
+
+    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    long validity = Validity.remainingNanos(ttlNanos, votes.elapsedNanos(), settings.driftFactor());
+    long took = votes.elapsedNanos();
+    List<Outcome> outcomes = votes.outcomes();
+    if (votes.reachedQuorum() && validity > settings.minValidityNanos()) {
+      long fence = settings.fencing() ? nextFence(votes) : Grant.NO_FENCE;
+      Grant grant =
+          leases.grant(
+              resource,
+              key,
+              token,
+              votes.decidedAtNanos() + validity,
+              fence,
+              votes.landing(),
+              leases.keysExpireBy(votes.startNanos(), ttlMillis));
+      if (events.enabled()) { // no allocation on the hot path without a listener
+        events.emit(l -> l.acquired(resource, outcomes, took));
+      }
+      return new Attempt(grant, outcomes, false);
+    }
+
+    releases.releaseAll(
+        key, token, votes.landing(), leases.keysExpireBy(votes.startNanos(), ttlMillis));
+    // A majority voted for us but the lease still failed: the round was too slow.
+    boolean unavailable =
+        votes.reachedQuorum() || votes.unreachable() > masters.size() - masters.quorum();
+    if (events.enabled()) {
+      events.emit(l -> l.denied(resource, unavailable, outcomes, took));
+    }
+    if (log.isDebugEnabled()) {
+      log.debug("{} not acquired: {}", Arguments.quote(resource), outcomes);
+    }
+    return new Attempt(null, outcomes, unavailable);
+  }
+
+  /**
+   * The lease's fencing token, to be stored when first asked for: above every counter the granting
+   * masters had stored and not below any answering master's clock. See {@link Leases#storeFence}
+   * for why a token stored later is as good as one stored during the acquire.
+   */
+  private static long nextFence(Tally votes) {
+    long next = 1;
+    for (NodeReply reply : votes.replies()) {
+      if (reply != null) {
+        next = Math.max(next, Math.max(reply.fence() + 1, reply.timeMicros()));
+      }
+    }
+    return next;
+  }
+
+  /**
+   * Runs the preflight on every master at once and waits for the answers, for at most {@link
+   * #preflightWaitNanos}.
+   *
+   * @return what it found, per master and per datacenter
+   * @throws IllegalStateException if closed
+   */
+  public Findings inspect() {
+    checkOpen();
+    List<Preflight.Probe> probes = new ArrayList<>();
+    for (int i = 0; i < masters.size(); i++) {
+      probes.add(
+          preflight.start(
+              masters.nodes().get(i), masters.names().get(i), masters.datacenters().get(i)));
+    }
+    Ticker ticker = masters.ticker();
+    long deadline = ticker.read() + preflightWaitNanos(masters.nodeTimeoutNanos());
+    List<Findings.Master> found = new ArrayList<>();
+    for (Preflight.Probe probe : probes) {
+      found.add(probe.await(deadline, ticker));
+    }
+    return new Findings(found, Preflight.losses(masters.datacenters()));
+  }
+
+  /**
+   * Returns how long the preflight waits for its answers: the longer of 1 s and two node timeouts.
+   *
+   * @param nodeTimeoutNanos the longest node timeout
+   * @return nanoseconds
+   */
+  public static long preflightWaitNanos(long nodeTimeoutNanos) {
+    return Math.max(TimeUnit.SECONDS.toNanos(1), 2 * nodeTimeoutNanos);
+  }
+
+  /**
+   * Admits every reachable master for the restart guard, waiting for those still connecting; logs
+   * the result, at WARN for each master not admitted.
+   *
+   * @return one outcome per master: GRANTED if admitted by this call, TAKEN if it already was,
+   *     otherwise why not
+   * @throws IllegalStateException if closed
+   */
+  public List<Outcome> admitFreshNodes() {
+    checkOpen();
+    long guardMillis = settings.guardMillis();
+    long age = guardMillis > 0 ? guardMillis : settings.maxLeaseMillis();
+    // A master still connecting is waited for: the admission must not skip it for being slow.
+    long deadline =
+        masters.ticker().read() + settings.connectTimeoutNanos() + masters.nodeTimeoutNanos();
+    Tally tally = masters.all((node, i) -> node.admit(age), deadline);
+    log.info("admitted fresh masters: {}", tally.outcomes());
+    for (Outcome outcome : tally.outcomes()) {
+      if (outcome.vote() != Vote.GRANTED && outcome.vote() != Vote.TAKEN) {
+        log.warn(
+            "master {} was not admitted ({}{}): with the restart guard on it votes only once it"
+                + " has been up {} s, or once admitted",
+            outcome.node(),
+            outcome.vote(),
+            outcome.detail().isEmpty() ? "" : ": " + outcome.detail(),
+            TimeUnit.MILLISECONDS.toSeconds(age));
+      }
+    }
+    return tally.outcomes();
+  }
+
+  /**
+   * Closes every connection and stops the library's threads, waiting a bounded time for them.
+   * Idempotent.
+   */
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    Renewer stopping;
+    renewerLock.lock();
+    try {
+      stopping = renewer;
+    } finally {
+      renewerLock.unlock();
+    }
+    long grace = masters.nodeTimeoutNanos() + TimeUnit.SECONDS.toNanos(1);
+    if (stopping != null) {
+      stopping.close(grace);
+    }
+    releases.close();
+    masters.close(masters.ticker().read() + grace);
+    events.close(grace);
+  }
+
+  /**
+   * Throws if this was closed.
+   *
+   * @throws IllegalStateException if it was
+   */
+  public void checkOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("RedLock is closed");
+    }
+  }
+
+  /**
+   * Returns the masters and the quorum, for the API's {@code toString()}.
+   *
+   * @return {@code nodes=[host:port, ...], quorum=N}
+   */
+  @Override
+  public String toString() {
+    return "nodes=" + masters.names() + ", quorum=" + masters.quorum();
+  }
+
+  /**
+   * Returns the selector the plaintext masters share, or null: for tests.
+   *
+   * @return the selector, or null
+   */
+  public SelectorLoop selectorLoop() {
+    return masters.io();
+  }
+
+  /** Waits until the listener has been told every event handed to the event thread: for tests. */
+  public void awaitEventsTold() {
+    events.awaitTold(TimeUnit.SECONDS.toNanos(5));
+  }
+}

@@ -1,0 +1,180 @@
+package dev.redlock.internal.lease;
+
+import dev.redlock.internal.transport.BreakerState;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Tells the {@link Listener} (the API's adapter of the user's {@code RedLockListener}); a listener
+ * that throws is logged, never propagated.
+ *
+ * <p>Two ways to tell. {@link #emit} calls the listener on the calling thread: for what a caller's
+ * round or the renewal thread decided (acquired, denied, extended, lost, released), as the
+ * listener's contract says. {@link #emitLater} hands the call to this RedLock's event thread
+ * ({@code redlock-events-N}, started on first use, stopped after a few idle seconds and by {@link
+ * #close}): for what an I/O thread learns (a circuit breaker's change, an internal error, a late
+ * answer to a release, a preflight verdict's log line). An I/O thread may be the one that reads
+ * every plaintext master's replies, or a caller leading the selector for everyone: a listener that
+ * blocks there, or calls back into the RedLock ({@code inspect()}), would stall every master. The
+ * event thread's queue is bounded ({@value #QUEUE}): a listener slower than the events is told of
+ * as many as fit, and the others are counted and dropped, never queued without bound.
+ */
+public final class Events {
+
+  private static final Logger log = LoggerFactory.getLogger(Events.class);
+  private static final Listener NONE = new Listener() {};
+  private static final AtomicInteger THREADS = new AtomicInteger();
+
+  /** The most events waiting for the event thread. */
+  static final int QUEUE = 10_000;
+
+  private final Listener listener;
+  private final ThreadPoolExecutor thread;
+  private final AtomicLong dropped = new AtomicLong();
+
+  /**
+   * Tells {@code listener}; its event thread starts on first use.
+   *
+   * @param listener the listener, or {@link #none()}
+   */
+  public Events(Listener listener) {
+    this.listener = listener;
+    int number = THREADS.incrementAndGet();
+    this.thread =
+        new ThreadPoolExecutor(
+            1,
+            1,
+            5,
+            TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(QUEUE),
+            task -> {
+              Thread t = new Thread(task, "redlock-events-" + number);
+              t.setDaemon(true);
+              return t;
+            },
+            (task, executor) -> dropped(executor));
+    thread.allowCoreThreadTimeOut(true); // no thread at all until an event needs one
+  }
+
+  /**
+   * Returns the listener that hears nothing: with it, nothing is built to be told.
+   *
+   * @return the no-op listener
+   */
+  public static Listener none() {
+    return NONE;
+  }
+
+  /** Whether anyone listens; callers skip building an event (and its lambda) when not. */
+  boolean enabled() {
+    return listener != NONE;
+  }
+
+  /** Tells the listener now, on this thread. */
+  void emit(Consumer<Listener> event) {
+    if (listener == NONE) {
+      return;
+    }
+    try {
+      event.accept(listener);
+    } catch (RuntimeException | LinkageError | AssertionError e) {
+      log.warn("RedLockListener {} threw; ignored", listener, e);
+    }
+  }
+
+  /** Tells the listener on the event thread, soon; never blocks the calling thread. */
+  void emitLater(Consumer<Listener> event) {
+    if (listener != NONE) {
+      run(() -> emit(event));
+    }
+  }
+
+  /**
+   * From an I/O thread: a master's circuit breaker changed state. The log line and the listener, on
+   * the event thread.
+   *
+   * @param node the master's {@code host:port}
+   * @param state the new state
+   */
+  public void circuitChanged(String node, BreakerState state) {
+    run(
+        () -> {
+          log.info("circuit breaker of {} is now {}", node, state);
+          emit(l -> l.circuitChanged(node, state));
+        });
+  }
+
+  /**
+   * From an I/O thread: it met an unexpected error and recovered. Tells the listener on the event
+   * thread.
+   *
+   * @param where what failed
+   * @param error what was thrown
+   */
+  public void internalError(String where, Throwable error) {
+    emitLater(l -> l.internalError(where, error));
+  }
+
+  /**
+   * Runs {@code work} on the event thread, soon: what an I/O thread must not do itself (log at WARN
+   * through appenders that may block, tell the listener). Never blocks the calling thread.
+   *
+   * @param work what to run
+   */
+  public void run(Runnable work) {
+    try {
+      thread.execute(work);
+    } catch (RejectedExecutionException closed) {
+      // shut down: the RedLock is closed, and nothing is told any more
+    }
+  }
+
+  private void dropped(ThreadPoolExecutor executor) {
+    if (executor.isShutdown()) {
+      return;
+    }
+    long count = dropped.incrementAndGet();
+    if (count == 1 || Long.bitCount(count) == 1) { // the 1st, 2nd, 4th, 8th... drop
+      log.warn(
+          "RedLockListener {} is slower than the events: {} dropped so far (at most {} wait)",
+          listener,
+          count,
+          QUEUE);
+    }
+  }
+
+  /**
+   * Waits until every event handed to the event thread before this call has been told, or {@code
+   * timeoutNanos} passed: for tests, which assert on what the listener heard.
+   */
+  void awaitTold(long timeoutNanos) {
+    java.util.concurrent.CountDownLatch told = new java.util.concurrent.CountDownLatch(1);
+    run(told::countDown);
+    try {
+      told.await(timeoutNanos, TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Tells what is queued, waiting until {@code deadlineNanos} at most, then stops the thread. */
+  void close(long waitNanos) {
+    thread.shutdown();
+    try {
+      if (!thread.awaitTermination(waitNanos, TimeUnit.NANOSECONDS)) {
+        thread.shutdownNow();
+        log.debug("the event thread did not finish in time; the rest is dropped");
+      }
+    } catch (InterruptedException e) {
+      thread.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,325 @@
+package dev.redlock.internal.lease;
+
+import dev.redlock.internal.lease.Grant.FenceFailure;
+import dev.redlock.internal.lease.QuorumRound.Tally;
+import dev.redlock.internal.transport.Ticker;
+import dev.redlock.internal.transport.Vote;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lifecycle of the leases one RedLock grants: extend, release and lose. Each {@link Grant} (the
+ * API's lease) and the {@link Renewer} both go through here, so the order of each transition's side
+ * effects is written once:
+ *
+ * <ul>
+ *   <li><b>extend</b>: a quorum round; on success the deadline moves forward, then the listener
+ *       hears of it. A round that reaches no quorum changes nothing: the masters never said the key
+ *       was gone, so the lease stands until its old deadline and may be extended again;
+ *   <li><b>lose</b>, when a majority answers that the key is gone or another token's, or the
+ *       validity ran out: the lease is marked lost first (so {@link Grant#isValid()} is false
+ *       before any master forgets it), then the log, the listener and {@link Grant#whenLost()}, and
+ *       only then the releases of whatever the masters still hold;
+ *   <li><b>release</b>: marked released, then a round on every master, decided once a majority
+ *       answered, then the listener; {@link Releases} follows the other masters to their final
+ *       answer (sending again what failed or was dropped) and tells the listener of those too.
+ * </ul>
+ */
+final class Leases {
+
+  private static final Logger log = LoggerFactory.getLogger(Leases.class);
+
+  /** How an extend ended. */
+  enum Extension {
+    /** A quorum extended it in time: the deadline moved. */
+    EXTENDED,
+    /** No quorum in time, but no majority said the key was gone: the old deadline stands. */
+    NOT_EXTENDED,
+    /** A majority said the key is gone or another's, or the lease ran out: it is lost. */
+    LOST
+  }
+
+  private final Masters masters;
+  private final Releases releases;
+  private final Events events;
+  private final Arguments arguments;
+  private final double driftFactor;
+  private final long minValidityNanos;
+  private final AtomicInteger held = new AtomicInteger(); // granted, not yet released or lost
+
+  Leases(
+      Masters masters,
+      Releases releases,
+      Events events,
+      Arguments arguments,
+      double driftFactor,
+      long minValidityNanos) {
+    this.masters = masters;
+    this.releases = releases;
+    this.events = events;
+    this.arguments = arguments;
+    this.driftFactor = driftFactor;
+    this.minValidityNanos = minValidityNanos;
+  }
+
+  Ticker ticker() {
+    return masters.ticker();
+  }
+
+  /**
+   * A new lease, valid until {@code deadlineNanos} on the ticker, whose fencing token {@code fence}
+   * (or NO_FENCE) is stored in the masters' fence counters when first asked for; {@code landing}
+   * says where its acquire may have set its key, until {@code keysExpireByNanos} at the latest.
+   */
+  Grant grant(
+      String resource,
+      byte[] key,
+      byte[] token,
+      long deadlineNanos,
+      long fence,
+      Landing landing,
+      long keysExpireByNanos) {
+    held.incrementAndGet();
+    return new Grant(this, resource, key, token, deadlineNanos, fence, landing, keysExpireByNanos);
+  }
+
+  /**
+   * Stores {@code lease}'s fencing token on the masters, only where its key still holds its token,
+   * and returns null once a majority did while the lease was valid. Called by {@link
+   * Grant#storeFence()} (the API's first {@code Lease.fencingToken()}), under the lease's own lock,
+   * until it succeeds.
+   *
+   * <p>Why a token stored now is as good as one stored during the acquire. The token t was chosen
+   * above every counter the granting majority M had stored when each of them ran our SET NX (the
+   * acquire reads the counter after its SET, on the same connection). Take any earlier lease that
+   * stored its token t' on a majority M'. Each master of M' stored t' while the key held that
+   * lease's token; on a master x in both M and M', that key had to be gone before our SET NX
+   * succeeded there, and a key is never re-created, so x stored t' before it ran our acquire and we
+   * read at least t'. Hence t > t'. Symmetrically, we store t now only where our key still holds,
+   * so on every master of our store majority the store happens before any later lease's SET NX, and
+   * every later lease reads at least t. A lease that is never asked for its token stores nothing
+   * and orders nothing, and nothing relies on it. A token that cannot be stored on a majority while
+   * the key holds is never returned.
+   *
+   * <p>The failures, which the API throws: a lease no longer valid, or refused by a majority (then
+   * lost), is a lost lease; too few answers in time, an unavailable quorum.
+   */
+  FenceFailure storeFence(Grant lease) {
+    if (!lease.isValid()) {
+      return new FenceFailure(
+          true,
+          "lease on "
+              + Arguments.quote(lease.resource())
+              + " is no longer valid: a fencing token is stored only while the lease holds",
+          List.of());
+    }
+    byte[] key = lease.key();
+    byte[] token = lease.token();
+    long fence = lease.fence();
+    Tally tally = masters.vote((node, i) -> node.fence(key, token, fence));
+    boolean stillValid = lease.validAt(tally.decidedAtNanos());
+    if (tally.reachedQuorum() && stillValid) {
+      return null;
+    }
+    if (!stillValid || refusedByMajority(tally)) {
+      lose(
+          lease,
+          "its fencing token could not be stored: " + tally.outcomes(),
+          tally.outcomes(),
+          tally.elapsedNanos());
+      return new FenceFailure(
+          true,
+          "lease on "
+              + Arguments.quote(lease.resource())
+              + " was lost before its fencing token could be stored",
+          List.of());
+    }
+    return new FenceFailure(
+        false,
+        "could not store the fencing token of "
+            + Arguments.quote(lease.resource())
+            + ": too few masters answered in time",
+        tally.outcomes());
+  }
+
+  /** How many leases were granted and are neither released nor lost. */
+  int held() {
+    return held.get();
+  }
+
+  /**
+   * Extends {@code lease} on a quorum to {@code ttl} from now, blocking for at most the node
+   * timeout. Returns false without a round if the lease is no longer valid.
+   */
+  boolean extend(Grant lease, Duration ttl) {
+    long ttlMillis = arguments.ttlMillis(ttl);
+    if (!lease.isValid()) {
+      return false;
+    }
+    lease.keysLiveUntil(keysExpireBy(ticker().read(), ttlMillis));
+    Tally tally = masters.vote(extendCall(lease, ttlMillis));
+    return settle(lease, ttlMillis, tally) == Extension.EXTENDED;
+  }
+
+  /** Extends as {@link #extend} does, without blocking; the result completes on the timer. */
+  CompletableFuture<Extension> extendAsync(
+      Grant lease, long ttlMillis, ScheduledExecutorService timer) {
+    lease.keysLiveUntil(keysExpireBy(ticker().read(), ttlMillis));
+    return masters
+        .voteAsync(extendCall(lease, ttlMillis), timer)
+        .thenApply(tally -> settle(lease, ttlMillis, tally));
+  }
+
+  private static Masters.Call extendCall(Grant lease, long ttlMillis) {
+    byte[] key = lease.key();
+    byte[] token = lease.token();
+    return (node, i) -> node.extend(key, token, ttlMillis);
+  }
+
+  private Extension settle(Grant lease, long ttlMillis, Tally tally) {
+    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    long validity = Validity.remainingNanos(ttlNanos, tally.elapsedNanos(), driftFactor);
+    long elapsed = tally.elapsedNanos();
+    long decidedAt = tally.decidedAtNanos();
+    // The old lease must still have been valid when the quorum confirmed, so there is no gap.
+    boolean stillValid = lease.validAt(decidedAt);
+    if (tally.reachedQuorum() && validity > minValidityNanos && stillValid) {
+      lease.moveDeadline(decidedAt + validity);
+      events.emit(l -> l.extended(lease.resource(), tally.outcomes(), elapsed));
+      return Extension.EXTENDED;
+    }
+    if (!stillValid || refusedByMajority(tally)) {
+      String why = stillValid ? "a majority no longer holds it" : "it expired during the extend";
+      lose(lease, why + ": " + tally.outcomes(), tally.outcomes(), elapsed);
+      return Extension.LOST;
+    }
+    if (log.isDebugEnabled()) {
+      log.debug(
+          "extend of {} not confirmed; it stands until its deadline: {}",
+          Arguments.quote(lease.resource()),
+          tally.outcomes());
+    }
+    events.emit(l -> l.notExtended(lease.resource(), tally.outcomes(), elapsed));
+    return Extension.NOT_EXTENDED;
+  }
+
+  /**
+   * When a key set (or extended) at {@code sentNanos} with {@code ttlMillis} has expired on every
+   * master at the latest, on this client's clock: its TTL stretched by twice the drift factor (a
+   * master's clock may run slower than ours).
+   */
+  long keysExpireBy(long sentNanos, long ttlMillis) {
+    long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    return sentNanos
+        + ttlNanos
+        + (long) (ttlNanos * 2 * driftFactor)
+        + TimeUnit.MILLISECONDS.toNanos(2);
+  }
+
+  /** Whether a majority answered that the key is gone or holds another token. */
+  private static boolean refusedByMajority(Tally tally) {
+    int refused = 0;
+    for (Outcome outcome : tally.outcomes()) {
+      if (outcome.vote() == Vote.TAKEN || outcome.vote() == Vote.GONE) {
+        refused++;
+      }
+    }
+    return refused >= tally.quorum();
+  }
+
+  /** Loses {@code lease} without a round: it ran out before it could be renewed. */
+  void expired(Grant lease) {
+    lose(lease, "it expired before it could be renewed", List.of(), 0);
+  }
+
+  /** The one place a lease is lost; see the class comment for the order. */
+  private void lose(Grant lease, String why, List<Outcome> outcomes, long elapsedNanos) {
+    if (!lease.markLost()) {
+      return; // already lost or released
+    }
+    held.decrementAndGet();
+    log.warn("lease on {} lost: {}", Arguments.quote(lease.resource()), why);
+    events.emit(l -> l.lost(lease.resource(), outcomes, elapsedNanos));
+    lease.signalLost();
+    // Masters that still hold the key for us would block others until it expires: free them
+    // (compare-and-delete of our own token, so harmless).
+    releases.releaseAll(lease.key(), lease.token(), lease.landing(), lease.keysExpireBy());
+  }
+
+  /**
+   * Releases {@code lease} on every master, waiting at most the node timeout, for a majority's
+   * answers; the others are followed by {@link Releases}.
+   */
+  void release(Grant lease) {
+    if (ended(lease)) {
+      return;
+    }
+    byte[] key = lease.key();
+    byte[] token = lease.token();
+    Releases.Job job =
+        releases.start(
+            lease.resource(),
+            lease.landing(),
+            lease.keysExpireBy(),
+            (node, now) -> node.release(key, token));
+    released(lease, masters.freed(job::send));
+  }
+
+  /**
+   * Releases {@code lease} after {@code delay}: shortens its keys' expiry to the delay where they
+   * still hold its token. Returns whether a majority confirmed.
+   */
+  boolean releaseAfter(Grant lease, Duration delay) {
+    java.util.Objects.requireNonNull(delay, "delay");
+    if (delay.isNegative() || delay.isZero() || delay.toMillis() < 1) {
+      boolean active = lease.isValid();
+      release(lease);
+      return active;
+    }
+    if (ended(lease)) {
+      return false;
+    }
+    byte[] key = lease.key();
+    byte[] token = lease.token();
+    // Sent again later, a shorten aims at the same moment: what is left of the delay, at least 1
+    // ms.
+    long target =
+        ticker().read()
+            + (delay.compareTo(Arguments.MAX_TTL) > 0 ? Arguments.MAX_TTL : delay).toNanos();
+    Releases.Job job =
+        releases.start(
+            lease.resource(),
+            lease.landing(),
+            lease.keysExpireBy(),
+            (node, now) ->
+                node.shorten(key, token, Math.max(1, TimeUnit.NANOSECONDS.toMillis(target - now))));
+    Tally tally = masters.all(job::send);
+    released(lease, tally);
+    return tally.reachedQuorum();
+  }
+
+  /** Marks {@code lease} released; returns true if it already was (nothing left to do). */
+  private boolean ended(Grant lease) {
+    Grant.State before = lease.markReleased();
+    if (before == Grant.State.ACTIVE) {
+      held.decrementAndGet();
+    }
+    return before == Grant.State.RELEASED || before == Grant.State.LOST_RELEASED;
+  }
+
+  private void released(Grant lease, Tally tally) {
+    if (tally.unreachable() > 0 && log.isDebugEnabled()) {
+      log.debug(
+          "release of {} incomplete: {}", Arguments.quote(lease.resource()), tally.outcomes());
+    }
+    if (events.enabled()) {
+      events.emit(l -> l.released(lease.resource(), tally.outcomes(), tally.elapsedNanos()));
+    }
+  }
+}

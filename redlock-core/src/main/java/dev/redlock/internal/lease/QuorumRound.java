@@ -1,0 +1,448 @@
+package dev.redlock.internal.lease;
+
+import dev.redlock.internal.transport.AwaitedRound;
+import dev.redlock.internal.transport.NodeReply;
+import dev.redlock.internal.transport.NodeUnavailableException;
+import dev.redlock.internal.transport.SelectorLoop;
+import dev.redlock.internal.transport.Ticker;
+import dev.redlock.internal.transport.Vote;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntFunction;
+
+/**
+ * One parallel round of a command on every master, and the vote count.
+ *
+ * <p>{@link #start} sends the command to all N masters before waiting on any of them (each client
+ * only queues or writes it), then {@link #await} parks the calling thread until the round is
+ * decided or its deadline passes; or {@link #whenDecided} returns a future of the same result for a
+ * caller that must not block (the renewer). In {@link Mode#QUORUM} the round is decided as soon as
+ * a majority granted or a majority can no longer be reached; in {@link Mode#ALL} only when every
+ * master answered. Answers that arrive after the decision are ignored here; whatever they changed
+ * on a master is undone by the commands queued behind them. The round only observes the clients'
+ * futures: a master that does not answer in time is the client's (and its breaker's) business. On
+ * the selector transport, the waiting caller may read the replies itself ({@link
+ * SelectorLoop#await}), which sees the round as an {@link AwaitedRound}.
+ */
+final class QuorumRound implements Landing, AwaitedRound {
+
+  enum Mode {
+    /** Decided at a majority of grants, or once a majority can no longer grant. */
+    QUORUM,
+    /** Decided when every master answered. */
+    ALL,
+    /**
+     * For a release: decided once a majority answered (released, gone, or another's: the key no
+     * longer holds our token there), or when every master answered.
+     */
+    FREED
+  }
+
+  private final List<String> names;
+  private final long[] timeoutNanos; // per master: how long after the start it counts as timed out
+  private final int quorum;
+  private final Mode mode;
+  private final Ticker ticker;
+  private final long startNanos;
+  private volatile Thread waiter; // set by await()
+  private volatile SelectorLoop selecting; // the selector the waiter is selecting on, if it is
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final NodeReply[] replies; // guarded by lock
+  private final Vote[] statuses; // guarded by lock
+  private final long[] answeredAt; // guarded by lock
+  private final String[] details; // guarded by lock
+  private final boolean[] lostInFlight; // guarded by lock; recorded after the decision too
+  private final Vote[] answers; // guarded by lock: every answer, after the decision too
+  private int granted; // guarded by lock
+  private int refused; // guarded by lock: any answer other than GRANTED
+  private int answered; // guarded by lock: any answer from the master, not a failure
+  private volatile boolean decided;
+  private CompletableFuture<Tally> decision; // guarded by lock: set by whenDecided()
+  private ScheduledExecutorService timer; // guarded by lock: set by whenDecided()
+  private ScheduledFuture<?> timeout; // guarded by lock: set by whenDecided()
+  private long deadlineNanos; // guarded by lock: set by whenDecided()
+
+  private QuorumRound(
+      List<String> names, long[] timeoutNanos, int quorum, Mode mode, Ticker ticker) {
+    this.names = names;
+    this.timeoutNanos = timeoutNanos;
+    this.quorum = quorum;
+    this.mode = mode;
+    this.ticker = ticker;
+    this.replies = new NodeReply[names.size()];
+    this.statuses = new Vote[names.size()];
+    this.answeredAt = new long[names.size()];
+    this.details = new String[names.size()];
+    this.lostInFlight = new boolean[names.size()];
+    this.answers = new Vote[names.size()];
+    this.startNanos = ticker.read();
+  }
+
+  /**
+   * Starts a round: reads the ticker, then issues {@code command} to every node in order. The
+   * caller then either awaits it or asks {@link #whenDecided}.
+   */
+  static QuorumRound start(
+      List<String> names,
+      long[] timeoutNanos,
+      int quorum,
+      Mode mode,
+      Ticker ticker,
+      IntFunction<CompletableFuture<NodeReply>> command) {
+    QuorumRound round = new QuorumRound(names, timeoutNanos, quorum, mode, ticker);
+    for (int i = 0; i < names.size(); i++) {
+      int node = i;
+      CompletableFuture<NodeReply> reply;
+      try {
+        reply = command.apply(i);
+      } catch (RuntimeException e) {
+        reply = CompletableFuture.failedFuture(e);
+      }
+      reply.whenComplete((answer, error) -> round.record(node, answer, error));
+    }
+    return round;
+  }
+
+  long startNanos() {
+    return startNanos;
+  }
+
+  private void record(int node, NodeReply answer, Throwable error) {
+    long now = ticker.read();
+    boolean wake;
+    Tally tally = null;
+    lock.lock();
+    try {
+      if (answers[node] == null) { // learned after the decision too
+        answers[node] = error == null ? answer.status() : Vote.FAILED;
+        lostInFlight[node] =
+            cause(error) instanceof NodeUnavailableException lost && lost.mayHaveRun();
+      }
+      if (decided || statuses[node] != null) {
+        return;
+      }
+      if (error != null) {
+        statuses[node] = Vote.FAILED;
+        details[node] = describe(error);
+      } else {
+        statuses[node] = answer.status();
+        replies[node] = answer;
+        answered++;
+        details[node] = answer.detail();
+      }
+      answeredAt[node] = now - startNanos;
+      if (statuses[node] == Vote.GRANTED) {
+        granted++;
+      } else {
+        refused++;
+      }
+      wake = isDecided();
+      if (wake) {
+        decided = true;
+        if (decision != null) {
+          tally = freezeLocked(now, deadlineNanos);
+          timeout.cancel(false);
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (tally != null) {
+      completeOnTimer(tally);
+    } else if (wake) {
+      Thread parked = waiter;
+      if (parked != null && parked != Thread.currentThread()) {
+        // decided is written before selecting is read, and the waiter writes selecting before it
+        // reads decided: one of the two sees the other, so a selecting waiter is always woken.
+        SelectorLoop loop = selecting;
+        if (loop != null) {
+          loop.wakeSelector();
+        }
+        LockSupport.unpark(parked);
+      }
+    }
+  }
+
+  /** Whether the round is decided (or frozen). */
+  @Override
+  public boolean decided() {
+    return decided;
+  }
+
+  /** Names the thread that waits for the round: it is unparked when the round is decided. */
+  @Override
+  public void waitOn(Thread thread) {
+    waiter = thread;
+  }
+
+  /**
+   * Says that the waiter is about to select on {@code loop} (or, with null, that it stopped): a
+   * decision made by another thread then also wakes the selector.
+   */
+  @Override
+  public void selecting(SelectorLoop loop) {
+    selecting = loop;
+  }
+
+  private boolean isDecided() {
+    int size = statuses.length;
+    if (mode == Mode.ALL) {
+      return granted + refused == size;
+    }
+    if (mode == Mode.FREED) {
+      return answered >= quorum || granted + refused == size;
+    }
+    return granted >= quorum || refused > size - quorum;
+  }
+
+  /**
+   * Parks until the round is decided or {@code deadlineNanos} passes, then freezes the count. The
+   * wait is not interruptible (it is bounded by the node timeout); an interrupt is kept pending for
+   * the caller.
+   */
+  Tally await(long deadlineNanos) {
+    awaitDecision(deadlineNanos);
+    return freeze(deadlineNanos);
+  }
+
+  /**
+   * As {@link #await(long)}, on the selector {@code io} if not null: the caller leads it when no
+   * one else does ({@link SelectorLoop#await}), and reads its own replies.
+   */
+  Tally await(SelectorLoop io, long deadlineNanos) {
+    if (io == null) {
+      return await(deadlineNanos);
+    }
+    io.await(this, deadlineNanos);
+    return freeze(deadlineNanos);
+  }
+
+  /**
+   * Parks until the round is decided or {@code deadlineNanos} passes: {@link #await} but the count.
+   */
+  @Override
+  public void awaitDecision(long deadlineNanos) {
+    boolean interrupted = false;
+    waiter = Thread.currentThread();
+    while (!decided) {
+      long left = deadlineNanos - ticker.read();
+      if (left <= 0) {
+        break;
+      }
+      LockSupport.parkNanos(this, left);
+      if (Thread.interrupted()) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Returns the round's result without blocking: completed on {@code timer}'s thread when the round
+   * is decided, or at {@code deadlineNanos} with the masters that had not answered timed out. If
+   * the timer has shut down, the future never completes.
+   */
+  CompletableFuture<Tally> whenDecided(ScheduledExecutorService timer, long deadlineNanos) {
+    Tally tally = null;
+    CompletableFuture<Tally> future = new CompletableFuture<>();
+    lock.lock();
+    try {
+      this.decision = future;
+      this.timer = timer;
+      this.deadlineNanos = deadlineNanos;
+      if (decided) {
+        tally = freezeLocked(ticker.read(), deadlineNanos);
+      } else {
+        try {
+          timeout =
+              timer.schedule(this::expire, deadlineNanos - ticker.read(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closing) {
+          decided = true; // the RedLock is closing: nothing more will be decided
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (tally != null) {
+      completeOnTimer(tally);
+    }
+    return future;
+  }
+
+  private void expire() {
+    Tally tally;
+    lock.lock();
+    try {
+      if (decided) {
+        return;
+      }
+      decided = true;
+      tally = freezeLocked(ticker.read(), deadlineNanos);
+    } finally {
+      lock.unlock();
+    }
+    decision.complete(tally); // already on the timer's thread
+  }
+
+  private void completeOnTimer(Tally tally) {
+    try {
+      timer.execute(() -> decision.complete(tally));
+    } catch (RejectedExecutionException closing) {
+      // the RedLock is closing: the renewal this round was for ends with it
+    }
+  }
+
+  /** Freezes the count now: masters that have not answered are PENDING, or TIMED_OUT if late. */
+  Tally freeze(long deadlineNanos) {
+    long now = ticker.read();
+    lock.lock();
+    try {
+      return freezeLocked(now, deadlineNanos);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private Tally freezeLocked(long now, long deadlineNanos) {
+    decided = true;
+    boolean late = now - deadlineNanos >= 0;
+    long elapsed = now - startNanos;
+    List<Outcome> outcomes = new ArrayList<>(statuses.length);
+    for (int i = 0; i < statuses.length; i++) {
+      Vote status = statuses[i];
+      long at = answeredAt[i];
+      String detail = details[i];
+      if (status == null) {
+        // Past its own node timeout (or the round's deadline), a master that has not answered
+        // timed out; before, the round was decided without it.
+        status = late || elapsed >= timeoutNanos[i] ? Vote.TIMED_OUT : Vote.PENDING;
+        at = now - startNanos;
+        detail = "";
+      }
+      outcomes.add(new Outcome(names.get(i), status, at, detail));
+    }
+    return new Tally(
+        quorum,
+        startNanos,
+        now - startNanos,
+        List.copyOf(outcomes),
+        Collections.unmodifiableList(Arrays.asList(replies.clone())),
+        this);
+  }
+
+  @Override
+  public boolean mayHaveRun(int node) {
+    lock.lock();
+    try {
+      Vote answer = answers[node];
+      return answer == null
+          || answer == Vote.GRANTED
+          || answer == Vote.RESTARTED
+          || lostInFlight[node];
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public boolean lostInFlight(int node) {
+    lock.lock();
+    try {
+      return lostInFlight[node];
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The failure itself, out of the {@link CompletionException} a dependent stage wraps it in. */
+  static Throwable cause(Throwable error) {
+    return error instanceof CompletionException && error.getCause() != null
+        ? error.getCause()
+        : error;
+  }
+
+  private static String describe(Throwable error) {
+    Throwable cause = cause(error);
+    String message = cause.getMessage();
+    if (cause instanceof NodeUnavailableException && message != null) {
+      return message;
+    }
+    return cause.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+  }
+
+  /**
+   * The frozen result of a round; only its {@code landing} keeps learning after the decision.
+   *
+   * @param quorum how many grants make a majority
+   * @param startNanos the ticker just before the first request
+   * @param elapsedNanos from {@code startNanos} to the decision
+   * @param outcomes one per master, in configuration order
+   * @param replies one per master, null where it had not answered (or failed) when decided
+   * @param landing where the command may have run: the round's own view, which keeps learning after
+   *     the decision
+   */
+  record Tally(
+      int quorum,
+      long startNanos,
+      long elapsedNanos,
+      List<Outcome> outcomes,
+      List<NodeReply> replies,
+      Landing landing) {
+
+    /** How many masters granted. */
+    int granted() {
+      return count(Vote.GRANTED);
+    }
+
+    /** Whether a majority granted. */
+    boolean reachedQuorum() {
+      return granted() >= quorum;
+    }
+
+    /**
+     * How many masters could not vote: they failed, did not answer in time, or (restart guard) are
+     * too young to be trusted. The one definition of "unreachable".
+     */
+    int unreachable() {
+      int count = 0;
+      for (Outcome outcome : outcomes) {
+        if (unreachable(outcome.vote())) {
+          count++;
+        }
+      }
+      return count;
+    }
+
+    static boolean unreachable(Vote vote) {
+      return vote == Vote.FAILED || vote == Vote.TIMED_OUT || vote == Vote.RESTARTED;
+    }
+
+    /** When the round was decided, on the ticker. */
+    long decidedAtNanos() {
+      return startNanos + elapsedNanos;
+    }
+
+    private int count(Vote vote) {
+      int count = 0;
+      for (Outcome outcome : outcomes) {
+        if (outcome.vote() == vote) {
+          count++;
+        }
+      }
+      return count;
+    }
+  }
+}

@@ -1,0 +1,336 @@
+package dev.redlock.internal.lease;
+
+import dev.redlock.internal.transport.NodeClient;
+import dev.redlock.internal.transport.NodeReply;
+import dev.redlock.internal.transport.NodeUnavailableException;
+import dev.redlock.internal.transport.Ticker;
+import dev.redlock.internal.transport.Vote;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Finishes releases on every master that may hold the key, after the round that the caller waited
+ * for was decided by a majority.
+ *
+ * <p>What a release guarantees, and how. The caller's round ({@link Masters#freed}) returns once a
+ * majority answered: then no majority holds the key for the lease, and no other client can be kept
+ * out by it beyond that. The other masters are sent the same compare-and-delete, and this class
+ * sees each one through:
+ *
+ * <ul>
+ *   <li><b>Late answers are told.</b> Every master's final answer reaches the listener ({@link
+ *       Listener#releaseCompleted}) on the event thread, once all are in.
+ *   <li><b>A release that failed or was dropped is sent again</b> (a refused connection, the byte
+ *       cap, a link dropped with the release in flight), after 100 ms and then doubling to 1 s, so
+ *       it goes out once the master's link is back. The release is its lease's last command and
+ *       compare-and-delete of a token no one else has, so sending it again is harmless whenever it
+ *       arrives. Only masters that may hold the key are retried: those whose acquire granted, had
+ *       not answered when the round was decided, or was lost in flight; a master that answered
+ *       TAKEN, or never got the acquire, holds nothing of ours.
+ *   <li><b>An acquire that may still run is followed by a second release.</b> When the connection
+ *       an acquire was written on is dropped unanswered ({@link
+ *       NodeUnavailableException#mayHaveRun}), its bytes may still reach the master and run after
+ *       the release that went out on the next connection, leaving an orphan key until its TTL. So
+ *       once that release is answered, one more is sent: the master has by then run an event-loop
+ *       pass that read the new connection, and any bytes of the old one that had reached it before
+ *       were read in the same pass or earlier.
+ *   <li><b>Bounded.</b> Nothing is retried past the moment every key of the lease must have expired
+ *       anyway ({@code keysExpireByNanos}: the last acquire or extend sent, plus its TTL stretched
+ *       for drift), nor after the RedLock closes; at most {@value #MAX_PENDING} releases are
+ *       followed at once (beyond that one is sent once, as before), and the retry thread ({@code
+ *       redlock-releases-N}) exists only while some are.
+ * </ul>
+ */
+final class Releases implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(Releases.class);
+  private static final AtomicInteger THREADS = new AtomicInteger();
+
+  /** The most releases followed to the end at once. */
+  static final int MAX_PENDING = 10_000;
+
+  /** The first retry's delay; each next one doubles, up to {@link #MAX_RETRY_NANOS}. */
+  static final long FIRST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  /** The longest delay between two retries. */
+  static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  /** What a release sends to one master: the command, given the time it is sent at. */
+  @FunctionalInterface
+  interface Command extends BiFunction<NodeClient, Long, CompletableFuture<NodeReply>> {}
+
+  private final Masters masters;
+  private final Events events;
+  private final Ticker ticker;
+  private final AtomicInteger pending = new AtomicInteger();
+  private final ReentrantLock lock = new ReentrantLock();
+  private ScheduledThreadPoolExecutor retries; // guarded by lock; created on first use
+  private boolean closed; // guarded by lock
+  private final Set<Job> following = new HashSet<>(); // guarded by lock: jobs awaiting a retry
+
+  Releases(Masters masters, Events events) {
+    this.masters = masters;
+    this.events = events;
+    this.ticker = masters.ticker();
+  }
+
+  /**
+   * A release ({@code command}: the release or shorten script of one key and token), to send to
+   * every master through {@link Job#send} (a round's call); the rest is followed here. {@code
+   * resource} is the lease's, whose final answers the listener hears, or null for the cleanup of a
+   * failed acquire or a lost lease.
+   */
+  Job start(String resource, Landing landing, long keysExpireByNanos, Command command) {
+    boolean followed = pending.incrementAndGet() <= MAX_PENDING;
+    if (!followed) {
+      pending.decrementAndGet();
+      log.debug("{} releases pending: this one is sent once, not followed", MAX_PENDING);
+    }
+    return new Job(resource, landing, keysExpireByNanos, command, followed);
+  }
+
+  /** Sends the compare-and-delete release to every master without waiting, and follows it. */
+  void releaseAll(byte[] key, byte[] token, Landing landing, long keysExpireByNanos) {
+    Job job = start(null, landing, keysExpireByNanos, (node, now) -> node.release(key, token));
+    List<NodeClient> nodes = masters.nodes();
+    for (int i = 0; i < nodes.size(); i++) {
+      job.send(nodes.get(i), i);
+    }
+  }
+
+  /** Stops retrying: every release still followed ends now, its open masters FAILED. */
+  @Override
+  public void close() {
+    List<Job> ending;
+    ScheduledThreadPoolExecutor stopping;
+    lock.lock();
+    try {
+      closed = true;
+      ending = new ArrayList<>(following);
+      following.clear();
+      stopping = retries;
+    } finally {
+      lock.unlock();
+    }
+    if (stopping != null) {
+      stopping.shutdownNow();
+    }
+    for (Job job : ending) {
+      job.abandon("the RedLock was closed first");
+    }
+  }
+
+  /** Runs {@code task} after {@code delayNanos} on the retry thread; false once closed. */
+  private boolean schedule(Job job, Runnable task, long delayNanos) {
+    lock.lock();
+    try {
+      if (closed) {
+        return false;
+      }
+      if (retries == null) {
+        int number = THREADS.incrementAndGet();
+        retries =
+            new ScheduledThreadPoolExecutor(
+                1,
+                r -> {
+                  Thread t = new Thread(r, "redlock-releases-" + number);
+                  t.setDaemon(true);
+                  return t;
+                });
+        retries.setRemoveOnCancelPolicy(true);
+        retries.setKeepAliveTime(5, TimeUnit.SECONDS);
+        retries.allowCoreThreadTimeOut(true);
+      }
+      following.add(job);
+      retries.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+      return true;
+    } catch (RejectedExecutionException e) {
+      return false;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void done(Job job) {
+    lock.lock();
+    try {
+      following.remove(job);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * One release on every master, followed until each has answered or can no longer hold the key.
+   */
+  final class Job {
+    private final String resource;
+    private final Landing landing;
+    private final long keysExpireByNanos;
+    private final Command command;
+    private final boolean followed;
+    private final long startNanos = ticker.read();
+    private final ReentrantLock jobLock = new ReentrantLock();
+    private final Outcome[] finals; // guarded by jobLock
+    private final int[] attempts; // guarded by jobLock
+    private final boolean[] followedUp; // guarded by jobLock
+    private int open; // guarded by jobLock: masters without a final answer
+
+    private Job(
+        String resource,
+        Landing landing,
+        long keysExpireByNanos,
+        Command command,
+        boolean followed) {
+      this.resource = resource;
+      this.landing = landing;
+      this.keysExpireByNanos = keysExpireByNanos;
+      this.command = command;
+      this.followed = followed;
+      int n = masters.size();
+      this.finals = new Outcome[n];
+      this.attempts = new int[n];
+      this.followedUp = new boolean[n];
+      this.open = n;
+    }
+
+    /** Sends the release to master {@code i} (first as a round's call) and follows its answer. */
+    CompletableFuture<NodeReply> send(NodeClient node, int i) {
+      CompletableFuture<NodeReply> reply;
+      try {
+        reply = command.apply(node, ticker.read());
+      } catch (RuntimeException e) {
+        reply = CompletableFuture.failedFuture(e);
+      }
+      reply.whenComplete((answer, error) -> answered(i, answer, error));
+      return reply;
+    }
+
+    /** On whatever thread completed the answer (often an I/O thread): decides, and hands off. */
+    private void answered(int i, NodeReply answer, Throwable error) {
+      long now = ticker.read();
+      boolean again = false;
+      long delay = 0;
+      Outcome last = null;
+      jobLock.lock();
+      try {
+        if (finals[i] != null) {
+          return; // abandoned meanwhile
+        }
+        if (error == null) {
+          if (followed && !followedUp[i] && landing.lostInFlight(i)) {
+            followedUp[i] = true; // the acquire may still run there: one more, behind this one
+            again = true;
+          } else {
+            last = outcome(i, answer.status(), now, "");
+          }
+        } else if (followed && landing.mayHaveRun(i) && now - keysExpireByNanos < 0) {
+          again = true;
+          delay = Math.min(MAX_RETRY_NANOS, FIRST_RETRY_NANOS << Math.min(attempts[i], 10));
+          attempts[i]++;
+        } else {
+          last = outcome(i, Vote.FAILED, now, describe(error));
+        }
+      } finally {
+        jobLock.unlock();
+      }
+      if (again && !schedule(this, () -> send(masters.nodes().get(i), i), delay)) {
+        abandon("the RedLock was closed first");
+      } else if (last != null) {
+        settle(i, last);
+      }
+    }
+
+    private Outcome outcome(int i, Vote vote, long now, String detail) {
+      String shown =
+          attempts[i] == 0 && !followedUp[i]
+              ? detail
+              : (detail.isEmpty() ? "" : detail + "; ")
+                  + (attempts[i] > 0 ? "sent " + (attempts[i] + 1) + " times" : "")
+                  + (followedUp[i]
+                      ? (attempts[i] > 0 ? ", " : "") + "sent again after a lost acquire"
+                      : "");
+      return new Outcome(masters.names().get(i), vote, now - startNanos, shown);
+    }
+
+    /** Records master {@code i}'s final answer; the last one tells the listener. */
+    private void settle(int i, Outcome outcome) {
+      List<Outcome> all = null;
+      jobLock.lock();
+      try {
+        if (finals[i] != null) {
+          return;
+        }
+        finals[i] = outcome;
+        if (--open == 0) {
+          all = List.of(finals);
+        }
+      } finally {
+        jobLock.unlock();
+      }
+      if (all != null) {
+        finished(all);
+      }
+    }
+
+    /** Ends every master still open as FAILED with {@code why}. */
+    void abandon(String why) {
+      long now = ticker.read();
+      List<Outcome> all = null;
+      jobLock.lock();
+      try {
+        if (open == 0) {
+          return;
+        }
+        for (int i = 0; i < finals.length; i++) {
+          if (finals[i] == null) {
+            finals[i] = outcome(i, Vote.FAILED, now, why);
+          }
+        }
+        open = 0;
+        all = List.of(finals);
+      } finally {
+        jobLock.unlock();
+      }
+      finished(all);
+    }
+
+    private void finished(List<Outcome> all) {
+      if (followed) {
+        pending.decrementAndGet();
+        done(this);
+      }
+      if (resource != null && events.enabled()) {
+        long took = ticker.read() - startNanos;
+        events.emitLater(l -> l.releaseCompleted(resource, all, took));
+      }
+      if (log.isDebugEnabled() && all.stream().anyMatch(o -> o.vote() == Vote.FAILED)) {
+        log.debug(
+            "release of {} ended incomplete: {}",
+            resource == null ? "a key" : Arguments.quote(resource),
+            all);
+      }
+    }
+  }
+
+  private static String describe(Throwable error) {
+    Throwable cause =
+        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    String message = cause.getMessage();
+    return cause instanceof NodeUnavailableException && message != null
+        ? message
+        : cause.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+  }
+}

@@ -1,0 +1,185 @@
+package dev.redlock.internal.preflight;
+
+import dev.redlock.internal.preflight.Findings.Check;
+import dev.redlock.internal.preflight.Findings.Verdict;
+import dev.redlock.internal.transport.ForwardingNodeClient;
+import dev.redlock.internal.transport.NodeClient;
+import dev.redlock.internal.transport.NodeReply;
+import dev.redlock.internal.transport.NodeUnavailableException;
+import dev.redlock.internal.transport.Ticker;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps a master that the preflight finds unfit for Redlock (a FAIL: a replica, cluster mode, an
+ * evicting memory policy) from voting: its acquires, fences and extends fail at once with the
+ * reason; releases, shortens, admits and diagnostics go through. The verdict is taken when the
+ * RedLock is built and refreshed in the background, at most once per interval, while the master is
+ * used, so a corrected master votes again. A master that cannot be checked (unreachable, or an ACL
+ * that forbids the commands) is not excluded: that is the vote's own business.
+ *
+ * <p>It sits outside the circuit breaker: an unfit master is neither a failure for the breaker nor
+ * a candidate for a probe when the others cannot make a quorum.
+ */
+public final class FitNodeClient extends ForwardingNodeClient {
+
+  private static final Logger log = LoggerFactory.getLogger(FitNodeClient.class);
+
+  private final Preflight preflight;
+  private final String name;
+  private final String datacenter;
+  private final long intervalNanos;
+  private final Ticker ticker;
+  private final Executor judging;
+  private final AtomicBoolean checking = new AtomicBoolean();
+  private final CompletableFuture<Void> firstCheck = new CompletableFuture<>();
+  private volatile NodeUnavailableException unfit; // null: fit (or not known to be unfit)
+  private volatile long checkedAtNanos;
+
+  /**
+   * Wraps {@code delegate} and starts the first check at once.
+   *
+   * @param delegate the master's client (its circuit breaker, if any)
+   * @param preflight the checks
+   * @param name the master's {@code host:port}
+   * @param datacenter its datacenter label, or empty
+   * @param intervalNanos how often, at most, the verdict is refreshed while the master is used
+   * @param ticker the clock of the interval
+   * @param judging where the verdict's log line goes: off the I/O thread that completed the check
+   */
+  public FitNodeClient(
+      NodeClient delegate,
+      Preflight preflight,
+      String name,
+      String datacenter,
+      long intervalNanos,
+      Ticker ticker,
+      Executor judging) {
+    super(delegate);
+    this.judging = judging;
+    this.preflight = preflight;
+    this.name = name;
+    this.datacenter = datacenter;
+    this.intervalNanos = intervalNanos;
+    this.ticker = ticker;
+    this.checkedAtNanos = ticker.read();
+    check();
+  }
+
+  /** Starts a check unless one is running; its verdict replaces the last when it completes. */
+  private void check() {
+    if (!checking.compareAndSet(false, true)) {
+      return;
+    }
+    Preflight.Probe probe = preflight.start(delegate, name, datacenter);
+    probe
+        .done()
+        .whenComplete(
+            (v, e) -> {
+              judge(probe.result());
+              checkedAtNanos = ticker.read();
+              checking.set(false);
+              firstCheck.complete(null);
+            });
+  }
+
+  /**
+   * Applies the verdict, on whatever thread completed the last answer (often the one that reads
+   * every master's replies): a few comparisons here, and the log line on the event thread, since an
+   * appender may block.
+   */
+  private void judge(Findings.Master found) {
+    NodeUnavailableException before = unfit;
+    NodeUnavailableException now = null;
+    for (Check check : found.checks()) {
+      if (check.verdict() == Verdict.FAIL && !check.name().equals("reachable")) {
+        now = new NodeUnavailableException("unfit for Redlock: " + check.detail());
+        break;
+      }
+    }
+    unfit = now;
+    if (now != null && before == null) {
+      String why = now.getMessage();
+      judging.execute(() -> log.warn("master {} does not vote: {}", name, why));
+    } else if (now == null && before != null) {
+      judging.execute(() -> log.info("master {} is fit for Redlock again and votes", name));
+    }
+  }
+
+  /**
+   * Waits for the first verdict, until the deadline at most.
+   *
+   * @param deadlineNanos when to stop waiting, on the ticker
+   */
+  public void awaitFirstCheck(long deadlineNanos) {
+    long left = deadlineNanos - ticker.read();
+    try {
+      if (left > 0) {
+        firstCheck.get(left, java.util.concurrent.TimeUnit.NANOSECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      // not known yet: it votes until a check says otherwise
+    }
+  }
+
+  /** The reason this master may not vote, or null; refreshes the verdict when it is due. */
+  private NodeUnavailableException unfit() {
+    if (ticker.read() - checkedAtNanos > intervalNanos) {
+      check();
+    }
+    return unfit;
+  }
+
+  @Override
+  public boolean permits() {
+    // An unfit master does not count toward a possible quorum, and no breaker permission is
+    // taken for it: if the round calls it anyway (through probe()), the call fails at once.
+    return unfit() == null && delegate.permits();
+  }
+
+  @Override
+  public NodeUnavailableException skipped() {
+    NodeUnavailableException reason = unfit;
+    return reason != null ? reason : delegate.skipped();
+  }
+
+  @Override
+  public NodeClient probe() {
+    return unfit() != null ? this : delegate.probe();
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+    NodeUnavailableException reason = unfit();
+    return reason != null
+        ? CompletableFuture.failedFuture(reason)
+        : delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
+    NodeUnavailableException reason = unfit();
+    return reason != null
+        ? CompletableFuture.failedFuture(reason)
+        : delegate.fence(key, token, fence);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+    NodeUnavailableException reason = unfit();
+    return reason != null
+        ? CompletableFuture.failedFuture(reason)
+        : delegate.extend(key, token, ttlMillis);
+  }
+
+  @Override
+  public String toString() {
+    return "FitNodeClient{" + delegate + (unfit == null ? "" : ", unfit") + "}";
+  }
+}

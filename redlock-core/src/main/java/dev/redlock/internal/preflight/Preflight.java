@@ -1,0 +1,407 @@
+package dev.redlock.internal.preflight;
+
+import dev.redlock.internal.preflight.Findings.Check;
+import dev.redlock.internal.preflight.Findings.Loss;
+import dev.redlock.internal.preflight.Findings.Master;
+import dev.redlock.internal.preflight.Findings.Verdict;
+import dev.redlock.internal.transport.NodeClient;
+import dev.redlock.internal.transport.NodeCommand.Verb;
+import dev.redlock.internal.transport.Ticker;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The deployment preflight: whether a master is fit for Redlock, from read-only commands ({@code
+ * INFO}, {@code CONFIG GET}, {@code TIME}) sent on its own connection. The rules:
+ *
+ * <ul>
+ *   <li><b>role</b>: a replica FAILs (it is not a master); a master with replicas WARNs (a failover
+ *       promotes a replica that may not have the lock);
+ *   <li><b>cluster</b>: cluster mode FAILs (the keys of one lock hash to one node, not N
+ *       independent ones);
+ *   <li><b>eviction</b>: an evicting {@code maxmemory-policy} with a {@code maxmemory} limit FAILs
+ *       (it can evict lock keys and fence counters);
+ *   <li><b>persistence</b>: {@code appendonly yes} with {@code appendfsync always} keeps every lock
+ *       through a restart (PASS); anything else (snapshots, {@code everysec}, none) loses locks in
+ *       a restart, which the restart guard covers, with what it cannot cover named (WARN either
+ *       way);
+ *   <li><b>uptime</b> below the restart guard's time WARNs: the master restarted recently, and with
+ *       the guard on does not vote yet;
+ *   <li><b>clock</b>: the master's {@code TIME} against this client's, bounded by the round trip;
+ *       more than a second off WARNs (fencing tokens and the restart guard read masters' clocks).
+ * </ul>
+ *
+ * A command that an ACL forbids gives UNKNOWN for its check, never a failure of the preflight.
+ */
+public final class Preflight {
+
+  /** Clock offsets beyond this WARN. */
+  static final long CLOCK_WARN_MILLIS = 1000;
+
+  /** Policies that never evict. */
+  private static final Set<String> NOT_EVICTING = Set.of("noeviction");
+
+  private final boolean restartGuard;
+  private final long guardMillis;
+
+  /**
+   * A preflight for a RedLock whose restart guard is on or off, and keeps restarted masters out for
+   * {@code guardMillis} (the longest lease, stretched for drift).
+   *
+   * @param restartGuard whether the restart guard is on
+   * @param guardMillis how long the guard keeps a restarted master from voting; 0 without it
+   */
+  public Preflight(boolean restartGuard, long guardMillis) {
+    this.restartGuard = restartGuard;
+    this.guardMillis = guardMillis;
+  }
+
+  /**
+   * Sends the preflight's commands to one master; nothing blocks.
+   *
+   * @param node the master's client
+   * @param name the master's {@code host:port}
+   * @param datacenter its datacenter label, or empty
+   * @return the commands in flight, to await
+   */
+  public Probe start(NodeClient node, String name, String datacenter) {
+    return new Probe(node, name, datacenter);
+  }
+
+  /**
+   * Returns what losing each labelled datacenter leaves.
+   *
+   * @param datacenters each master's datacenter label, or empty, in configuration order
+   * @return one entry per label; empty when no master has a label
+   */
+  public static List<Loss> losses(List<String> datacenters) {
+    Map<String, Integer> counts = new LinkedHashMap<>();
+    for (String datacenter : datacenters) {
+      if (!datacenter.isEmpty()) {
+        counts.merge(datacenter, 1, Integer::sum);
+      }
+    }
+    int quorum = datacenters.size() / 2 + 1;
+    List<Loss> losses = new ArrayList<>();
+    counts.forEach(
+        (datacenter, lost) ->
+            losses.add(new Loss(datacenter, lost, datacenters.size() - lost, quorum)));
+    return losses;
+  }
+
+  /** The preflight of one master: its commands in flight, and the rules applied to the answers. */
+  public final class Probe {
+    private final String name;
+    private final String datacenter;
+    private final long sentAtMillis = System.currentTimeMillis();
+    private final CompletableFuture<Long> timeAnsweredAt;
+    private final CompletableFuture<Object> time;
+    private final CompletableFuture<Object> server;
+    private final CompletableFuture<Object> replication;
+    private final CompletableFuture<Object> cluster;
+    private final CompletableFuture<Object> maxmemory;
+    private final CompletableFuture<Object> policy;
+    private final CompletableFuture<Object> appendonly;
+    private final CompletableFuture<Object> appendfsync;
+    private final CompletableFuture<Void> done;
+
+    private Probe(NodeClient node, String name, String datacenter) {
+      this.name = name;
+      this.datacenter = datacenter;
+      time = node.query(Verb.TIME); // first, so its round trip bounds the clock offset tightly
+      timeAnsweredAt = time.handle((v, e) -> System.currentTimeMillis());
+      server = node.query(Verb.INFO, "server");
+      replication = node.query(Verb.INFO, "replication");
+      cluster = node.query(Verb.INFO, "cluster");
+      maxmemory = node.query(Verb.CONFIG, "GET", "maxmemory");
+      policy = node.query(Verb.CONFIG, "GET", "maxmemory-policy");
+      appendonly = node.query(Verb.CONFIG, "GET", "appendonly");
+      appendfsync = node.query(Verb.CONFIG, "GET", "appendfsync");
+      done =
+          CompletableFuture.allOf(
+                  timeAnsweredAt,
+                  server,
+                  replication,
+                  cluster,
+                  maxmemory,
+                  policy,
+                  appendonly,
+                  appendfsync)
+              .handle((v, e) -> null);
+    }
+
+    /** Completes when every answer is in (or failed). */
+    CompletableFuture<Void> done() {
+      return done;
+    }
+
+    /**
+     * Waits until every answer is in or the deadline passes, then applies the rules.
+     *
+     * @param deadlineNanos when to stop waiting, on {@code ticker}
+     * @param ticker the clock of the deadline
+     * @return the master's checks; a command not answered in time is UNKNOWN
+     */
+    public Master await(long deadlineNanos, Ticker ticker) {
+      long left = deadlineNanos - ticker.read();
+      try {
+        if (left > 0) {
+          done.get(left, TimeUnit.NANOSECONDS);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        // judged on what has arrived
+      }
+      return result();
+    }
+
+    /** Applies the rules to the answers that have arrived; a missing one counts as unanswered. */
+    Master result() {
+      List<Check> checks = new ArrayList<>();
+      Answer serverInfo = answer(server);
+      boolean reached =
+          serverInfo.ok()
+              || serverInfo.refused()
+              || answer(time).ok()
+              || answer(replication).ok()
+              || answer(maxmemory).ok();
+      if (!reached) {
+        checks.add(new Check("reachable", Verdict.FAIL, "no answer: " + serverInfo.error()));
+        for (String check :
+            List.of("role", "cluster", "eviction", "persistence", "uptime", "clock")) {
+          checks.add(new Check(check, Verdict.UNKNOWN, "not reached"));
+        }
+        return new Master(name, datacenter, checks);
+      }
+      checks.add(
+          serverInfo.ok()
+              ? new Check("reachable", Verdict.PASS, "Redis " + info(serverInfo, "redis_version"))
+              : new Check("reachable", Verdict.PASS, "answers (INFO: " + serverInfo.error() + ")"));
+      checks.add(role(answer(replication)));
+      checks.add(cluster(answer(cluster)));
+      checks.add(eviction(answer(maxmemory), answer(policy)));
+      checks.add(persistence(answer(appendonly), answer(appendfsync)));
+      checks.add(uptime(serverInfo));
+      checks.add(clock());
+      return new Master(name, datacenter, checks);
+    }
+
+    private Check role(Answer replication) {
+      if (!replication.ok()) {
+        return unknown("role", replication);
+      }
+      String role = info(replication, "role");
+      if ("slave".equals(role) || "replica".equals(role)) {
+        return new Check(
+            "role",
+            Verdict.FAIL,
+            "a replica of "
+                + info(replication, "master_host")
+                + ":"
+                + info(replication, "master_port")
+                + ", not a master: it cannot take locks");
+      }
+      String replicas = info(replication, "connected_slaves");
+      if (replicas != null && !replicas.equals("0")) {
+        return new Check(
+            "role",
+            Verdict.WARN,
+            "a master with "
+                + replicas
+                + " replica(s): a failover promotes a replica that may not have every lock"
+                + " (replication is asynchronous)");
+      }
+      return new Check("role", Verdict.PASS, "a master without replicas");
+    }
+
+    private Check cluster(Answer cluster) {
+      if (!cluster.ok()) {
+        return unknown("cluster", cluster);
+      }
+      return "1".equals(info(cluster, "cluster_enabled"))
+          ? new Check(
+              "cluster",
+              Verdict.FAIL,
+              "cluster mode: a lock's key lives on one shard, not on N independent masters")
+          : new Check("cluster", Verdict.PASS, "standalone");
+    }
+
+    private Check eviction(Answer maxmemory, Answer policy) {
+      if (!maxmemory.ok() || !policy.ok()) {
+        return unknown("eviction", maxmemory.ok() ? policy : maxmemory);
+      }
+      String limit = config(maxmemory);
+      String evicts = config(policy);
+      if (limit == null || evicts == null) {
+        return new Check("eviction", Verdict.UNKNOWN, "CONFIG GET answered nothing");
+      }
+      if (limit.equals("0")) {
+        return new Check("eviction", Verdict.PASS, "no maxmemory limit (policy " + evicts + ")");
+      }
+      if (NOT_EVICTING.contains(evicts.toLowerCase(Locale.ROOT))) {
+        return new Check(
+            "eviction",
+            Verdict.PASS,
+            "maxmemory " + limit + " with noeviction: full means refused writes, not lost locks");
+      }
+      return new Check(
+          "eviction",
+          Verdict.FAIL,
+          "maxmemory "
+              + limit
+              + " with maxmemory-policy "
+              + evicts
+              + ": under memory pressure lock keys"
+              + (evicts.startsWith("volatile") ? "" : " and fence counters")
+              + " can be evicted, and a second client granted");
+    }
+
+    private Check persistence(Answer appendonly, Answer appendfsync) {
+      if (!appendonly.ok() || !appendfsync.ok()) {
+        return unknown("persistence", appendonly.ok() ? appendfsync : appendonly);
+      }
+      boolean aof = "yes".equals(config(appendonly));
+      String fsync = config(appendfsync);
+      if (aof && "always".equals(fsync)) {
+        return new Check(
+            "persistence",
+            Verdict.PASS,
+            "appendonly yes, appendfsync always: locks survive restarts");
+      }
+      String found =
+          aof
+              ? "appendonly yes, appendfsync " + fsync + ": a restart loses the last writes"
+              : "appendonly no: a restart comes back empty or reloads an older snapshot, without"
+                  + " the locks written since";
+      return restartGuard
+          ? new Check(
+              "persistence",
+              Verdict.WARN,
+              found
+                  + "; the restart guard keeps a restarted master from voting for "
+                  + Duration.ofMillis(guardMillis).toSeconds()
+                  + " s (it reads the server's run_id and uptime on every connection), so each"
+                  + " restart costs its vote that long. Still at risk: a restart the client cannot"
+                  + " see, behind a proxy that keeps the client's connection open across it;"
+                  + " appendfsync always removes it")
+          : new Check(
+              "persistence",
+              Verdict.WARN,
+              found
+                  + "; the restart guard is off, so a restart inside a TTL can let a second client"
+                  + " be granted");
+    }
+
+    private Check uptime(Answer server) {
+      if (!server.ok()) {
+        return unknown("uptime", server);
+      }
+      String seconds = info(server, "uptime_in_seconds");
+      if (seconds == null) {
+        return new Check("uptime", Verdict.UNKNOWN, "INFO server has no uptime_in_seconds");
+      }
+      long uptimeMillis = TimeUnit.SECONDS.toMillis(Long.parseLong(seconds));
+      return uptimeMillis < guardMillis
+          ? new Check(
+              "uptime",
+              Verdict.WARN,
+              "up "
+                  + seconds
+                  + " s, less than the restart guard's "
+                  + Duration.ofMillis(guardMillis).toSeconds()
+                  + " s: "
+                  + (restartGuard
+                      ? "it does not vote for another "
+                          + TimeUnit.MILLISECONDS.toSeconds(guardMillis - uptimeMillis + 999)
+                          + " s unless admitted (a brand-new cluster: admitFreshNodes())"
+                      : "if it restarted without its data, locks it held are lost, and the"
+                          + " restart guard is off"))
+          : new Check("uptime", Verdict.PASS, "up " + seconds + " s");
+    }
+
+    private Check clock() {
+      Answer answer = answer(time);
+      if (!answer.ok()) {
+        return unknown("clock", answer);
+      }
+      if (!(answer.value() instanceof List<?> parts) || parts.size() != 2) {
+        return new Check("clock", Verdict.UNKNOWN, "unexpected TIME answer");
+      }
+      long serverMillis =
+          Long.parseLong(text(parts.get(0))) * 1000 + Long.parseLong(text(parts.get(1))) / 1000;
+      long answeredAt = timeAnsweredAt.getNow(sentAtMillis);
+      long bound = (answeredAt - sentAtMillis + 1) / 2;
+      long offset = serverMillis - (sentAtMillis + answeredAt) / 2;
+      String found = "offset " + offset + " ms (± " + bound + " ms) from this client";
+      return Math.abs(offset) - bound > CLOCK_WARN_MILLIS
+          ? new Check(
+              "clock",
+              Verdict.WARN,
+              found
+                  + ": fencing tokens never go below a master's clock, and the restart guard reads"
+                  + " it")
+          : new Check("clock", Verdict.PASS, found);
+    }
+
+    private Check unknown(String check, Answer answer) {
+      return new Check(check, Verdict.UNKNOWN, "not checked: " + answer.error());
+    }
+  }
+
+  /** One command's answer, or why there is none. */
+  private record Answer(Object value, String error, boolean refused) {
+    boolean ok() {
+      return error == null;
+    }
+  }
+
+  private static Answer answer(CompletableFuture<Object> future) {
+    if (!future.isDone()) {
+      return new Answer(null, "no answer in time", false);
+    }
+    try {
+      return new Answer(future.join(), null, false);
+    } catch (CompletionException | java.util.concurrent.CancellationException e) {
+      Throwable cause = e.getCause() != null ? e.getCause() : e;
+      String message = cause.getMessage() == null ? cause.toString() : cause.getMessage();
+      // The server answered with an error (an ACL refusal, an unknown command): it is reachable.
+      boolean refused =
+          message.startsWith("NOPERM")
+              || message.startsWith("ERR")
+              || message.startsWith("NOAUTH")
+              || message.startsWith("WRONGPASS");
+      return new Answer(null, message, refused);
+    }
+  }
+
+  private static String info(Answer answer, String key) {
+    String prefix = key + ":";
+    for (String line : text(answer.value()).split("\r?\n")) {
+      if (line.startsWith(prefix)) {
+        return line.substring(prefix.length()).trim();
+      }
+    }
+    return null;
+  }
+
+  /** The value of a {@code CONFIG GET name} answer, or null if the server knows no such setting. */
+  private static String config(Answer answer) {
+    return answer.value() instanceof List<?> pair && pair.size() == 2 ? text(pair.get(1)) : null;
+  }
+
+  private static String text(Object value) {
+    return value instanceof byte[] bytes
+        ? new String(bytes, StandardCharsets.UTF_8)
+        : String.valueOf(value);
+  }
+}

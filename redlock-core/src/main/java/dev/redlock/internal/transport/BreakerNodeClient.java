@@ -1,0 +1,271 @@
+package dev.redlock.internal.transport;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowType;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
+
+/**
+ * The only class that talks to Resilience4j: a circuit breaker in front of one master's client.
+ *
+ * <p>Errors and replies slower than the node timeout count as failures; a master's TAKEN and GONE
+ * answers are successes (it is healthy, the lock is just not ours). When at least half of the last
+ * {@value #WINDOW} calls (and at least {@value #MINIMUM_CALLS}) failed, the breaker opens: {@link
+ * #permits()} says no, and the round skips the master as a failed vote without waiting for its
+ * timeout. After the open wait the next call probes it: an answer in time closes the breaker, a
+ * failure opens it again. (Requiring several probes would let a client that locks rarely linger
+ * half-open.)
+ *
+ * <p>The round decides whether a master may be skipped at all (the lease layer's {@code Masters}):
+ * when the masters with closed breakers cannot make a quorum, it calls the others through {@link
+ * #probe()}, and an answer in time closes their breakers at once.
+ *
+ * <p>Releases are still sent to a master whose breaker is not closed (nothing else will clean up
+ * its key if it is alive), and their real answers returned (a release round is decided by a
+ * majority, so it does not wait for them), but not recorded: probing is left to acquires and
+ * extends. Admits (an operator's call) and diagnostics go straight through, never skipped and never
+ * recorded.
+ *
+ * <p>A call that has not answered within the node timeout is recorded as a failure by the next call
+ * to the same master, so a hung master opens its breaker as quickly as a failing one, while nobody
+ * else touches the client's futures. (A master answers in order, so the oldest unanswered call is
+ * the first to be overdue.)
+ */
+public final class BreakerNodeClient extends ForwardingNodeClient {
+
+  static final int WINDOW = 20;
+  static final int MINIMUM_CALLS = 10;
+  static final int PROBES = 1;
+
+  private static final NodeUnavailableException TIMED_OUT =
+      new NodeUnavailableException("no reply within the node timeout");
+  private static final NodeUnavailableException SLOW = new NodeUnavailableException("slow reply");
+  private static final NodeUnavailableException BREAKER_OPEN =
+      new NodeUnavailableException("circuit breaker open");
+
+  private final CircuitBreaker breaker;
+  private final Ticker ticker;
+  private final long nodeTimeoutNanos;
+  private final ConcurrentLinkedQueue<Call> unanswered = new ConcurrentLinkedQueue<>();
+  private final NodeClient probe = new Probe();
+
+  /**
+   * Puts a breaker in front of {@code delegate}.
+   *
+   * @param delegate the master's client
+   * @param name the master's {@code host:port}, as {@code changes} is told it
+   * @param nodeTimeoutNanos the master's node timeout: a slower answer counts as a failure
+   * @param openWait how long an open breaker skips the master before probing it again
+   * @param ticker the clock of the calls' durations
+   * @param changes told of every state change, on whatever thread completed the call that caused it
+   *     (often an I/O thread): it must return at once
+   */
+  public BreakerNodeClient(
+      NodeClient delegate,
+      String name,
+      long nodeTimeoutNanos,
+      Duration openWait,
+      Ticker ticker,
+      BiConsumer<String, BreakerState> changes) {
+    super(delegate);
+    this.ticker = ticker;
+    this.nodeTimeoutNanos = nodeTimeoutNanos;
+    CircuitBreakerConfig config =
+        CircuitBreakerConfig.custom()
+            .slidingWindow(WINDOW, MINIMUM_CALLS, SlidingWindowType.COUNT_BASED)
+            .failureRateThreshold(50)
+            .slowCallRateThreshold(100)
+            .slowCallDurationThreshold(Duration.ofNanos(nodeTimeoutNanos).plusDays(1))
+            .waitDurationInOpenState(openWait)
+            .permittedNumberOfCallsInHalfOpenState(PROBES)
+            // No half-open time limit and no automatic transition: either would start a scheduler
+            // thread this library does not own. A probe always completes: its round times it out,
+            // or the connection's stall limit fails it.
+            .automaticTransitionFromOpenToHalfOpenEnabled(false)
+            .build();
+    this.breaker = CircuitBreaker.of(name, config);
+    breaker
+        .getEventPublisher()
+        .onStateTransition(
+            event -> changes.accept(name, state(event.getStateTransition().getToState())));
+  }
+
+  private static BreakerState state(CircuitBreaker.State state) {
+    return switch (state) {
+      case CLOSED -> BreakerState.CLOSED;
+      case HALF_OPEN -> BreakerState.HALF_OPEN;
+      default -> BreakerState.OPEN;
+    };
+  }
+
+  @Override
+  public boolean permits() {
+    recordOverdue(ticker.read());
+    return breaker.tryAcquirePermission();
+  }
+
+  @Override
+  public NodeClient probe() {
+    return probe;
+  }
+
+  @Override
+  public NodeUnavailableException skipped() {
+    return BREAKER_OPEN;
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+    return recorded(delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis), false);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
+    return recorded(delegate.fence(key, token, fence), false);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+    return recorded(delegate.extend(key, token, ttlMillis), false);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    return ending(() -> delegate.release(key, token));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+    return ending(() -> delegate.shorten(key, token, ttlMillis));
+  }
+
+  /**
+   * A command that ends a lease (release, shorten): sent whatever the breaker's state, since
+   * nothing else will clean up the key if the master is alive, and its real answer returned, so
+   * that a release that did not get through is sent again (the lease layer's releases); recorded in
+   * the breaker only while it is closed. Probing is left to acquires and extends.
+   */
+  private CompletableFuture<NodeReply> ending(Supplier<CompletableFuture<NodeReply>> command) {
+    recordOverdue(ticker.read());
+    if (breaker.getState() == CircuitBreaker.State.CLOSED && breaker.tryAcquirePermission()) {
+      return recorded(command.get(), false);
+    }
+    return command.get();
+  }
+
+  /**
+   * Records the call's outcome in the breaker when it completes. A probe (a call the breaker did
+   * not permit) that answers in time closes the breaker.
+   */
+  private CompletableFuture<NodeReply> recorded(CompletableFuture<NodeReply> reply, boolean probe) {
+    Call call = new Call(ticker.read());
+    unanswered.add(call);
+    reply.whenComplete(
+        (answer, error) -> {
+          if (!call.compareAndSet(false, true)) {
+            return; // already recorded as overdue
+          }
+          long took = ticker.read() - call.start;
+          if (error != null) {
+            breaker.onError(took, TimeUnit.NANOSECONDS, error);
+          } else if (took > nodeTimeoutNanos) {
+            breaker.onError(took, TimeUnit.NANOSECONDS, SLOW);
+          } else if (probe && breaker.getState() != CircuitBreaker.State.CLOSED) {
+            breaker.transitionToClosedState();
+          } else {
+            breaker.onSuccess(took, TimeUnit.NANOSECONDS);
+          }
+        });
+    return reply;
+  }
+
+  /** Records every call still unanswered after the node timeout as a failure. */
+  private void recordOverdue(long now) {
+    for (Call head = unanswered.peek(); head != null; head = unanswered.peek()) {
+      if (!head.get()) {
+        long waited = now - head.start;
+        if (waited <= nodeTimeoutNanos) {
+          return;
+        }
+        if (head.compareAndSet(false, true)) {
+          breaker.onError(waited, TimeUnit.NANOSECONDS, TIMED_OUT);
+        }
+      }
+      unanswered.remove(head);
+    }
+  }
+
+  /** Waits only while the breaker is closed: a master it holds for dead is not waited for. */
+  @Override
+  public void awaitDrained(long deadlineNanos) {
+    if (breaker.getState() == CircuitBreaker.State.CLOSED) {
+      delegate.awaitDrained(deadlineNanos);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "BreakerNodeClient{" + delegate + ", " + breaker.getState() + "}";
+  }
+
+  /** One call awaiting its answer; set once it has been recorded. */
+  private static final class Call extends AtomicBoolean {
+    private static final long serialVersionUID = 1L;
+    final long start;
+
+    Call(long start) {
+      this.start = start;
+    }
+  }
+
+  /** The same master, called although its breaker is not closed. */
+  private final class Probe implements NodeClient {
+    @Override
+    public CompletableFuture<NodeReply> acquire(
+        byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+      return recorded(delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis), true);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
+      return recorded(delegate.fence(key, token, fence), true);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+      return recorded(delegate.extend(key, token, ttlMillis), true);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+      return BreakerNodeClient.this.release(key, token);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+      return BreakerNodeClient.this.shorten(key, token, ttlMillis);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> admit(long guardMillis) {
+      return delegate.admit(guardMillis);
+    }
+
+    @Override
+    public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
+      return delegate.query(verb, args);
+    }
+
+    @Override
+    public void close() {
+      // the probe view owns nothing
+    }
+  }
+}

@@ -1,0 +1,103 @@
+package dev.redlock.internal.transport;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The commands the coordinator sends to one master. Every call returns at once; the future
+ * completes with the master's {@link NodeReply} when it answers, or exceptionally when it cannot.
+ * Commands to one master go out on one connection in the order they were issued, and the master
+ * runs them in that order, so on one connection a release never overtakes that master's own
+ * acquire. A command written on a connection that is then lost fails with {@link
+ * NodeUnavailableException#mayHaveRun}: the master may still run it after commands sent on the next
+ * connection, which the lease layer's releases make up for.
+ *
+ * <p>Implementations are thread-safe. Futures may complete on an I/O thread (on the selector
+ * transport, the one thread that reads every plaintext master's replies): callbacks must be short
+ * and must not block.
+ */
+public interface NodeClient extends AutoCloseable {
+
+  /**
+   * The acquire ({@code TIME}, {@code SET key token NX PX ttl}, {@code MGET counter legacyCounter
+   * marker admitted}, written together): GRANTED if the key was set, TAKEN if it exists, RESTARTED
+   * if the master's dataset or server run is younger than {@code guardMillis} (or it has no birth
+   * marker: then one is stored), whatever the {@code SET} did; with the master's fence counter (the
+   * higher of its one counter and the resource's counter of earlier versions, {@code
+   * legacyFenceKey}) and its time. With no {@code legacyFenceKey} (null) and no guard (0), a plain
+   * {@code SET key token NX PX ttl} that reports neither.
+   */
+  CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis);
+
+  /**
+   * The fence script: GRANTED if stored in the master's fence counter while the key holds our
+   * token, TAKEN, or GONE.
+   */
+  CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence);
+
+  /** The release script: GRANTED if deleted, TAKEN if another token holds it, GONE if absent. */
+  CompletableFuture<NodeReply> release(byte[] key, byte[] token);
+
+  /** The extend script: GRANTED if extended, TAKEN if another token holds it, GONE if absent. */
+  CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis);
+
+  /**
+   * The shorten script: GRANTED if the key holds our token (its expiry is now at most {@code
+   * ttlMillis}), TAKEN if another token holds it, GONE if absent.
+   */
+  CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis);
+
+  /**
+   * A read-only diagnostic command for the preflight ({@code INFO}, {@code CONFIG GET}, {@code
+   * TIME}): completes with the raw answer, or exceptionally with the server's error (an ACL that
+   * forbids it, say) or the failure. Never guarded by a circuit breaker.
+   */
+  CompletableFuture<Object> query(NodeCommand.Verb verb, String... args);
+
+  /**
+   * The admit script: makes the master's dataset look {@code guardMillis} old and admits its
+   * current server run, so that it votes at once: GRANTED if that changed anything, TAKEN if it was
+   * already admitted; fails if the connection could not read the server's run.
+   */
+  CompletableFuture<NodeReply> admit(long guardMillis);
+
+  /**
+   * Asks to send this master an acquire, fence or extend: false while its circuit breaker skips it.
+   * A true answer must be followed by exactly one of those calls on this client; after a false one
+   * the caller either sends nothing or calls through {@link #probe()}.
+   */
+  default boolean permits() {
+    return true;
+  }
+
+  /** Why a master that {@link #permits()} refused counts as a failed vote when it is not probed. */
+  default NodeUnavailableException skipped() {
+    return new NodeUnavailableException("skipped");
+  }
+
+  /**
+   * The client to send through when {@link #permits()} said no but the round cannot reach a quorum
+   * without this master: a probe, whose timely answer readmits the master.
+   */
+  default NodeClient probe() {
+    return this;
+  }
+
+  /** Waits until the first connection attempt has finished or the deadline passes. */
+  default void awaitFirstConnect(long deadlineNanos) {}
+
+  /**
+   * Waits until every command written or queued has been answered (or has failed), or the deadline
+   * passes: before a close, so that releases already sent are not cut off.
+   */
+  default void awaitDrained(long deadlineNanos) {}
+
+  /** Waits for the client's thread, if any, to end; returns whether it did by the deadline. */
+  default boolean awaitTermination(long deadlineNanos) {
+    return true;
+  }
+
+  /** Stops the client: fails pending commands, closes the connection and ends its thread. */
+  @Override
+  void close();
+}

@@ -1,0 +1,562 @@
+package dev.redlock.internal.transport;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One command for one master and the decoding of its reply: the command codec.
+ *
+ * <p>Scripts are called by EVALSHA with the script's SHA-1 (every connection loads the scripts when
+ * it opens); the plain acquire is {@code SET key token NX PX ttl}. The fenced or guarded acquire is
+ * no script but three plain commands written together, {@code TIME}, {@code SET key token NX PX
+ * ttl}, {@code MGET counter legacyCounter marker admitted}, whose three replies make one answer
+ * (see {@link #acquire}). The transport writes each of the {@link #parts()} ({@link #verb(int)},
+ * {@link #arguments(int)}) and hands each reply it reads back, in order, to {@link #collect}, then
+ * the last to {@link #complete}: a {@link Long}, a {@code byte[]}, a {@link List}, {@code null}, or
+ * a {@link ServerError}.
+ */
+public final class NodeCommand {
+
+  /** What the command is, which says how to read its reply. */
+  enum Kind {
+    /** {@code SET key token NX PX ttl}: answers OK or nil. */
+    SET,
+    /**
+     * The fenced or guarded acquire: {@code TIME}, {@code SET key token NX PX ttl} and {@code MGET
+     * counter legacyCounter marker admitted}, three replies.
+     */
+    ACQUIRE,
+    /** Any other script: answers 1, 0 or -1. */
+    SCRIPT,
+    /** {@code SCRIPT LOAD}: the transport's own; its reply is not a vote. */
+    LOAD,
+    /** A read-only diagnostic ({@code INFO}, {@code CONFIG GET}, {@code TIME}): a raw answer. */
+    QUERY
+  }
+
+  /**
+   * The Redis command a {@link NodeCommand} is sent as; the preflight's diagnostics name theirs
+   * ({@link NodeClient#query}).
+   */
+  public enum Verb {
+    /** {@code SET}: the plain acquire, and part of the fenced or guarded one. */
+    SET,
+    /** {@code EVALSHA}: a script by its SHA-1. */
+    EVALSHA,
+    /** {@code EVAL}: a script sent whole. */
+    EVAL,
+    /** {@code SCRIPT LOAD}. */
+    SCRIPT,
+    /** {@code INFO}: a diagnostic, and the handshake's read of the server's run. */
+    INFO,
+    /** {@code CONFIG GET}: a diagnostic, and the handshake's read of the persistence. */
+    CONFIG,
+    /** {@code TIME}: the master's clock. */
+    TIME,
+    /** {@code MGET}: the acquire's read of the fence counters and the guard's keys. */
+    MGET
+  }
+
+  private static final byte[] NX = ascii("NX");
+  private static final byte[] PX = ascii("PX");
+  private static final byte[] LOAD_WORD = ascii("LOAD");
+
+  final Kind kind;
+  private final LuaScript script;
+  private final byte[][] keys;
+  private final byte[][] args;
+
+  /** About how many bytes the command takes on the wire, for the transport's cap. */
+  final int bytes;
+
+  /** Completed with the master's answer, or exceptionally when it cannot answer. */
+  final CompletableFuture<NodeReply> reply = new CompletableFuture<>();
+
+  /**
+   * For a {@link Kind#QUERY}: the raw answer ({@code byte[]}, {@link Long}, {@link List}, or null),
+   * or exceptionally with the server's error or the failure.
+   */
+  final CompletableFuture<Object> value;
+
+  private final Verb queryVerb; // for a QUERY
+
+  /**
+   * For an ACQUIRE: how old (ms) the master's dataset and server run must be for its vote to count;
+   * 0: no restart guard. For an ADMIT: how old the dataset is made to look.
+   */
+  private final long guardMillis;
+
+  /** For an ADMIT: whether it admits the server run too (else it only stores a missing marker). */
+  private final boolean admitsRun;
+
+  /**
+   * For an ACQUIRE: run (on the reading thread, never under a lock) when the master has no
+   * dataset-birth marker, to have one stored; set by the client before the command is submitted.
+   */
+  Runnable onNewDataset;
+
+  /**
+   * The server run of the link the command was written on, as its handshake saw it; set by the
+   * pipeline before the command is written, guarded by its lock. The acquire's restart guard and
+   * the admit read it.
+   */
+  Incarnation incarnation;
+
+  private Object[]
+      earlier; // for an ACQUIRE: the replies to its first parts, guarded by the pipeline's lock
+  private int received; // guarded by the pipeline's lock
+
+  long writtenAt; // guarded by the pipeline's lock
+
+  /**
+   * Set when the connection it was written on is dropped before its answer: its failure then says
+   * the master may still run it ({@link NodeUnavailableException#mayHaveRun}). Guarded by the
+   * pipeline's lock, read after.
+   */
+  boolean lostInFlight;
+
+  /**
+   * EVAL rather than EVALSHA: the link's master refused {@code SCRIPT LOAD} for good, or the
+   * command answered NOSCRIPT and is sent again (once: a command sent whole cannot meet NOSCRIPT).
+   * Guarded by the pipeline's lock.
+   */
+  boolean sendWhole;
+
+  private NodeCommand(Kind kind, LuaScript script, byte[][] keys, byte[]... args) {
+    this(kind, null, script, 0, false, keys, args);
+  }
+
+  private NodeCommand(
+      Kind kind,
+      Verb queryVerb,
+      LuaScript script,
+      long guardMillis,
+      boolean admitsRun,
+      byte[][] keys,
+      byte[]... args) {
+    this.kind = kind;
+    this.queryVerb = queryVerb;
+    this.guardMillis = guardMillis;
+    this.admitsRun = admitsRun;
+    this.value = kind == Kind.QUERY ? new CompletableFuture<>() : null;
+    this.script = script;
+    this.keys = keys;
+    this.args = args;
+    int size = (kind == Kind.ACQUIRE ? 128 : 64) + (script == null ? 0 : script.body().length);
+    for (byte[] key : keys) {
+      size += key.length + 16;
+    }
+    for (byte[] arg : args) {
+      size += arg.length + 16;
+    }
+    this.bytes = size;
+  }
+
+  /** The plain Redlock acquire: {@code SET key token NX PX ttl}. */
+  static NodeCommand set(byte[] key, byte[] token, long ttlMillis) {
+    return new NodeCommand(Kind.SET, null, new byte[][] {key}, token, NX, PX, number(ttlMillis));
+  }
+
+  /**
+   * The fenced or guarded acquire, which also reads the master's clock, its fence counter (and the
+   * resource's own counter of earlier versions, {@code legacyFenceKey}), the dataset's age and the
+   * admitted server run: {@code TIME}, then {@code SET key token NX PX ttl}, then {@code MGET
+   * counter legacyCounter marker admitted}, written together and run in that order on the master.
+   * With neither fencing ({@code legacyFenceKey} null) nor the restart guard ({@code guardMillis}
+   * 0), the plain {@link #set}.
+   *
+   * <p>Why three plain commands are as good as the script they replace (which cost a master about
+   * three times as much). Nothing here needs them to run atomically, only in order:
+   *
+   * <ul>
+   *   <li>the fence counter is read after our {@code SET NX} ran, which is all the fencing argument
+   *       needs (the lease layer's {@code Leases.storeFence}): on a master where it succeeded,
+   *       every earlier lease's store there came first; only our own lease can store after it while
+   *       our key holds;
+   *   <li>the clock is read before the {@code SET} and the marker after it, so the age the guard
+   *       checks, clock minus birth, is never more than the dataset's age when the {@code SET} ran;
+   *       a marker stored between them (after a {@code FLUSHALL}) is younger still;
+   *   <li>on a master too young to vote the {@code SET} still runs (the script skipped it). The key
+   *       holds only our token, so it excludes others there as any key does, and it is released
+   *       with the lease, or at once when the acquire fails, like any other master's.
+   * </ul>
+   *
+   * A master without a marker (new, restarted without its data, or flushed) answers RESTARTED when
+   * the guard is on, and {@link #onNewDataset} has the marker stored (by the admit script, with the
+   * master's own clock). So does a master whose server run is too young ({@link
+   * Incarnation#refusal}): the marker survives a restart that reloads a snapshot, the run does not.
+   */
+  static NodeCommand acquire(
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+    if (legacyFenceKey == null && guardMillis == 0) {
+      return set(key, token, ttlMillis);
+    }
+    return new NodeCommand(
+        Kind.ACQUIRE,
+        null,
+        null,
+        guardMillis,
+        false,
+        new byte[][] {
+          key, LuaScript.FENCE_COUNTER, legacyFenceKey, LuaScript.DATASET_MARKER, LuaScript.ADMITTED
+        },
+        token,
+        number(ttlMillis));
+  }
+
+  /** The fence script: stores a fencing token in the master's counter while the key holds ours. */
+  static NodeCommand fence(byte[] key, byte[] token, long fence) {
+    return script(
+        LuaScript.FENCE, new byte[][] {key, LuaScript.FENCE_COUNTER}, token, number(fence));
+  }
+
+  /** The release script: compare-and-delete. */
+  static NodeCommand release(byte[] key, byte[] token) {
+    return script(LuaScript.RELEASE, new byte[][] {key}, token);
+  }
+
+  /** The extend script: compare-and-lengthen, never re-creating the key. */
+  static NodeCommand extend(byte[] key, byte[] token, long ttlMillis) {
+    return script(LuaScript.EXTEND, new byte[][] {key}, token, number(ttlMillis));
+  }
+
+  /** The shorten script: compare-and-shorten, never lengthening or re-creating the key. */
+  static NodeCommand shorten(byte[] key, byte[] token, long ttlMillis) {
+    return script(LuaScript.SHORTEN, new byte[][] {key}, token, number(ttlMillis));
+  }
+
+  /** A read-only diagnostic command, e.g. {@code INFO replication} or {@code CONFIG GET x}. */
+  static NodeCommand query(Verb verb, String... args) {
+    byte[][] words = new byte[args.length][];
+    for (int i = 0; i < args.length; i++) {
+      words[i] = args[i].getBytes(StandardCharsets.UTF_8);
+    }
+    return new NodeCommand(Kind.QUERY, verb, null, 0, false, new byte[0][], words);
+  }
+
+  /**
+   * The admit script: marks the master's dataset as {@code guardMillis} old and admits the server
+   * run of the link it is written on (its {@code run_id}, filled in when written), so that the
+   * master votes at once. Completes exceptionally, after the script ran, if the link could not read
+   * the run (the guard then still refuses the master).
+   */
+  static NodeCommand admit(long guardMillis) {
+    return new NodeCommand(
+        Kind.SCRIPT,
+        null,
+        LuaScript.ADMIT,
+        guardMillis,
+        true,
+        new byte[][] {LuaScript.DATASET_MARKER, LuaScript.ADMITTED},
+        number(guardMillis),
+        NO_RUN);
+  }
+
+  /** The admit script storing a missing dataset-birth marker, dated now, and nothing else. */
+  static NodeCommand markBirth() {
+    return script(
+        LuaScript.ADMIT,
+        new byte[][] {LuaScript.DATASET_MARKER, LuaScript.ADMITTED},
+        number(0),
+        NO_RUN);
+  }
+
+  private static NodeCommand script(LuaScript script, byte[][] keys, byte[]... args) {
+    return new NodeCommand(Kind.SCRIPT, script, keys, args);
+  }
+
+  /** {@code SCRIPT LOAD} of one script. */
+  static NodeCommand load(LuaScript script) {
+    return new NodeCommand(Kind.LOAD, script, new byte[0][]);
+  }
+
+  /**
+   * How many commands this one is written as, each with its own reply: 3 for an ACQUIRE, else 1.
+   */
+  int parts() {
+    return kind == Kind.ACQUIRE ? 3 : 1;
+  }
+
+  /** The verb of part {@code part} (0-based). */
+  Verb verb(int part) {
+    if (kind == Kind.ACQUIRE) {
+      return part == 0 ? Verb.TIME : part == 1 ? Verb.SET : Verb.MGET;
+    }
+    return verb();
+  }
+
+  /** The words after the verb of part {@code part}, as written. */
+  byte[][] arguments(int part) {
+    if (kind == Kind.ACQUIRE) {
+      return switch (part) {
+        case 0 -> NO_WORDS;
+        case 1 -> new byte[][] {keys[0], args[0], NX, PX, args[1]};
+        default -> new byte[][] {keys[1], keys[2], keys[3], keys[4]};
+      };
+    }
+    return arguments();
+  }
+
+  /**
+   * Takes one reply of a command written as several parts. Returns true if it was not the last (it
+   * is kept for {@link #complete}); false if it was, and the caller then completes the command with
+   * it. Under the pipeline's lock.
+   */
+  boolean collect(Object answer) {
+    if (kind != Kind.ACQUIRE || received == 2) {
+      return false;
+    }
+    if (earlier == null) {
+      earlier = new Object[2];
+    }
+    earlier[received++] = answer;
+    return true;
+  }
+
+  /** The verb of a single-part command. */
+  Verb verb() {
+    return switch (kind) {
+      case SET -> Verb.SET;
+      case LOAD -> Verb.SCRIPT;
+      case QUERY -> queryVerb;
+      default -> sendWhole ? Verb.EVAL : Verb.EVALSHA;
+    };
+  }
+
+  /** The words after the verb of a single-part command, as written. */
+  byte[][] arguments() {
+    if (kind == Kind.SET) {
+      byte[][] words = new byte[1 + args.length][];
+      words[0] = keys[0];
+      System.arraycopy(args, 0, words, 1, args.length);
+      return words;
+    }
+    if (kind == Kind.LOAD) {
+      return new byte[][] {LOAD_WORD, script.body()};
+    }
+    if (kind == Kind.QUERY) {
+      return args;
+    }
+    byte[][] words = new byte[2 + keys.length + args.length][];
+    words[0] = sendWhole ? script.body() : script.sha1();
+    words[1] = number(keys.length);
+    System.arraycopy(keys, 0, words, 2, keys.length);
+    System.arraycopy(args, 0, words, 2 + keys.length, args.length);
+    if (admitsRun && incarnation != null && incarnation.runId() != null) {
+      words[words.length - 1] = ascii(incarnation.runId());
+    }
+    return words;
+  }
+
+  /** Decodes the master's reply and completes {@link #reply}. */
+  void complete(Object answer) {
+    if (kind == Kind.QUERY) {
+      if (answer instanceof ServerError error) {
+        value.completeExceptionally(new NodeUnavailableException(error.firstLine()));
+      } else {
+        value.complete(answer);
+      }
+      reply.complete(NodeReply.of(Vote.GRANTED));
+      return;
+    }
+    if (kind == Kind.ACQUIRE) {
+      completeAcquire(earlier[0], earlier[1], answer); // collect() kept the first two
+      return;
+    }
+    if (answer instanceof ServerError error) {
+      reply.completeExceptionally(new NodeUnavailableException(error.firstLine()));
+      return;
+    }
+    if (admitsRun && (incarnation == null || incarnation.runId() == null)) {
+      String why = incarnation == null ? "not connected" : incarnation.unknown();
+      reply.completeExceptionally(
+          new NodeUnavailableException("cannot admit: the server run is unknown (" + why + ")"));
+      return;
+    }
+    NodeReply decoded = decode(answer);
+    if (decoded == null) {
+      reply.completeExceptionally(new NodeUnavailableException("unexpected reply to " + kind));
+    } else {
+      reply.complete(decoded);
+    }
+  }
+
+  /**
+   * Whether the command calls a script, and so can meet NOSCRIPT. Every such command may be sent
+   * again after a NOSCRIPT answer, once and in order ({@link CommandPipeline} argues why that is
+   * safe).
+   */
+  boolean callsScript() {
+    return kind == Kind.SCRIPT;
+  }
+
+  /**
+   * Whether both commands are scripts of the same lease: the same key and the same token (fence,
+   * release, extend, shorten; the admit script belongs to no lease).
+   */
+  boolean sameLease(NodeCommand other) {
+    return ofLease()
+        && other.ofLease()
+        && Arrays.equals(args[0], other.args[0])
+        && Arrays.equals(keys[0], other.keys[0]);
+  }
+
+  private boolean ofLease() {
+    return kind == Kind.SCRIPT && script != LuaScript.ADMIT;
+  }
+
+  /** Fails the command: the master could not answer it. */
+  void fail(NodeUnavailableException error) {
+    reply.completeExceptionally(error);
+    if (value != null) {
+      value.completeExceptionally(error);
+    }
+  }
+
+  private NodeReply decode(Object answer) {
+    switch (kind) {
+      case SET:
+        return NodeReply.of(answer == null ? Vote.TAKEN : Vote.GRANTED);
+      case SCRIPT:
+        return answer instanceof Long code ? NodeReply.ofScriptCode(code) : null;
+      case LOAD:
+        return NodeReply.of(Vote.GRANTED);
+      default:
+        throw new AssertionError(kind);
+    }
+  }
+
+  /**
+   * Decodes the three replies of an ACQUIRE: {@code TIME}, {@code SET}, {@code MGET counter
+   * legacyCounter marker admitted}; with the restart guard, a master whose dataset or server run is
+   * too young answers RESTARTED, with why in the reply's detail.
+   */
+  private void completeAcquire(Object time, Object set, Object values) {
+    ServerError error =
+        time instanceof ServerError e1
+            ? e1
+            : set instanceof ServerError e2 ? e2 : values instanceof ServerError e3 ? e3 : null;
+    if (error != null) {
+      reply.completeExceptionally(new NodeUnavailableException(error.firstLine()));
+      return;
+    }
+    long micros;
+    long fence;
+    Long born;
+    String admitted;
+    try {
+      if (!(time instanceof List<?> clock && clock.size() == 2)
+          || !(values instanceof List<?> read && read.size() == 4)
+          || !(set == null || set instanceof byte[])) {
+        throw new NumberFormatException("unexpected reply to ACQUIRE");
+      }
+      micros = parse(clock.get(0)) * 1_000_000 + parse(clock.get(1));
+      fence =
+          Math.max(
+              read.get(0) == null ? 0 : parse(read.get(0)),
+              read.get(1) == null ? 0 : parse(read.get(1)));
+      born = read.get(2) == null ? null : parse(read.get(2));
+      admitted =
+          read.get(3) instanceof byte[] run ? new String(run, StandardCharsets.US_ASCII) : null;
+    } catch (NumberFormatException e) {
+      reply.completeExceptionally(new NodeUnavailableException("unexpected reply to ACQUIRE"));
+      return;
+    }
+    if (born == null && onNewDataset != null) {
+      onNewDataset.run();
+    }
+    String young = guardMillis > 0 ? tooYoung(born, micros / 1000, admitted) : null;
+    if (young != null) {
+      reply.complete(new NodeReply(Vote.RESTARTED, fence, micros, young));
+    } else {
+      reply.complete(new NodeReply(set == null ? Vote.TAKEN : Vote.GRANTED, fence, micros));
+    }
+  }
+
+  /**
+   * Why the restart guard does not count this master's vote, or null if it does: its dataset must
+   * have a birth marker at least {@link #guardMillis} old by the master's clock (a {@code
+   * FLUSHALL}, or a failover to an empty replica, removes it), and its server run must be that old
+   * too by this client's clock, unless it loses nothing on a restart or was admitted ({@link
+   * Incarnation#refusal}). The run's age is taken when the command was written, before the master
+   * ran it: never more than its age then.
+   */
+  private String tooYoung(Long born, long masterMillis, String admitted) {
+    if (born == null) {
+      return "no dataset-birth marker: a new, flushed or emptied dataset (stored now)";
+    }
+    long age = masterMillis - born;
+    if (age < guardMillis) {
+      return "dataset "
+          + Math.max(0, age) / 1000
+          + " s old: votes in "
+          + (guardMillis - age + 999) / 1000
+          + " s, or once admitted";
+    }
+    if (incarnation == null) {
+      return "the server run is unknown";
+    }
+    return incarnation.refusal(
+        writtenAt, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(guardMillis), admitted);
+  }
+
+  private static long parse(Object word) {
+    if (word instanceof byte[] bytes) {
+      String text = new String(bytes, StandardCharsets.US_ASCII);
+      try {
+        return Long.parseLong(text);
+      } catch (NumberFormatException e) {
+        return (long) Double.parseDouble(text); // a number Lua stored, e.g. 1.7e+12
+      }
+    }
+    if (word instanceof Long value) {
+      return value;
+    }
+    throw new NumberFormatException("not a number");
+  }
+
+  private static final byte[][] NO_WORDS = new byte[0][];
+
+  /** The admit script's run argument when it admits no run; filled in when written otherwise. */
+  private static final byte[] NO_RUN = new byte[0];
+
+  private static byte[] number(long value) {
+    return ascii(Long.toString(value));
+  }
+
+  private static byte[] ascii(String text) {
+    return text.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /**
+   * An error reply from the server; the stream is still in step.
+   *
+   * @param message the server's message, e.g. {@code NOSCRIPT No matching script}
+   */
+  record ServerError(String message) {
+
+    /** Whether the server lost the script (restart, {@code SCRIPT FLUSH}). */
+    boolean noScript() {
+      return message.startsWith("NOSCRIPT");
+    }
+
+    /**
+     * Whether this answer to {@code SCRIPT LOAD} refuses it for as long as the connection lasts: an
+     * ACL without {@code SCRIPT} ({@code NOPERM}), or a server or proxy without the command. Every
+     * other error ({@code LOADING}, {@code BUSY}, {@code TRYAGAIN}, {@code MASTERDOWN}, ...) may
+     * pass, so it is worth trying again.
+     */
+    boolean refusesScriptLoad() {
+      return message.startsWith("NOPERM")
+          || message.startsWith("ERR unknown command")
+          || message.startsWith("ERR unknown subcommand");
+    }
+
+    String firstLine() {
+      int newline = message.indexOf('\n');
+      return newline < 0 ? message : message.substring(0, newline);
+    }
+  }
+}

@@ -1,0 +1,256 @@
+package dev.redlock.internal.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.internal.transport.NodeCommand.ServerError;
+import dev.redlock.internal.transport.NodeCommand.Verb;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How the pipeline gets commands through a master that lost its scripts, on a recording link whose
+ * replies the test hands in one by one, in order, as a master would answer them: every case of the
+ * class comment's argument, including those no real master can be made to produce on cue.
+ */
+class CommandPipelineTest {
+
+  private static final ServerError NOSCRIPT =
+      new ServerError("NOSCRIPT No matching script. Please use EVAL.");
+  private static final byte[] KEY = bytes("job");
+  private static final byte[] TOKEN_A = bytes("a".repeat(32));
+  private static final byte[] TOKEN_B = bytes("b".repeat(32));
+
+  private final FakeTicker ticker = new FakeTicker();
+  private final RecordingLink link = new RecordingLink(true);
+  private final CommandPipeline<RecordingLink> pipeline =
+      new CommandPipeline<>(ticker, TimeUnit.SECONDS.toNanos(10), () -> {});
+
+  @BeforeEach
+  void open() {
+    pipeline.connected(link, null, 0);
+  }
+
+  @Test
+  void aCommandAnsweredNoscriptIsSentAgainWholeBehindTheReloadAndAnsweredThere() {
+    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    assertEquals(List.of("EVALSHA extend"), link.written);
+
+    reply(NOSCRIPT);
+    assertEquals(
+        List.of("EVALSHA extend", "SCRIPT LOAD", "SCRIPT LOAD"), link.written.subList(0, 3));
+    assertEquals(1 + LuaScript.ALL.size(), link.written.size(), "the reload, nothing else yet");
+    assertFalse(extend.reply.isDone(), "answered by the command sent again");
+
+    answerReload();
+    assertEquals("EVAL extend", last(), "sent again whole, behind the reload");
+    reply(1L);
+    assertGranted(extend);
+  }
+
+  @Test
+  void commandsAnsweredNoscriptAreSentAgainInTheirOrderAndLaterOnesWaitBehindThem() {
+    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    NodeCommand shorten = submit(NodeCommand.shorten(KEY, TOKEN_A, 2_000));
+    reply(NOSCRIPT); // the extend's; the reload is written
+    NodeCommand release = submit(NodeCommand.release(KEY, TOKEN_A));
+    int written = link.written.size();
+    assertEquals(2 + LuaScript.ALL.size(), written, "the release waits: nothing overtakes");
+
+    reply(NOSCRIPT); // the shorten's
+    assertEquals(written, link.written.size(), "sent again only once the reload is answered");
+    answerReload();
+    assertEquals(
+        List.of("EVAL extend", "EVAL shorten", "EVALSHA release"),
+        link.written.subList(written, link.written.size()),
+        "in the order they were first sent, then what waited");
+    reply(1L);
+    reply(1L);
+    reply(1L);
+    assertGranted(extend);
+    assertGranted(shorten);
+    assertGranted(release);
+  }
+
+  @Test
+  void aCommandIsNotSentAgainOnceALaterOneOfTheSameLeaseRan() {
+    NodeCommand extendA = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    NodeCommand shortenA = submit(NodeCommand.shorten(KEY, TOKEN_A, 2_000));
+    NodeCommand extendB = submit(NodeCommand.extend(KEY, TOKEN_B, 30_000));
+    reply(NOSCRIPT); // extend A
+    // Another connection reloaded the scripts between: the shorten ran. The extend sent again
+    // would run after it and lengthen the key again: it is a failed vote instead.
+    reply(1L);
+    assertGranted(shortenA);
+    assertTrue(extendA.reply.isCompletedExceptionally(), "failed at once: a failed vote");
+    ExecutionException failed = assertThrows(ExecutionException.class, extendA.reply::get);
+    assertInstanceOf(NodeUnavailableException.class, failed.getCause());
+    reply(NOSCRIPT); // extend B, another lease's: sent again
+    int written = link.written.size();
+    answerReload();
+    assertEquals(List.of("EVAL extend"), link.written.subList(written, link.written.size()));
+    reply(1L);
+    assertGranted(extendB);
+  }
+
+  @Test
+  void aCommandIsSentAgainAtMostOnce() {
+    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    reply(NOSCRIPT);
+    answerReload();
+    int written = link.written.size();
+    reply(NOSCRIPT); // no master answers EVAL so, but should one
+    assertTrue(extend.reply.isCompletedExceptionally(), "a failed vote");
+    assertEquals(written + LuaScript.ALL.size(), link.written.size(), "only a reload written");
+  }
+
+  @Test
+  void aTransientReloadErrorSendsTheCommandWholeAndTheNextNoscriptReloadsAgain() {
+    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    reply(NOSCRIPT);
+    for (int i = 0; i < LuaScript.ALL.size(); i++) {
+      reply(new ServerError("BUSY Redis is busy running a script."));
+    }
+    assertEquals("EVAL extend", last());
+    reply(1L);
+    assertGranted(extend);
+
+    NodeCommand later = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    assertEquals("EVALSHA extend", last(), "scripts still go by SHA-1");
+    reply(NOSCRIPT);
+    assertEquals("SCRIPT LOAD", last(), "reloaded again");
+    answerReload();
+    reply(1L);
+    assertGranted(later);
+  }
+
+  @Test
+  void aPermanentReloadRefusalSendsEveryLaterScriptWhole() {
+    submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    reply(NOSCRIPT);
+    for (int i = 0; i < LuaScript.ALL.size(); i++) {
+      reply(new ServerError("NOPERM User locker has no permissions to run the 'script|load'"));
+    }
+    reply(1L);
+    submit(NodeCommand.release(KEY, TOKEN_A));
+    assertEquals("EVAL release", last());
+  }
+
+  @Test
+  void aLinkWhoseHandshakeLoadedNoScriptsSendsThemWhole() {
+    RecordingLink whole = new RecordingLink(false);
+    CommandPipeline<RecordingLink> other =
+        new CommandPipeline<>(ticker, TimeUnit.SECONDS.toNanos(10), () -> {});
+    other.connected(whole, null, 0);
+    other.submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    assertEquals(List.of("EVAL extend"), whole.written);
+  }
+
+  @Test
+  void onlyARefusalThatCannotChangeOnThisConnectionIsPermanent() {
+    assertTrue(new ServerError("NOPERM this user has no permissions").refusesScriptLoad());
+    assertTrue(new ServerError("ERR unknown command 'SCRIPT', with args").refusesScriptLoad());
+    assertTrue(new ServerError("ERR unknown subcommand 'LOAD'.").refusesScriptLoad());
+    for (String transient_ :
+        List.of(
+            "LOADING Redis is loading the dataset in memory",
+            "BUSY Redis is busy running a script.",
+            "TRYAGAIN Multiple keys request during rehashing of slot",
+            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+            "OOM command not allowed when used memory > 'maxmemory'.")) {
+      assertFalse(new ServerError(transient_).refusesScriptLoad(), transient_);
+    }
+  }
+
+  /** Replies complete on the reading thread, here the test's: done by now, or never. */
+  private static void assertGranted(NodeCommand command) {
+    assertTrue(command.reply.isDone(), "answered");
+    assertEquals(Vote.GRANTED, command.reply.join().status());
+  }
+
+  private NodeCommand submit(NodeCommand command) {
+    pipeline.submit(command);
+    return command;
+  }
+
+  private void reply(Object reply) {
+    assertTrue(pipeline.replied(link, reply), "the link is still the pipeline's");
+  }
+
+  private void answerReload() {
+    for (LuaScript script : LuaScript.ALL) {
+      reply(script.sha1());
+    }
+  }
+
+  private String last() {
+    return link.written.get(link.written.size() - 1);
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** Records what is written, as "VERB script", e.g. "EVALSHA extend" or "SCRIPT LOAD". */
+  static final class RecordingLink implements CommandPipeline.Link {
+    private static final Map<String, LuaScript> SCRIPTS =
+        Map.of(
+            "fence", LuaScript.FENCE,
+            "release", LuaScript.RELEASE,
+            "extend", LuaScript.EXTEND,
+            "admit", LuaScript.ADMIT,
+            "shorten", LuaScript.SHORTEN);
+
+    final List<String> written = new ArrayList<>();
+    private final boolean scriptsLoaded;
+
+    RecordingLink(boolean scriptsLoaded) {
+      this.scriptsLoaded = scriptsLoaded;
+    }
+
+    @Override
+    public void write(NodeCommand command) {
+      Verb verb = command.verb();
+      if (verb == Verb.SCRIPT) {
+        written.add("SCRIPT LOAD");
+        return;
+      }
+      byte[] first = command.arguments()[0];
+      String name = "?";
+      for (Map.Entry<String, LuaScript> entry : SCRIPTS.entrySet()) {
+        LuaScript script = entry.getValue();
+        if (first == script.sha1() || first == script.body()) {
+          name = entry.getKey();
+        }
+      }
+      written.add(verb + " " + name);
+    }
+
+    @Override
+    public void close() {}
+
+    @Override
+    public Incarnation.Facts facts() {
+      return Incarnation.Facts.unknown("a recording link has no server");
+    }
+
+    @Override
+    public boolean scriptsLoaded() {
+      return scriptsLoaded;
+    }
+
+    @Override
+    public int sendBufferBytes() {
+      return 1 << 20;
+    }
+  }
+}

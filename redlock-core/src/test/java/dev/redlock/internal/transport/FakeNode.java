@@ -1,0 +1,214 @@
+package dev.redlock.internal.transport;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A scripted master: answers each command as told and records what it was sent. A public fixture:
+ * the API's tests run RedLocks on it ({@code FakeCluster}).
+ */
+public final class FakeNode implements NodeClient {
+
+  /** How the fake answers a command. */
+  public enum Answer {
+    GRANT,
+    TAKEN,
+    GONE,
+    RESTARTED,
+    FAIL,
+    /** Written, then its connection dropped unanswered: the master may still run it. */
+    LOST,
+    HANG
+  }
+
+  private final FakeTicker ticker;
+  private final List<String> received = Collections.synchronizedList(new ArrayList<>());
+  private final List<byte[]> tokens = Collections.synchronizedList(new ArrayList<>());
+  public volatile Answer onSet = Answer.GRANT;
+
+  /** Answers for the next SETs, before falling back to {@link #onSet}. */
+  public final java.util.Queue<Answer> nextSets =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+  public volatile Answer onExtend = Answer.GRANT;
+  public volatile Answer onRelease = Answer.GRANT;
+
+  /** Answers for the next releases, before falling back to {@link #onRelease}. */
+  public final java.util.Queue<Answer> nextReleases =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+  public volatile Answer onFence = Answer.GRANT;
+
+  /** This master's one fence counter, shared by every resource. */
+  public final java.util.concurrent.atomic.AtomicLong fenceCounter =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /**
+   * Per-resource fence counters that earlier versions stored: read by the acquire, never raised.
+   */
+  public final java.util.Map<String, Long> legacyFences =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** This master's clock, in microseconds, as the acquire reports it. */
+  public volatile long timeMicros;
+
+  public volatile long lastGuardMillis = -1;
+
+  /** Added to the ticker before this node answers. */
+  public volatile Duration latency = Duration.ZERO;
+
+  public volatile boolean closed;
+
+  /** Runs whenever a release is sent to this master, before it answers. */
+  public volatile Runnable whenReleased = () -> {};
+
+  /** A master that advances {@code ticker} by its latency before it answers. */
+  public FakeNode(FakeTicker ticker) {
+    this.ticker = ticker;
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+    received.add("SET " + text(key) + " PX " + ttlMillis);
+    tokens.add(token);
+    lastGuardMillis = guardMillis;
+    Answer next = nextSets.poll();
+    ticker.advance(latency);
+    long fence = Math.max(fenceCounter.get(), legacyFences.getOrDefault(text(key), 0L));
+    return answer(next != null ? next : onSet)
+        .thenApply(status -> new NodeReply(status, fence, timeMicros));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
+    received.add("FENCE " + text(key) + " " + fence);
+    CompletableFuture<Vote> reply = answer(onFence);
+    if (onFence == Answer.GRANT) {
+      fenceCounter.accumulateAndGet(fence, Math::max);
+    }
+    return reply.thenApply(NodeReply::of);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    received.add("RELEASE " + text(key));
+    whenReleased.run();
+    Answer next = nextReleases.poll();
+    return answer(next != null ? next : onRelease).thenApply(NodeReply::of);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+    received.add("EXTEND " + text(key) + " PX " + ttlMillis);
+    ticker.advance(latency);
+    return answer(onExtend).thenApply(NodeReply::of);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+    received.add("SHORTEN " + text(key) + " PX " + ttlMillis);
+    return answer(onRelease).thenApply(NodeReply::of);
+  }
+
+  /**
+   * Answers to diagnostic queries by command ("INFO replication", "CONFIG GET maxmemory", "TIME"):
+   * a String is sent as bulk text, a List as is, a Throwable fails the query. Defaults describe a
+   * healthy standalone master that loses nothing on a restart.
+   */
+  public final java.util.Map<String, Object> queries =
+      new java.util.concurrent.ConcurrentHashMap<>(
+          java.util.Map.of(
+              "INFO server", "redis_version:7.0.15\r\nuptime_in_seconds:86400\r\n",
+              "INFO replication", "role:master\r\nconnected_slaves:0\r\n",
+              "INFO cluster", "cluster_enabled:0\r\n",
+              "CONFIG GET maxmemory", List.of("maxmemory", "0"),
+              "CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "noeviction"),
+              "CONFIG GET appendonly", List.of("appendonly", "yes"),
+              "CONFIG GET appendfsync", List.of("appendfsync", "always")));
+
+  @Override
+  public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
+    String command = (verb + " " + String.join(" ", args)).trim();
+    received.add("QUERY " + command);
+    if (command.equals("TIME") && failTime) {
+      return CompletableFuture.failedFuture(new NodeUnavailableException("Connection refused"));
+    }
+    if (command.equals("TIME")) {
+      long micros = System.currentTimeMillis() * 1000;
+      return CompletableFuture.completedFuture(
+          List.of(
+              bytes(Long.toString(micros / 1_000_000)), bytes(Long.toString(micros % 1_000_000))));
+    }
+    Object answer = queries.get(command);
+    if (answer instanceof Throwable error) {
+      return CompletableFuture.failedFuture(error);
+    }
+    if (answer instanceof String text) {
+      return CompletableFuture.completedFuture(bytes(text));
+    }
+    if (answer instanceof List<?> list) {
+      return CompletableFuture.completedFuture(
+          list.stream().map(o -> (Object) bytes(String.valueOf(o))).toList());
+    }
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /** Whether TIME fails as if the master were unreachable. */
+  public volatile boolean failTime;
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> admit(long guardMillis) {
+    received.add("ADMIT " + guardMillis);
+    return answer(Answer.GRANT).thenApply(NodeReply::of);
+  }
+
+  private CompletableFuture<Vote> answer(Answer answer) {
+    return switch (answer) {
+      case GRANT -> CompletableFuture.completedFuture(Vote.GRANTED);
+      case TAKEN -> CompletableFuture.completedFuture(Vote.TAKEN);
+      case GONE -> CompletableFuture.completedFuture(Vote.GONE);
+      case RESTARTED -> CompletableFuture.completedFuture(Vote.RESTARTED);
+      case FAIL -> CompletableFuture.failedFuture(new NodeUnavailableException("refused"));
+      case LOST ->
+          CompletableFuture.failedFuture(new NodeUnavailableException("connection lost", true));
+      case HANG -> new CompletableFuture<>();
+    };
+  }
+
+  /** Every command sent so far, as text. */
+  public List<String> received() {
+    synchronized (received) {
+      return List.copyOf(received);
+    }
+  }
+
+  /** Every acquire's token so far. */
+  public List<byte[]> tokens() {
+    synchronized (tokens) {
+      return List.copyOf(tokens);
+    }
+  }
+
+  /** Forgets the commands sent so far. */
+  public void forget() {
+    received.clear();
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+  }
+
+  private static String text(byte[] bytes) {
+    return new String(bytes, StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,121 @@
+package dev.redlock.internal.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** What the restart guard reads from a master's handshake, and the rules it applies. */
+class IncarnationTest {
+
+  private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+  private static final long GUARD = 60 * SECOND;
+  private static final String RUN_A = "a".repeat(40);
+  private static final String RUN_B = "b".repeat(40);
+
+  private static byte[] info(String runId, long uptime) {
+    return ("# Server\r\nredis_version:7.0.15\r\nrun_id:"
+            + runId
+            + "\r\nuptime_in_seconds:"
+            + uptime
+            + "\r\n")
+        .getBytes(StandardCharsets.US_ASCII);
+  }
+
+  private static List<Object> config(String appendonly, String appendfsync) {
+    return List.of(
+        bytes("appendfilename"),
+        bytes("appendonly.aof"),
+        bytes("appendonly"),
+        bytes(appendonly),
+        bytes("appendfsync"),
+        bytes(appendfsync));
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  @Test
+  void theHandshakeReadsTheRunItsUptimeAndWhetherPersistenceLosesNothing() {
+    Incarnation.Facts facts = Incarnation.Facts.of(info(RUN_A, 86_400), config("yes", "always"));
+    assertEquals(RUN_A, facts.runId());
+    assertEquals(86_400, facts.uptimeSeconds());
+    assertTrue(facts.lossless());
+    assertNull(facts.unknown());
+    assertFalse(Incarnation.Facts.of(info(RUN_A, 1), config("yes", "everysec")).lossless());
+    assertFalse(Incarnation.Facts.of(info(RUN_A, 1), config("no", "always")).lossless());
+    assertFalse(
+        Incarnation.Facts.of(info(RUN_A, 1), new NodeCommand.ServerError("NOPERM config"))
+            .lossless(),
+        "a refused CONFIG is never taken for lossless persistence");
+  }
+
+  @Test
+  void aRefusedInfoLeavesTheRunUnknownAndTheMasterUnvouchedFor() {
+    Incarnation.Facts facts =
+        Incarnation.Facts.of(
+            new NodeCommand.ServerError("NOPERM this user has no permissions to run 'info'"),
+            config("yes", "always"));
+    assertNotNull(facts.unknown());
+    Incarnation run = Incarnation.after(null, 0, facts, 100 * SECOND);
+    String refusal = run.refusal(1000 * SECOND, GUARD, null);
+    assertTrue(refusal.contains("INFO refused"), refusal);
+  }
+
+  @Test
+  void aRunYoungerThanTheGuardDoesNotVoteUntilItIsOldEnough() {
+    long now = 1000 * SECOND;
+    Incarnation run =
+        Incarnation.after(null, 0, Incarnation.Facts.of(info(RUN_A, 10), config("no", "")), now);
+    String refusal = run.refusal(now, GUARD, null);
+    assertTrue(refusal.contains("restarted 10 s ago: votes in 50 s"), refusal);
+    assertNotNull(run.refusal(now + 49 * SECOND, GUARD, null));
+    assertNull(run.refusal(now + 50 * SECOND, GUARD, null));
+  }
+
+  @Test
+  void anAdmittedRunOrLosslessPersistenceVotesAtOnce() {
+    long now = 1000 * SECOND;
+    Incarnation young =
+        Incarnation.after(null, 0, Incarnation.Facts.of(info(RUN_A, 1), config("no", "")), now);
+    assertNull(young.refusal(now, GUARD, RUN_A), "admitted: this very run");
+    assertNotNull(young.refusal(now, GUARD, RUN_B), "an admission of another run counts nothing");
+    Incarnation lossless =
+        Incarnation.after(
+            null, 0, Incarnation.Facts.of(info(RUN_A, 1), config("yes", "always")), now);
+    assertNull(lossless.refusal(now, GUARD, null));
+  }
+
+  @Test
+  void anotherServerThatWasAlreadyUpIsAFailoverAndWaitsAFullGuardFromNow() {
+    long lastHeard = 1000 * SECOND;
+    Incarnation before =
+        Incarnation.after(
+            null, 0, Incarnation.Facts.of(info(RUN_A, 86_400), config("no", "")), 900 * SECOND);
+    long now = 1001 * SECOND;
+    // A replica up for a day is promoted behind the same address, even with lossless persistence.
+    Incarnation after =
+        Incarnation.after(
+            before,
+            lastHeard,
+            Incarnation.Facts.of(info(RUN_B, 86_400), config("yes", "always")),
+            now);
+    assertTrue(after.replaced());
+    assertTrue(after.refusal(now, GUARD, null).contains("a different server"));
+    assertNotNull(after.refusal(now + GUARD - 1, GUARD, null));
+    assertNull(after.refusal(now + GUARD, GUARD, null));
+    // A restart of the same address comes back with an uptime shorter than the gap: no failover.
+    Incarnation restarted =
+        Incarnation.after(
+            before, lastHeard, Incarnation.Facts.of(info(RUN_B, 0), config("yes", "always")), now);
+    assertFalse(restarted.replaced());
+    assertNull(restarted.refusal(now, GUARD, null), "lossless: it kept every key");
+  }
+}
