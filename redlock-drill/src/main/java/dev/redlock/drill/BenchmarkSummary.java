@@ -26,6 +26,11 @@ import java.util.concurrent.TimeUnit;
  */
 final class BenchmarkSummary {
 
+  private static final String PERFORMANCE_GOALS =
+      "Goals (the performance issue: "
+          + BenchmarkChecks.GOAL_MASTERS
+          + " masters on loopback, acquire+release; p50 of every sample)";
+
   private static final String ISOLATION_GOALS =
       "Goals (issue 15, isolation: one master hostile, the others healthy; tryAcquire)";
 
@@ -58,7 +63,7 @@ final class BenchmarkSummary {
     out.println();
     acquireAlone(lineup);
     out.println();
-    goals(masters, BenchmarkChecks.goals(lineup, throughput));
+    goals(PERFORMANCE_GOALS, masters, BenchmarkChecks.goals(lineup, throughput));
     if (isolation.isPresent()) {
       isolationGoals(isolation.get());
     } else {
@@ -87,13 +92,7 @@ final class BenchmarkSummary {
   }
 
   private void isolationGoals(Isolation isolation) {
-    out.println(ISOLATION_GOALS);
-    if (isolation.masters() != BenchmarkChecks.GOAL_MASTERS) {
-      out.printf(
-          "  (this run has %d masters: the verdicts below are for its figures, not the goals')%n",
-          isolation.masters());
-    }
-    BenchmarkChecks.isolationGoals(isolation).forEach(this::goal);
+    goals(ISOLATION_GOALS, isolation.masters(), BenchmarkChecks.isolationGoals(isolation));
   }
 
   private void table(int masters, Lineup lineup, List<Throughput> throughput) {
@@ -156,11 +155,12 @@ final class BenchmarkSummary {
     }
   }
 
-  private void goals(int masters, List<Goal> goals) {
-    out.printf(
-        "Goals (the performance issue: %d masters on loopback, acquire+release; p50 of every"
-            + " sample)%n",
-        BenchmarkChecks.GOAL_MASTERS);
+  /**
+   * Prints a block of goals: its heading, a caveat when the run's masters are not as many as the
+   * goals are stated for, and each goal with its verdict.
+   */
+  private void goals(String heading, int masters, List<Goal> goals) {
+    out.println(heading);
     if (masters != BenchmarkChecks.GOAL_MASTERS) {
       out.printf(
           "  (this run has %d masters: the verdicts below are for its figures, not the goals')%n",

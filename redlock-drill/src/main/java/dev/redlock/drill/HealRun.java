@@ -10,7 +10,6 @@ import dev.redlock.drill.Harness.CannotRun;
 import dev.redlock.testkit.RedisProcess;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -154,7 +153,9 @@ final class HealRun {
         later.get().outcome(),
         later.get().granted(),
         Duration.ofNanos(later.get().madeAt() - healedAt),
-        breakers.since(healedAt));
+        breakers.since(healedAt).stream()
+            .map(t -> new BreakerChange(t.node(), t.state(), Duration.ofNanos(t.at() - healedAt)))
+            .toList());
   }
 
   /** Gets one lease on the healthy masters, so connections and breakers are warm. */
@@ -288,37 +289,6 @@ final class HealRun {
     /** Each repetition's first-lease figure; empty where none came within {@link #LIMIT}. */
     List<Optional<Duration>> firstLeases() {
       return repeats.stream().map(Repeat::firstLease).toList();
-    }
-  }
-
-  /** Records circuit-breaker transitions with the time each was reported. Thread-safe. */
-  private static final class BreakerLog implements RedLockListener {
-    private record Transition(String node, CircuitState state, long at) {}
-
-    private final List<Transition> transitions = Collections.synchronizedList(new ArrayList<>());
-
-    @Override
-    public void circuitChanged(String node, CircuitState state) {
-      transitions.add(new Transition(node, state, System.nanoTime()));
-    }
-
-    /** How many transitions to OPEN were reported before {@code moment}. */
-    long openedBefore(long moment) {
-      synchronized (transitions) {
-        return transitions.stream()
-            .filter(t -> t.state() == CircuitState.OPEN && t.at() - moment < 0)
-            .count();
-      }
-    }
-
-    /** The transitions reported since {@code moment}, in order. */
-    List<BreakerChange> since(long moment) {
-      synchronized (transitions) {
-        return transitions.stream()
-            .filter(t -> t.at() - moment >= 0)
-            .map(t -> new BreakerChange(t.node(), t.state(), Duration.ofNanos(t.at() - moment)))
-            .toList();
-      }
     }
   }
 }

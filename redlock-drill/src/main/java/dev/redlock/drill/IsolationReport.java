@@ -4,10 +4,10 @@ import static java.util.Objects.requireNonNull;
 
 import dev.redlock.RedLockListener.CircuitState;
 import dev.redlock.drill.Benchmark.Config;
+import dev.redlock.drill.BreakerLog.Transition;
 import dev.redlock.drill.IsolationRun.Block;
 import dev.redlock.drill.IsolationRun.Cycles;
 import dev.redlock.drill.IsolationRun.Isolation;
-import dev.redlock.drill.IsolationRun.Transition;
 import dev.redlock.drill.Percentiles.Summary;
 import dev.redlock.testkit.HostileMaster;
 import dev.redlock.testkit.HostileMaster.Stats;

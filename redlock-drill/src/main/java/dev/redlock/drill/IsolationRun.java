@@ -9,6 +9,7 @@ import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockListener;
 import dev.redlock.drill.Benchmark.Config;
+import dev.redlock.drill.BreakerLog.Transition;
 import dev.redlock.drill.Harness.CannotRun;
 import dev.redlock.drill.Percentiles.Summary;
 import dev.redlock.testkit.HostileMaster.Mode;
@@ -17,7 +18,6 @@ import dev.redlock.testkit.HostileMasterProcess;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -337,7 +337,7 @@ final class IsolationRun {
     private final String hostile;
     private final AtomicLong failedVotes = new AtomicLong();
     private final AtomicLong roundsWithFailedVotes = new AtomicLong();
-    private final List<Transition> transitions = Collections.synchronizedList(new ArrayList<>());
+    private final BreakerLog breakers = new BreakerLog();
     private volatile long measuringSince = Long.MAX_VALUE;
     private volatile long votesMark;
     private volatile long roundsMark;
@@ -378,7 +378,7 @@ final class IsolationRun {
 
     @Override
     public void circuitChanged(String node, CircuitState state) {
-      transitions.add(new Transition(node, state, System.nanoTime()));
+      breakers.circuitChanged(node, state);
     }
 
     /** The healthy masters' failed votes since {@link #measuring()}, or all before it. */
@@ -415,21 +415,9 @@ final class IsolationRun {
     }
 
     private List<Transition> since() {
-      long from = measuringSince;
-      synchronized (transitions) {
-        return transitions.stream().filter(t -> t.at() - from >= 0).toList();
-      }
+      return breakers.since(measuringSince);
     }
   }
-
-  /**
-   * A master's circuit-breaker transition.
-   *
-   * @param node the master
-   * @param state the state it went to
-   * @param at when, on {@link System#nanoTime()}
-   */
-  record Transition(String node, RedLockListener.CircuitState state, long at) {}
 
   /**
    * One block of the section: the healthy one, or one case.

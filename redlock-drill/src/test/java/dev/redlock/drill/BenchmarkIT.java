@@ -66,15 +66,15 @@ class BenchmarkIT {
     ByteArrayOutputStream log = new ByteArrayOutputStream();
     PrintStream originalErr = System.err;
     System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8));
-    Output output;
+    BenchmarkOutput output;
     try {
-      output = run(args);
+      output = BenchmarkOutput.run(args);
     } finally {
       System.setErr(originalErr);
     }
-    String text = output.text;
+    String text = output.text();
 
-    assertEquals(0, output.code, text);
+    assertEquals(0, output.code(), text);
     assertTrue(text.contains("node timeout 1000 ms"), text);
     List<String> measured =
         new ArrayList<>(
@@ -179,7 +179,7 @@ class BenchmarkIT {
 
   @Test
   void skippedRowsSayWhyAndLeaveTheirGoalUnjudged(RedisCluster cluster) {
-    Output output =
+    BenchmarkOutput output =
         quickRun(
             "--nodes",
             String.join(",", cluster.uris()),
@@ -190,9 +190,9 @@ class BenchmarkIT {
             "5",
             "--rounds",
             "1");
-    String text = output.text;
+    String text = output.text();
 
-    assertEquals(0, output.code, text);
+    assertEquals(0, output.code(), text);
     assertTrue(
         Pattern.compile("(?m)^  Redisson RedLock +skipped: --skip redisson$").matcher(text).find(),
         text);
@@ -211,11 +211,11 @@ class BenchmarkIT {
 
   @Test
   void onLocalMastersTheDefaultRedLockIsMeasuredOverTlsToo() {
-    Output output =
+    BenchmarkOutput output =
         quickRun("--iterations", "200", "--warmup", "50", "--rounds", "2", "--heal-repeats", "1");
-    String text = output.text;
+    String text = output.text();
 
-    assertEquals(0, output.code, text);
+    assertEquals(0, output.code(), text);
     if (text.contains("Starting 5 local redis-server masters, each with a TLS port too")) {
       assertTrue(
           Pattern.compile(
@@ -236,20 +236,21 @@ class BenchmarkIT {
 
   @Test
   void freshMastersNotAdmittedStopTheRunWithTheHint(RedisCluster cluster) {
-    Output output = run(new String[] {"--nodes", String.join(",", cluster.uris())});
+    BenchmarkOutput output = BenchmarkOutput.run("--nodes", String.join(",", cluster.uris()));
 
-    assertEquals(1, output.code, output.text);
-    assertTrue(output.text.contains("--admit-fresh-nodes"), output.text);
+    assertEquals(1, output.code(), output.text());
+    assertTrue(output.text().contains("--admit-fresh-nodes"), output.text());
     assertTrue(
-        output.text.contains("benchmark failed: the default RedLock cannot acquire"), output.text);
+        output.text().contains("benchmark failed: the default RedLock cannot acquire"),
+        output.text());
   }
 
   @Test
   void theHealSectionRunsAloneOnItsOwnLocalMastersAndPrintsItsFigures() {
-    Output output = run(new String[] {"--only", "heal", "--heal-repeats", "2"});
-    String text = output.text;
+    BenchmarkOutput output = BenchmarkOutput.run("--only", "heal", "--heal-repeats", "2");
+    String text = output.text();
 
-    assertEquals(0, output.code, text);
+    assertEquals(0, output.code(), text);
     assertTrue(text.contains("Starting 5 local redis-server masters"), text);
     assertTrue(text.contains("5. Heal: default RedLock (circuit breakers on"), text);
     assertFalse(text.contains("4. Isolation"), text);
@@ -310,11 +311,12 @@ class BenchmarkIT {
    */
   @Test
   void theIsolationSectionRunsAloneAndHoldsEveryCaseAgainstItsGoals() {
-    Output output =
-        run(new String[] {"--only", "isolation", "--isolation-iterations", "30", "--warmup", "50"});
-    String text = output.text;
+    BenchmarkOutput output =
+        BenchmarkOutput.run(
+            "--only", "isolation", "--isolation-iterations", "30", "--warmup", "50");
+    String text = output.text();
 
-    assertEquals(0, output.code, text);
+    assertEquals(0, output.code(), text);
     assertTrue(text.contains("Starting 5 local redis-server masters...\n"), text);
     assertTrue(text.contains("(--only isolation)"), text);
     assertTrue(text.contains("4. Isolation: default RedLock (circuit breakers on)"), text);
@@ -375,30 +377,28 @@ class BenchmarkIT {
   @Test
   void theIsolationSectionRunsAfterTheBreakersOnMastersGivenByNodes(RedisCluster cluster) {
     List<String> uris = cluster.uris();
-    Output output =
-        run(
-            new String[] {
-              "--nodes",
-              String.join(",", uris),
-              "--admit-fresh-nodes",
-              "--iterations",
-              "20",
-              "--warmup",
-              "5",
-              "--rounds",
-              "1",
-              "--throughput-seconds",
-              "0.3",
-              "--blackhole-iterations",
-              "20",
-              "--isolation-iterations",
-              "10",
-              "--skip",
-              "redisson,node-redlock"
-            });
-    String text = output.text;
+    BenchmarkOutput output =
+        BenchmarkOutput.run(
+            "--nodes",
+            String.join(",", uris),
+            "--admit-fresh-nodes",
+            "--iterations",
+            "20",
+            "--warmup",
+            "5",
+            "--rounds",
+            "1",
+            "--throughput-seconds",
+            "0.3",
+            "--blackhole-iterations",
+            "20",
+            "--isolation-iterations",
+            "10",
+            "--skip",
+            "redisson,node-redlock");
+    String text = output.text();
 
-    assertEquals(0, output.code, text);
+    assertEquals(0, output.code(), text);
     assertTrue(text.contains("4. isolation: the last master hostile in turn (flood,"), text);
     int breakers = text.indexOf("3. Circuit breakers: default RedLock");
     int isolation = text.indexOf("4. Isolation: default RedLock");
@@ -422,11 +422,11 @@ class BenchmarkIT {
 
   @Test
   void theHealSectionNeedsLocalMasters(RedisCluster cluster) {
-    Output output =
-        run(new String[] {"--nodes", String.join(",", cluster.uris()), "--only", "heal"});
+    BenchmarkOutput output =
+        BenchmarkOutput.run("--nodes", String.join(",", cluster.uris()), "--only", "heal");
 
-    assertEquals(2, output.code, output.text);
-    assertTrue(output.text.contains("leave out --nodes"), output.text);
+    assertEquals(2, output.code(), output.text());
+    assertTrue(output.text().contains("leave out --nodes"), output.text());
   }
 
   @Test
@@ -443,7 +443,7 @@ class BenchmarkIT {
    * and a few black-hole cycles, with a generous node timeout (see the first test): {@code args}
    * come first.
    */
-  private static Output quickRun(String... args) {
+  private static BenchmarkOutput quickRun(String... args) {
     List<String> all = new ArrayList<>(List.of(args));
     all.addAll(
         List.of(
@@ -455,14 +455,6 @@ class BenchmarkIT {
             "1000",
             "--skip",
             "redisson,node-redlock,isolation"));
-    return run(all.toArray(String[]::new));
+    return BenchmarkOutput.run(all.toArray(String[]::new));
   }
-
-  private static Output run(String[] args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    int code = Benchmark.run(args, new PrintStream(out, true, StandardCharsets.UTF_8));
-    return new Output(code, out.toString(StandardCharsets.UTF_8));
-  }
-
-  private record Output(int code, String text) {}
 }

@@ -7,9 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.drill.Benchmark.Config;
 import dev.redlock.drill.Flags.UsageException;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -54,24 +51,18 @@ class BenchmarkOptionsTest {
 
   @Test
   void aBadCommandLineExitsWithTwoBeforeStartingAnything() {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    int code =
-        Benchmark.run(
-            new String[] {"--only", "isolation", "--skip", "isolation"},
-            new PrintStream(out, true, StandardCharsets.UTF_8));
-    String text = out.toString(StandardCharsets.UTF_8);
-    assertEquals(2, code, text);
+    BenchmarkOutput output = BenchmarkOutput.run("--only", "isolation", "--skip", "isolation");
+    String text = output.text();
+    assertEquals(2, output.code(), text);
     assertTrue(text.contains("leave nothing to run"), text);
     assertFalse(text.contains("Starting"), text);
   }
 
   @Test
   void theHelpNamesTheIsolationOptions() {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    int code =
-        Benchmark.run(new String[] {"--help"}, new PrintStream(out, true, StandardCharsets.UTF_8));
-    String text = out.toString(StandardCharsets.UTF_8);
-    assertEquals(0, code, text);
+    BenchmarkOutput output = BenchmarkOutput.run("--help");
+    String text = output.text();
+    assertEquals(0, output.code(), text);
     assertTrue(text.contains("--isolation-iterations N"), text);
     assertTrue(text.contains("heal (needs the local masters) or"), text);
     assertTrue(text.contains("and the section isolation"), text);

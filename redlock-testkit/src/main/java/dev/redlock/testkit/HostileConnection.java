@@ -41,7 +41,9 @@ final class HostileConnection implements Runnable {
           "COMMAND", "QUIT");
 
   private static final int READ_BYTES = 16 * 1024;
-  private static final int FLOOD_CHUNK_BYTES = 64 * 1024;
+
+  /** FLOOD and STREAM: how many bytes one write sends. */
+  static final int CHUNK_BYTES = 64 * 1024;
 
   /** SLOWLORIS: answers beyond this backlog are dropped; they would take days to dribble. */
   private static final int MAX_BACKLOG_BYTES = 1 << 20;
@@ -82,6 +84,7 @@ final class HostileConnection implements Runnable {
           case SLOWLORIS -> slowloris(in, out, pending);
           case OVERSIZE -> oversize(in, out);
           case RESET -> reset();
+          case STREAM -> stream(out);
         }
       } catch (CommandDecoder.ProtocolError e) {
         // As Redis does: say why, then hang up.
@@ -136,11 +139,21 @@ final class HostileConnection implements Runnable {
 
   /** An endless simple string: '+' and then 'x' forever, never a CRLF. */
   private void flood(OutputStream out) throws IOException {
-    byte[] chunk = new byte[FLOOD_CHUNK_BYTES];
+    byte[] chunk = new byte[CHUNK_BYTES];
     Arrays.fill(chunk, (byte) 'x');
     chunk[0] = '+';
     write(out, chunk);
     chunk[0] = 'x';
+    writeUntilClosed(out, chunk);
+  }
+
+  /** Integer replies ':1', each well-formed, without end. */
+  private void stream(OutputStream out) throws IOException {
+    writeUntilClosed(out, ascii(":1\r\n".repeat(CHUNK_BYTES / 4)));
+  }
+
+  /** Writes {@code chunk} again and again until the master is closed or the client hangs up. */
+  private void writeUntilClosed(OutputStream out, byte[] chunk) throws IOException {
     while (!master.isClosed()) {
       write(out, chunk); // blocks while the client does not read; close() ends it
     }

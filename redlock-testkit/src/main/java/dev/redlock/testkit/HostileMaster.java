@@ -28,8 +28,9 @@ import org.slf4j.LoggerFactory;
 /**
  * A fake Redis master on a loopback port that completes the handshake of every connection as a real
  * master would and then, at the connection's first lock command, misbehaves: it floods, sends
- * garbage, dribbles, announces an enormous reply or resets (see {@link Mode}). For tests and the
- * benchmark of how a client copes with one hostile master among healthy ones.
+ * garbage, dribbles, announces an enormous reply, resets or streams well-formed replies without end
+ * (see {@link Mode}). For tests and the benchmark of how a client copes with one hostile master
+ * among healthy ones.
  *
  * <h2>The handshake</h2>
  *
@@ -91,7 +92,13 @@ public final class HostileMaster implements AutoCloseable {
     /**
      * Resets the connection at once: a close with {@code SO_LINGER} 0, an RST rather than a FIN.
      */
-    RESET;
+    RESET,
+    /**
+     * Well-formed replies without end: integer replies {@code :1}, written as fast as the socket
+     * takes them, until the client hangs up. Each is a valid reply, only far more of them than were
+     * asked for; what the client sends meanwhile is not read.
+     */
+    STREAM;
 
     /**
      * The mode's name on the command line of {@link #main(String[])}.
@@ -438,7 +445,7 @@ public final class HostileMaster implements AutoCloseable {
       parent process went away), closes it and exits.
 
       Options:
-        --mode MODE         flood, garbage, slowloris, oversize or reset
+        --mode MODE         flood, garbage, slowloris, oversize, reset or stream
         --port N            the port (default 0: a free ephemeral one)
         --interval-ms MS    slowloris: one byte per MS; oversize: one chunk per MS (default 100)
         -h, --help          show this help

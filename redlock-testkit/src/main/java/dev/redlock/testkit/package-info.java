@@ -8,8 +8,9 @@
  * client for assertions; {@link dev.redlock.testkit.Poll} waits for a condition with a deadline.
  *
  * <p>{@link dev.redlock.testkit.HostileMaster} is a fake master that completes the handshake and
- * then misbehaves (floods, sends garbage, dribbles, announces a huge reply, resets), in this JVM
- * or, through {@link dev.redlock.testkit.HostileMasterProcess}, in a child process of its own.
+ * then misbehaves (floods, sends garbage, dribbles, announces a huge reply, resets, streams valid
+ * replies without end), in this JVM or, through {@link dev.redlock.testkit.HostileMasterProcess},
+ * in a child process of its own.
  *
  * <p><b>Null policy.</b> No parameter of any public method in this package accepts {@code null}
  * unless its documentation says so; a {@code null} argument throws {@link NullPointerException}

@@ -151,6 +151,37 @@ class HostileMasterTest {
   }
 
   @Test
+  void streamAnswersALockCommandWithWellFormedRepliesWithoutEnd() throws IOException {
+    try (HostileMaster master = HostileMaster.start(Mode.STREAM);
+        RawClient client = new RawClient(master.port())) {
+      client.send(List.of("PING"), List.of("SET", "k", "t", "NX", "PX", "10000"));
+      assertEquals("+PONG", client.line());
+      // Sixteen writes' worth of replies to the one SET, every one of them ":1".
+      int replies = 16 * HostileConnection.CHUNK_BYTES / 4;
+      byte[] stream = client.bytes(4 * replies);
+      assertEquals(":1\r\n".repeat(replies), new String(stream, StandardCharsets.US_ASCII));
+      assertEquals(1, master.accepted());
+      assertEquals(1, master.misbehaving());
+      // Counted per finished write: the client may have read part of a write not yet returned.
+      assertTrue(
+          master.bytesSent() >= stream.length - HostileConnection.CHUNK_BYTES,
+          master.stats().toString());
+    }
+  }
+
+  @Test
+  void aClientLibraryReadsTheStreamAsValidRepliesAndDoesNotChoke() {
+    try (HostileMaster master = HostileMaster.start(Mode.STREAM);
+        RedisAdmin admin = RedisAdmin.connect(master.host(), master.port())) {
+      assertEquals("PONG", admin.command("PING"));
+      for (int i = 0; i < 3; i++) {
+        assertEquals(1L, admin.command("DEL", "k" + i), "the next ':1' of the stream");
+      }
+      assertEquals(1, master.misbehaving());
+    }
+  }
+
+  @Test
   void inlineCommandsAreAnsweredToo() throws IOException {
     try (HostileMaster master = HostileMaster.start(Mode.FLOOD);
         RawClient client = new RawClient(master.port())) {
