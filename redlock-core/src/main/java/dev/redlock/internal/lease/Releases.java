@@ -74,7 +74,6 @@ final class Releases implements AutoCloseable {
   private final Masters masters;
   private final Events events;
   private final Ticker ticker;
-  private final AtomicInteger pending = new AtomicInteger();
   private final ReentrantLock lock = new ReentrantLock();
   private ScheduledThreadPoolExecutor retries; // guarded by lock; created on first use
   private boolean closed; // guarded by lock
@@ -93,12 +92,7 @@ final class Releases implements AutoCloseable {
    * failed acquire or a lost lease.
    */
   Job start(String resource, Landing landing, long keysExpireByNanos, Command command) {
-    boolean followed = pending.incrementAndGet() <= MAX_PENDING;
-    if (!followed) {
-      pending.decrementAndGet();
-      log.debug("{} releases pending: this one is sent once, not followed", MAX_PENDING);
-    }
-    return new Job(resource, landing, keysExpireByNanos, command, followed);
+    return new Job(resource, landing, keysExpireByNanos, command);
   }
 
   /** Sends the compare-and-delete release to every master without waiting, and follows it. */
@@ -128,16 +122,26 @@ final class Releases implements AutoCloseable {
       stopping.shutdownNow();
     }
     for (Job job : ending) {
-      job.abandon("the RedLock was closed first");
+      job.abandon(CLOSED);
     }
   }
 
-  /** Runs {@code task} after {@code delayNanos} on the retry thread; false once closed. */
-  private boolean schedule(Job job, Runnable task, long delayNanos) {
+  private static final String CLOSED = "the RedLock was closed first";
+
+  /**
+   * Runs {@code task} after {@code delayNanos} on the retry thread, the job then being followed;
+   * returns why not (closed, or {@value #MAX_PENDING} releases followed already), or null. Only a
+   * release some master did not answer comes here: the others never touch this lock.
+   */
+  private String schedule(Job job, Runnable task, long delayNanos) {
     lock.lock();
     try {
       if (closed) {
-        return false;
+        return CLOSED;
+      }
+      if (following.add(job) && following.size() > MAX_PENDING) {
+        following.remove(job);
+        return "not sent again: " + MAX_PENDING + " releases were being followed already";
       }
       if (retries == null) {
         int number = THREADS.incrementAndGet();
@@ -153,11 +157,11 @@ final class Releases implements AutoCloseable {
         retries.setKeepAliveTime(5, TimeUnit.SECONDS);
         retries.allowCoreThreadTimeOut(true);
       }
-      following.add(job);
       retries.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
-      return true;
+      return null;
     } catch (RejectedExecutionException e) {
-      return false;
+      following.remove(job);
+      return CLOSED;
     } finally {
       lock.unlock();
     }
@@ -173,36 +177,33 @@ final class Releases implements AutoCloseable {
   }
 
   /**
-   * One release on every master, followed until each has answered or can no longer hold the key.
+   * One release on every master, followed until each has answered or can no longer hold the key. A
+   * release every master answers at once costs a few small arrays: outcomes are made only for a
+   * listener or a log line.
    */
   final class Job {
     private final String resource;
     private final Landing landing;
     private final long keysExpireByNanos;
     private final Command command;
-    private final boolean followed;
     private final long startNanos = ticker.read();
     private final ReentrantLock jobLock = new ReentrantLock();
-    private final Outcome[] finals; // guarded by jobLock
-    private final int[] attempts; // guarded by jobLock
-    private final boolean[] followedUp; // guarded by jobLock
+    private final Vote[] votes; // guarded by jobLock: each master's final answer, null while open
+    private final long[] answeredAt; // guarded by jobLock
+    private String[] details; // guarded by jobLock: made at the first retry, failure or follow-up
+    private int[] attempts; // guarded by jobLock: likewise
+    private boolean[] followedUp; // guarded by jobLock: likewise
+    private boolean followed; // guarded by jobLock: in the following set, awaiting a retry
     private int open; // guarded by jobLock: masters without a final answer
 
-    private Job(
-        String resource,
-        Landing landing,
-        long keysExpireByNanos,
-        Command command,
-        boolean followed) {
+    private Job(String resource, Landing landing, long keysExpireByNanos, Command command) {
       this.resource = resource;
       this.landing = landing;
       this.keysExpireByNanos = keysExpireByNanos;
       this.command = command;
-      this.followed = followed;
       int n = masters.size();
-      this.finals = new Outcome[n];
-      this.attempts = new int[n];
-      this.followedUp = new boolean[n];
+      this.votes = new Vote[n];
+      this.answeredAt = new long[n];
       this.open = n;
     }
 
@@ -223,104 +224,136 @@ final class Releases implements AutoCloseable {
       long now = ticker.read();
       boolean again = false;
       long delay = 0;
-      Outcome last = null;
+      boolean last = false;
       jobLock.lock();
       try {
-        if (finals[i] != null) {
+        if (votes[i] != null) {
           return; // abandoned meanwhile
         }
         if (error == null) {
-          if (followed && !followedUp[i] && landing.lostInFlight(i)) {
+          if (landing.lostInFlight(i) && !faults().followedUp[i]) {
             followedUp[i] = true; // the acquire may still run there: one more, behind this one
             again = true;
           } else {
-            last = outcome(i, answer.status(), now, "");
+            last = settleLocked(i, answer.status(), now, null);
           }
-        } else if (followed && landing.mayHaveRun(i) && now - keysExpireByNanos < 0) {
+        } else if (landing.mayHaveRun(i) && now - keysExpireByNanos < 0) {
           again = true;
-          delay = Math.min(MAX_RETRY_NANOS, FIRST_RETRY_NANOS << Math.min(attempts[i], 10));
+          delay =
+              Math.min(MAX_RETRY_NANOS, FIRST_RETRY_NANOS << Math.min(faults().attempts[i], 10));
           attempts[i]++;
         } else {
-          last = outcome(i, Vote.FAILED, now, describe(error));
+          last = settleLocked(i, Vote.FAILED, now, describe(error));
+        }
+        if (again) {
+          followed = true;
         }
       } finally {
         jobLock.unlock();
       }
-      if (again && !schedule(this, () -> send(masters.nodes().get(i), i), delay)) {
-        abandon("the RedLock was closed first");
-      } else if (last != null) {
-        settle(i, last);
+      if (again) {
+        String refused = schedule(this, () -> send(masters.nodes().get(i), i), delay);
+        if (refused != null) {
+          abandon(refused);
+        }
+      } else if (last) {
+        finished();
       }
     }
 
-    private Outcome outcome(int i, Vote vote, long now, String detail) {
-      String shown =
-          attempts[i] == 0 && !followedUp[i]
-              ? detail
-              : (detail.isEmpty() ? "" : detail + "; ")
-                  + (attempts[i] > 0 ? "sent " + (attempts[i] + 1) + " times" : "")
-                  + (followedUp[i]
-                      ? (attempts[i] > 0 ? ", " : "") + "sent again after a lost acquire"
-                      : "");
-      return new Outcome(masters.names().get(i), vote, now - startNanos, shown);
+    /** The arrays only a master that did not answer at once needs; under jobLock. */
+    private Job faults() {
+      if (attempts == null) {
+        int n = votes.length;
+        attempts = new int[n];
+        followedUp = new boolean[n];
+        details = new String[n];
+      }
+      return this;
     }
 
-    /** Records master {@code i}'s final answer; the last one tells the listener. */
-    private void settle(int i, Outcome outcome) {
-      List<Outcome> all = null;
-      jobLock.lock();
-      try {
-        if (finals[i] != null) {
-          return;
-        }
-        finals[i] = outcome;
-        if (--open == 0) {
-          all = List.of(finals);
-        }
-      } finally {
-        jobLock.unlock();
+    /** Records master {@code i}'s final answer; returns whether it was the last. Under jobLock. */
+    private boolean settleLocked(int i, Vote vote, long now, String detail) {
+      votes[i] = vote;
+      answeredAt[i] = now - startNanos;
+      if (detail != null || attempts != null) {
+        faults().details[i] = detail;
       }
-      if (all != null) {
-        finished(all);
-      }
+      return --open == 0;
     }
 
     /** Ends every master still open as FAILED with {@code why}. */
     void abandon(String why) {
       long now = ticker.read();
-      List<Outcome> all = null;
       jobLock.lock();
       try {
         if (open == 0) {
           return;
         }
-        for (int i = 0; i < finals.length; i++) {
-          if (finals[i] == null) {
-            finals[i] = outcome(i, Vote.FAILED, now, why);
+        for (int i = 0; i < votes.length; i++) {
+          if (votes[i] == null) {
+            settleLocked(i, Vote.FAILED, now, why);
           }
         }
-        open = 0;
-        all = List.of(finals);
       } finally {
         jobLock.unlock();
       }
-      finished(all);
+      finished();
     }
 
-    private void finished(List<Outcome> all) {
-      if (followed) {
-        pending.decrementAndGet();
+    private void finished() {
+      boolean wasFollowed;
+      boolean failed = false;
+      jobLock.lock();
+      try {
+        wasFollowed = followed;
+        for (Vote vote : votes) {
+          failed |= vote == Vote.FAILED;
+        }
+      } finally {
+        jobLock.unlock();
+      }
+      if (wasFollowed) {
         done(this);
       }
-      if (resource != null && events.enabled()) {
+      boolean tell = resource != null && events.enabled();
+      if (!tell && !(failed && log.isDebugEnabled())) {
+        return; // the common case: nobody to tell, nothing to log
+      }
+      List<Outcome> all = outcomes();
+      if (tell) {
         long took = ticker.read() - startNanos;
         events.emitLater(l -> l.releaseCompleted(resource, all, took));
       }
-      if (log.isDebugEnabled() && all.stream().anyMatch(o -> o.vote() == Vote.FAILED)) {
+      if (failed && log.isDebugEnabled()) {
         log.debug(
             "release of {} ended incomplete: {}",
             resource == null ? "a key" : Arguments.quote(resource),
             all);
+      }
+    }
+
+    /** Each master's final answer, with how many sends it took where that was more than one. */
+    private List<Outcome> outcomes() {
+      jobLock.lock();
+      try {
+        List<Outcome> all = new ArrayList<>(votes.length);
+        for (int i = 0; i < votes.length; i++) {
+          String detail = "";
+          if (attempts != null) {
+            String why = details[i] == null ? "" : details[i];
+            String sent =
+                (attempts[i] > 0 ? "sent " + (attempts[i] + 1) + " times" : "")
+                    + (followedUp[i]
+                        ? (attempts[i] > 0 ? ", " : "") + "sent again after a lost acquire"
+                        : "");
+            detail = why.isEmpty() ? sent : sent.isEmpty() ? why : why + "; " + sent;
+          }
+          all.add(new Outcome(masters.names().get(i), votes[i], answeredAt[i], detail));
+        }
+        return List.copyOf(all);
+      } finally {
+        jobLock.unlock();
       }
     }
   }

@@ -148,6 +148,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   private long limitBytes = QUEUE_LIMIT_BYTES; // guarded by lock
   private long retryAtNanos; // guarded by lock
   private long backoffNanos; // guarded by lock: the last wait after a protocol error; 0: none since
+  private boolean answered; // guarded by lock: the current link has answered a command
   private String lastError = "not connected"; // guarded by lock
   private boolean attempted; // guarded by lock: a first connection attempt has finished
   private final ScriptReload scripts = new ScriptReload(); // guarded by lock
@@ -300,6 +301,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       } else {
         link = opened;
         state = State.CONNECTED;
+        answered = false;
         long now = ticker.read();
         Incarnation previous = incarnation;
         incarnation = Incarnation.after(previous, lastHeardNanos, opened.facts(), now);
@@ -362,6 +364,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       inFlight.poll();
       if (command != null) {
         backoffNanos = 0; // the master answered a command: it speaks the protocol again
+        answered = true;
       }
       if (command == null) {
         broken = "protocol error: reply without a command";
@@ -442,7 +445,10 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     return true;
   }
 
-  /** The link broke: fails its commands; the next command reconnects. */
+  /**
+   * The link broke: fails its commands; the next command reconnects, at once if the link had
+   * answered a command (or had none in flight), else after the back-off.
+   */
   void lost(L from, String reason) {
     lost(from, reason, false);
   }
@@ -461,9 +467,13 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     lock.lock();
     try {
       if (link == from) {
+        // A link lost with commands in flight before it ever answered one (a master that resets
+        // every connection at its first command) backs off as a protocol error does: otherwise
+        // each command would cost a whole new handshake.
+        boolean unanswering = !answered && !inFlight.isEmpty();
         dropped = detach(reason);
         retryAtNanos = ticker.read();
-        if (protocolError) {
+        if (protocolError || unanswering) {
           backoffNanos =
               backoffNanos == 0 ? MIN_BACKOFF_NANOS : Math.min(MAX_BACKOFF_NANOS, 2 * backoffNanos);
           retryAtNanos += backoffNanos;

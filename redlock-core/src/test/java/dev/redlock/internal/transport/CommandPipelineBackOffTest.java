@@ -58,6 +58,22 @@ class CommandPipelineBackOffTest {
   }
 
   @Test
+  void aLinkLostAtItsFirstCommandWithoutAnsweringOneBacksOffAsAProtocolErrorDoes() {
+    Link resetting = open();
+    pipeline.submit(command()); // in flight, and the master resets the connection
+    pipeline.lost(resetting, "Connection reset by peer");
+    assertEquals(100, TimeUnit.NANOSECONDS.toMillis(waitUntilReconnect()));
+
+    Link answering = open(); // with the command that asked for it
+    assertTrue(pipeline.replied(answering, 1L), "answered");
+    pipeline.submit(command());
+    pipeline.lost(answering, "Connection reset by peer");
+    NodeCommand next = command();
+    pipeline.submit(next);
+    assertFalse(next.reply.isDone(), "a link that had answered: reconnected at once");
+  }
+
+  @Test
   void aReplyWithNoCommandIsAProtocolErrorAndBacksOff() {
     Link link = open();
     assertFalse(pipeline.replied(link, 1L), "the link is dropped");
