@@ -226,31 +226,10 @@ final class Resp {
           type = b;
           lineLength = 0;
           state = State.LINE;
-          return MORE;
+          return line(in); // most replies arrive whole: on at once, in the same step
         }
         case LINE -> {
-          int bound = type == '+' || type == '-' ? MAX_LINE_BYTES : MAX_NUMBER_BYTES;
-          int from = in.position();
-          // Looks no further than one byte past the bound: the byte that breaks it.
-          int stop = (int) Math.min(in.limit(), (long) from + bound - lineLength + 1);
-          int end = from;
-          while (end < stop && in.get(end) != '\r') {
-            end++;
-          }
-          boolean cr = end < stop;
-          consumed(end - from + (cr ? 1 : 0));
-          if (lineLength + end - from > bound) {
-            throw new ProtocolException(
-                bound == MAX_LINE_BYTES
-                    ? "line longer than " + MAX_LINE_BYTES + " bytes"
-                    : "not a number of at most 19 digits");
-          }
-          appendLine(in, from, end - from);
-          in.position(cr ? end + 1 : end);
-          if (cr) {
-            state = State.LINE_LF;
-          }
-          return MORE;
+          return line(in);
         }
         case LINE_LF -> {
           byte b = in.get();
@@ -259,7 +238,7 @@ final class Resp {
             throw new ProtocolException("CR without LF");
           }
           state = State.TYPE;
-          return line();
+          return lineDone();
         }
         case BULK -> {
           int n = Math.min(in.remaining(), bulk.length - bulkFilled);
@@ -294,6 +273,118 @@ final class Resp {
       }
     }
 
+    /**
+     * Reads the current line as far as {@code in} holds it. A line that starts and ends, LF
+     * included, within {@code in} is decoded where it lies, without a copy (the common case);
+     * otherwise its bytes are kept until the rest arrives. Either way each byte is looked at once.
+     */
+    private Object line(ByteBuffer in) {
+      int bound = type == '+' || type == '-' ? MAX_LINE_BYTES : MAX_NUMBER_BYTES;
+      int from = in.position();
+      // Looks no further than one byte past the bound: the byte that breaks it.
+      int stop = (int) Math.min(in.limit(), (long) from + bound - lineLength + 1);
+      int end = from;
+      while (end < stop && in.get(end) != '\r') {
+        end++;
+      }
+      boolean cr = end < stop;
+      if (lineLength + end - from > bound) {
+        consumed(end - from);
+        throw new ProtocolException(
+            bound == MAX_LINE_BYTES
+                ? "line longer than " + MAX_LINE_BYTES + " bytes"
+                : "not a number of at most 19 digits");
+      }
+      if (cr && lineLength == 0 && end + 1 < in.limit()) {
+        consumed(end - from + 2);
+        if (in.get(end + 1) != '\n') {
+          throw new ProtocolException("CR without LF");
+        }
+        in.position(end + 2);
+        state = State.TYPE;
+        return inPlace(in, from, end - from);
+      }
+      consumed(end - from + (cr ? 1 : 0));
+      appendLine(in, from, end - from);
+      in.position(cr ? end + 1 : end);
+      if (cr) {
+        state = State.LINE_LF;
+      }
+      return MORE;
+    }
+
+    /** The value of a whole line of {@code n} bytes at {@code from} in {@code in}, type first. */
+    private Object inPlace(ByteBuffer in, int from, int n) {
+      switch (type) {
+        case '+' -> {
+          byte[] text = new byte[n];
+          in.get(from, text);
+          return text;
+        }
+        case '-' -> {
+          byte[] text = new byte[n];
+          in.get(from, text);
+          return new NodeCommand.ServerError(new String(text, StandardCharsets.UTF_8));
+        }
+        case ':' -> {
+          return number(in, from, n);
+        }
+        default -> {
+          return header(number(in, from, n), in);
+        }
+      }
+    }
+
+    /**
+     * A bulk string's or array's header just ended with {@code value}: the value itself (null, an
+     * empty array, a bulk string wholly in {@code in}), or MORE with the state set to read the
+     * rest. {@code in} may be null: nothing more is at hand.
+     */
+    private Object header(long value, ByteBuffer in) {
+      if (type == '$') {
+        if (value == -1) {
+          return null;
+        }
+        if (value < 0 || value > MAX_BULK_BYTES) {
+          throw new ProtocolException("bulk string length " + value);
+        }
+        if (replyBytes + value + 2 > MAX_REPLY_BYTES) {
+          throw new ProtocolException("reply longer than " + MAX_REPLY_BYTES + " bytes");
+        }
+        int size = (int) value;
+        if (in != null && in.remaining() >= size + 2) { // whole: read it where it lies
+          int at = in.position();
+          consumed(size + 2);
+          if (in.get(at + size) != '\r' || in.get(at + size + 1) != '\n') {
+            throw new ProtocolException("bulk string not followed by CRLF");
+          }
+          byte[] bytes = new byte[size];
+          in.get(at, bytes);
+          in.position(at + size + 2);
+          return bytes;
+        }
+        bulk = new byte[size];
+        bulkFilled = 0;
+        state = size == 0 ? State.BULK_CR : State.BULK;
+        return MORE;
+      }
+      if (value == -1) {
+        return null;
+      }
+      if (value < 0 || value > MAX_ARRAY_LENGTH) {
+        throw new ProtocolException("array length " + value);
+      }
+      if (frames.size() == MAX_DEPTH) {
+        throw new ProtocolException("arrays nested deeper than " + MAX_DEPTH);
+      }
+      List<Object> items = new ArrayList<>((int) Math.min(value, 16));
+      if (value == 0) {
+        return items;
+      }
+      frames.push(new Frame(items, (int) value));
+      return MORE;
+    }
+
     /** Counts {@code n} bytes looked at and consumed, within the reply's bound. */
     private void consumed(int n) {
       examined += n;
@@ -312,7 +403,7 @@ final class Resp {
     }
 
     /** The line just ended: a value, or a header whose value is still to come (MORE). */
-    private Object line() {
+    private Object lineDone() {
       byte[] text = line;
       int length = lineLength;
       if (line.length > KEPT_LINE_BYTES) {
@@ -328,39 +419,8 @@ final class Resp {
         case ':' -> {
           return number(text, length);
         }
-        case '$' -> {
-          long size = number(text, length);
-          if (size == -1) {
-            return null;
-          }
-          if (size < 0 || size > MAX_BULK_BYTES) {
-            throw new ProtocolException("bulk string length " + size);
-          }
-          if (replyBytes + size + 2 > MAX_REPLY_BYTES) {
-            throw new ProtocolException("reply longer than " + MAX_REPLY_BYTES + " bytes");
-          }
-          bulk = new byte[(int) size];
-          bulkFilled = 0;
-          state = size == 0 ? State.BULK_CR : State.BULK;
-          return MORE;
-        }
         default -> {
-          long count = number(text, length);
-          if (count == -1) {
-            return null;
-          }
-          if (count < 0 || count > MAX_ARRAY_LENGTH) {
-            throw new ProtocolException("array length " + count);
-          }
-          if (frames.size() == MAX_DEPTH) {
-            throw new ProtocolException("arrays nested deeper than " + MAX_DEPTH);
-          }
-          List<Object> items = new ArrayList<>((int) Math.min(count, 16));
-          if (count == 0) {
-            return items;
-          }
-          frames.push(new Frame(items, (int) count));
-          return MORE;
+          return header(number(text, length), null);
         }
       }
     }
@@ -379,6 +439,26 @@ final class Resp {
       }
       return done;
     }
+  }
+
+  private static long number(ByteBuffer in, int from, int length) {
+    boolean negative = length > 0 && in.get(from) == '-';
+    int i = negative ? 1 : 0;
+    if (i == length || length - i > 19) {
+      throw new ProtocolException("not a number of at most 19 digits");
+    }
+    long value = 0;
+    for (; i < length; i++) {
+      byte b = in.get(from + i);
+      if (b < '0' || b > '9') {
+        throw new ProtocolException("not a digit: " + describe(b));
+      }
+      value = value * 10 + (b - '0');
+      if (value < 0) {
+        throw new ProtocolException("number out of range");
+      }
+    }
+    return negative ? -value : value;
   }
 
   private static long number(byte[] text, int length) {
