@@ -54,6 +54,17 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
   private final long nodeTimeoutNanos;
   private final ConcurrentLinkedQueue<Call> unanswered = new ConcurrentLinkedQueue<>();
   private final NodeClient probe = new Probe();
+  private final String name;
+  private final BiConsumer<String, BreakerState> changes;
+
+  /** The state last told to {@link #changes}; written under this object's monitor. */
+  private volatile CircuitBreaker.State told = CircuitBreaker.State.CLOSED;
+
+  /**
+   * The overdue scan's earliest next run ({@link #recordOverdue}): calls answer in order, so the
+   * scan finds nothing overdue before the oldest unanswered call's timeout has passed.
+   */
+  private volatile long scanAt;
 
   /**
    * Puts a breaker in front of {@code delegate}.
@@ -90,10 +101,27 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
             .automaticTransitionFromOpenToHalfOpenEnabled(false)
             .build();
     this.breaker = CircuitBreaker.of(name, config);
-    breaker
-        .getEventPublisher()
-        .onStateTransition(
-            event -> changes.accept(name, state(event.getStateTransition().getToState())));
+    this.name = name;
+    this.changes = changes;
+    // No event consumer: with one registered, Resilience4j builds an event (and reads the wall
+    // clock) for every call; the state is compared after each call instead (told).
+  }
+
+  /**
+   * Tells {@link #changes} of the breaker's state if it is not the one told last: called after
+   * everything that can change it. A state that lasted less than the time between two calls can go
+   * untold; the last state is always told.
+   */
+  private void tell() {
+    if (breaker.getState() != told) {
+      synchronized (this) {
+        CircuitBreaker.State now = breaker.getState();
+        if (now != told) {
+          told = now;
+          changes.accept(name, state(now));
+        }
+      }
+    }
   }
 
   private static BreakerState state(CircuitBreaker.State state) {
@@ -107,7 +135,9 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
   @Override
   public boolean permits() {
     recordOverdue(ticker.read());
-    return breaker.tryAcquirePermission();
+    boolean permitted = breaker.tryAcquirePermission();
+    tell();
+    return permitted;
   }
 
   @Override
@@ -182,23 +212,33 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
           } else {
             breaker.onSuccess(took, TimeUnit.NANOSECONDS);
           }
+          tell();
         });
     return reply;
   }
 
   /** Records every call still unanswered after the node timeout as a failure. */
   private void recordOverdue(long now) {
+    if (now - scanAt < 0) {
+      return;
+    }
+    boolean recorded = false;
     for (Call head = unanswered.peek(); head != null; head = unanswered.peek()) {
       if (!head.get()) {
         long waited = now - head.start;
         if (waited <= nodeTimeoutNanos) {
-          return;
+          scanAt = head.start + nodeTimeoutNanos + 1;
+          break;
         }
         if (head.compareAndSet(false, true)) {
           breaker.onError(waited, TimeUnit.NANOSECONDS, TIMED_OUT);
+          recorded = true;
         }
       }
       unanswered.remove(head);
+    }
+    if (recorded) {
+      tell();
     }
   }
 
