@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
@@ -57,7 +58,10 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
   private final String name;
   private final BiConsumer<String, BreakerState> changes;
 
-  /** The state last told to {@link #changes}; written under this object's monitor. */
+  /** Held while a state is told ({@link #tell}): no monitor, so no virtual thread pins here. */
+  private final ReentrantLock telling = new ReentrantLock();
+
+  /** The state last told to {@link #changes}; written under {@link #telling}. */
   private volatile CircuitBreaker.State told = CircuitBreaker.State.CLOSED;
 
   /**
@@ -114,12 +118,15 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
    */
   private void tell() {
     if (breaker.getState() != told) {
-      synchronized (this) {
+      telling.lock(); // in order: the last state told is the breaker's
+      try {
         CircuitBreaker.State now = breaker.getState();
         if (now != told) {
           told = now;
           changes.accept(name, state(now));
         }
+      } finally {
+        telling.unlock();
       }
     }
   }
