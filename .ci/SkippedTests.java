@@ -21,8 +21,9 @@ import org.w3c.dom.NodeList;
  *
  * <p>Reads every module's Surefire and Failsafe XML reports ({@code target/surefire-reports*},
  * {@code target/failsafe-reports*}) and exits 1, listing each with its reason, if a test was skipped
- * that the allowed-skips file does not name, or if a test class left no report at all (a module
- * whose tests were switched off). A skipped safety test is evidence CI did not collect, and the
+ * that the allowed-skips file does not name, if a report holds no test at all (a class aborted in
+ * {@code @BeforeAll}, which Surefire counts as neither run nor skipped), or if a test class left
+ * no report (a module whose tests were switched off). A skipped safety test is evidence CI did not collect, and the
  * build stays green without this check.
  */
 public final class SkippedTests {
@@ -46,15 +47,24 @@ public final class SkippedTests {
     List<String> unexpected = new ArrayList<>();
     Set<String> allowedSeen = new TreeSet<>();
     List<String> unreported = new ArrayList<>();
+    List<String> empty = new ArrayList<>();
     for (Path module : modules(root)) {
       Set<String> reported = new LinkedHashSet<>(); // "surefire:fqcn" or "failsafe:fqcn"
+      Set<String> withCases = new TreeSet<>(); // classes whose report holds a test case
+      List<Path> withoutCases = new ArrayList<>();
       for (Path dir : reportDirs(module)) {
         String plugin = dir.getFileName().toString().startsWith("failsafe") ? "failsafe" : "surefire";
         for (Path report : list(dir, "TEST-", ".xml")) {
           reports++;
           String file = report.getFileName().toString();
-          reported.add(plugin + ":" + file.substring(5, file.length() - 4));
+          String className = file.substring(5, file.length() - 4);
+          reported.add(plugin + ":" + className);
           NodeList cases = parser.parse(report.toFile()).getElementsByTagName("testcase");
+          if (cases.getLength() == 0) {
+            withoutCases.add(report);
+          } else {
+            withCases.add(className);
+          }
           for (int i = 0; i < cases.getLength(); i++) {
             Element testcase = (Element) cases.item(i);
             tests++;
@@ -69,6 +79,20 @@ public final class SkippedTests {
               unexpected.add(id + "\n      " + reason(skipped) + "\n      in " + root.relativize(report));
             }
           }
+        }
+      }
+      // A class aborted before its tests (an assumption in @BeforeAll) leaves a report with no test
+      // case and no <skipped/>, counted as 0 tests run and 0 skipped. Only an outer class whose
+      // tests are all in @Nested classes may do that.
+      for (Path report : withoutCases) {
+        String file = report.getFileName().toString();
+        String className = file.substring(5, file.length() - 4);
+        if (withCases.stream().noneMatch(c -> c.startsWith(className + "$"))) {
+          empty.add(
+              className
+                  + "\n      no test ran and none is reported skipped: the whole class was aborted"
+                  + " (an assumption in @BeforeAll?) or it has no tests\n      in "
+                  + root.relativize(report));
         }
       }
       for (String expected : testClasses(module)) {
@@ -97,12 +121,16 @@ public final class SkippedTests {
           "skip check: " + unexpected.size() + " skipped test(s) not on " + args[0] + ":");
       unexpected.forEach(s -> System.err.println("  " + s));
     }
+    if (!empty.isEmpty()) {
+      System.err.println("skip check: " + empty.size() + " report(s) with no test in them:");
+      empty.forEach(s -> System.err.println("  " + s));
+    }
     if (!unreported.isEmpty()) {
       System.err.println(
           "skip check: " + unreported.size() + " test class(es) that did not run at all:");
       unreported.forEach(s -> System.err.println("  " + s));
     }
-    if (!unexpected.isEmpty() || !unreported.isEmpty()) {
+    if (!unexpected.isEmpty() || !empty.isEmpty() || !unreported.isEmpty()) {
       System.exit(1);
     }
   }
