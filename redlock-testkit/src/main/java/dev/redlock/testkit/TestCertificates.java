@@ -25,57 +25,65 @@ import javax.net.ssl.TrustManagerFactory;
 public final class TestCertificates implements AutoCloseable {
 
   private final Path dir;
+  private final Path openssl;
 
-  private TestCertificates(Path dir) {
+  private TestCertificates(Path dir, Path openssl) {
     this.dir = dir;
+    this.openssl = openssl;
   }
 
   /**
-   * Makes the CA and the server certificate.
+   * Makes the CA and the server certificate with the {@code openssl} on the PATH.
    *
-   * @return the certificates, or empty if {@code openssl} is not on the PATH or failed (the reason
-   *     is in {@code openssl.log} of a directory that is deleted then)
+   * @return the certificates, or empty if there is no {@code openssl} on the PATH
+   * @throws IllegalStateException if {@code openssl} is there but fails: the message names the
+   *     command and carries what openssl printed (a test must not pass this off as "no openssl")
    */
   public static Optional<TestCertificates> create() {
+    return RedisBinary.onPath("openssl").map(TestCertificates::create);
+  }
+
+  /**
+   * Makes the CA and the server certificate with the given {@code openssl}.
+   *
+   * @throws IllegalStateException if it cannot be run, exits with an error or takes over 30 s
+   */
+  static TestCertificates create(Path openssl) {
     Path dir;
     try {
       dir = Files.createTempDirectory("redlock-tls");
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    TestCertificates made = new TestCertificates(dir);
+    TestCertificates made = new TestCertificates(dir, openssl);
     try {
-      boolean ok =
-          made.newKey("ca.key", "ca.pem", "/CN=redlock-test-ca", "-x509", "-days", "2")
-              && made.newKey("server.key", "server.csr", "/CN=127.0.0.1");
-      if (ok) {
-        Files.writeString(dir.resolve("san.ext"), "subjectAltName=IP:127.0.0.1\n");
-        ok =
-            made.openssl(
-                "x509",
-                "-req",
-                "-in",
-                "server.csr",
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                "server.pem",
-                "-days",
-                "2",
-                "-extfile",
-                "san.ext");
-      }
-      if (ok) {
-        return Optional.of(made);
-      }
+      made.newKey("ca.key", "ca.pem", "/CN=redlock-test-ca", "-x509", "-days", "2");
+      made.newKey("server.key", "server.csr", "/CN=127.0.0.1");
+      Files.writeString(dir.resolve("san.ext"), "subjectAltName=IP:127.0.0.1\n");
+      made.openssl(
+          "x509",
+          "-req",
+          "-in",
+          "server.csr",
+          "-CA",
+          "ca.pem",
+          "-CAkey",
+          "ca.key",
+          "-CAcreateserial",
+          "-out",
+          "server.pem",
+          "-days",
+          "2",
+          "-extfile",
+          "san.ext");
+      return made;
     } catch (IOException e) {
-      // no openssl, or no room for its files: no certificates
+      made.close();
+      throw new UncheckedIOException(e);
+    } catch (RuntimeException e) {
+      made.close();
+      throw e;
     }
-    made.close();
-    return Optional.empty();
   }
 
   /**
@@ -138,8 +146,7 @@ public final class TestCertificates implements AutoCloseable {
    * {@code openssl req} with a new EC P-256 key, unencrypted, in {@code keyFile}: writes a request
    * for {@code subject} to {@code outFile}, or with {@code -x509} among {@code more} a certificate.
    */
-  private boolean newKey(String keyFile, String outFile, String subject, String... more)
-      throws IOException {
+  private void newKey(String keyFile, String outFile, String subject, String... more) {
     List<String> args =
         new ArrayList<>(
             List.of(
@@ -156,28 +163,47 @@ public final class TestCertificates implements AutoCloseable {
                 "-subj",
                 subject));
     args.addAll(List.of(more));
-    return openssl(args.toArray(String[]::new));
+    openssl(args.toArray(String[]::new));
   }
 
-  private boolean openssl(String... args) throws IOException {
-    List<String> command = new ArrayList<>(List.of("openssl"));
+  /** Runs openssl in the directory, its output to {@code openssl.log}; throws unless it exits 0. */
+  private void openssl(String... args) {
+    List<String> command = new ArrayList<>(List.of(openssl.toString()));
     command.addAll(List.of(args));
-    Process process =
-        new ProcessBuilder(command)
-            .directory(dir.toFile())
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("openssl.log").toFile())
-            .start();
+    Path log = dir.resolve("openssl.log");
+    String failure;
     try {
+      Process process =
+          new ProcessBuilder(command)
+              .directory(dir.toFile())
+              .redirectErrorStream(true)
+              .redirectOutput(log.toFile())
+              .start();
       if (!process.waitFor(30, TimeUnit.SECONDS)) {
         process.destroyForcibly();
-        return false;
+        failure = "did not finish within 30 s";
+      } else if (process.exitValue() != 0) {
+        failure = "exited with " + process.exitValue();
+      } else {
+        return;
       }
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot run " + String.join(" ", command), e);
     } catch (InterruptedException e) {
-      process.destroyForcibly();
       Thread.currentThread().interrupt();
-      return false;
+      throw new IllegalStateException("interrupted while running " + String.join(" ", command), e);
     }
-    return process.exitValue() == 0;
+    String output;
+    try {
+      output = Files.readString(log).strip();
+    } catch (IOException e) {
+      output = "(its output is unreadable: " + e + ")";
+    }
+    throw new IllegalStateException(
+        "cannot make the test certificates: "
+            + String.join(" ", command)
+            + " "
+            + failure
+            + (output.isEmpty() ? ", printing nothing" : ":\n" + output));
   }
 }
