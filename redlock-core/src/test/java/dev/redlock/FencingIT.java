@@ -9,6 +9,9 @@ import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -19,16 +22,34 @@ class FencingIT {
 
   private static final Duration TTL = Duration.ofSeconds(5);
 
+  /**
+   * A fence counter far above any master's clock, which is about 1.76e15 in microseconds (2026) and
+   * reaches 8e15 only in the 23rd century. The masters here share one host's clock and leases are
+   * milliseconds apart, so tokens rise from the clock alone; a token above the seed can only come
+   * from a counter, and one above the token before it, from the counter the earlier lease stored.
+   * Below 2^53, where the fence script's Lua numbers (doubles) still compare exactly.
+   */
+  static final long SEED = 8_000_000_000_000_000L;
+
+  /** Stores {@link #SEED} as the fence counter of {@code masters}, as an earlier lease would. */
+  static void seedFenceCounters(RedisCluster cluster, int... masters) {
+    for (int i : masters) {
+      cluster.node(i).admin().set("redlock:fence", Long.toString(SEED));
+    }
+  }
+
   @Test
-  void tokensRiseAcrossClientsAndTheCountersNeverExpire(RedisCluster cluster) {
+  void tokensRiseFromTheCountersAcrossClientsAndTheCountersNeverExpire(RedisCluster cluster) {
+    seedFenceCounters(cluster, 0, 1, 2); // a bare majority: every granting majority meets it
     try (RedLock a = RedLocks.redlock(cluster, 5);
         RedLock b = RedLocks.redlock(cluster, 5)) {
-      long previous = 0;
+      long previous = SEED;
       for (int i = 0; i < 10; i++) {
         RedLock client = i % 2 == 0 ? a : b;
         try (Lease lease = client.tryAcquire("account:7", TTL).orElseThrow()) {
-          assertTrue(lease.fencingToken() > previous, lease.fencingToken() + " > " + previous);
-          previous = lease.fencingToken();
+          long token = lease.fencingToken();
+          assertTrue(token > previous, "lease " + i + ": " + token + " > " + previous);
+          previous = token;
         }
       }
       int stored = 0;
@@ -40,6 +61,70 @@ class FencingIT {
         }
       }
       assertTrue(stored >= 3, "the last token is stored on a majority: " + stored);
+    }
+  }
+
+  @Test
+  void aTokenReadLateIsStoredAndEveryLaterLeaseExceedsIt(RedisCluster cluster) {
+    seedFenceCounters(cluster, 2, 3, 4);
+    try (RedLock a = RedLocks.redlock(cluster, 5);
+        RedLock b = RedLocks.redlock(cluster, 5)) {
+      long previous = SEED;
+      for (int i = 0; i < 8; i++) {
+        RedLock client = i % 2 == 0 ? a : b;
+        try (Lease lease = client.tryAcquire("account:7", TTL).orElseThrow()) {
+          if (i % 4 == 3) {
+            continue; // never asks: stores nothing, and no later lease relies on it
+          }
+          if (i % 4 != 0) {
+            // Some work under the lease before the token is asked for (and stored): the token was
+            // chosen by the acquire, the store happens now.
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(30));
+          }
+          long token = lease.fencingToken();
+          assertTrue(token > previous, "lease " + i + ": " + token + " > " + previous);
+          previous = token;
+        }
+      }
+    }
+  }
+
+  @Test
+  void aTokenStoredOnAMajorityOutlivesTheRestartOfAMinority(RedisCluster cluster)
+      throws InterruptedException {
+    seedFenceCounters(cluster, 0, 1, 2);
+    // Without the restart guard the restarted masters vote at once, empty: only the counter kept
+    // by the one master that did not restart can carry the token across.
+    try (RedLock redlock =
+        RedLock.builder()
+            .nodes(cluster.uris())
+            .nodeTimeout(Duration.ofMillis(100))
+            .restartGuard(false)
+            .build()) {
+      long first;
+      try (Lease lease = redlock.tryAcquire("account:7", TTL).orElseThrow()) {
+        first = lease.fencingToken();
+      }
+      assertTrue(first > SEED, first + " > " + SEED);
+      String stored = Long.toString(first);
+      RedLocks.eventually(
+          "the first token stored on every master",
+          () ->
+              IntStream.range(0, 5)
+                  .allMatch(i -> stored.equals(cluster.node(i).admin().get("redlock:fence"))));
+      cluster.node(0).kill();
+      cluster.node(0).restart(); // no persistence: its counter is gone
+      cluster.node(1).kill();
+      cluster.node(1).restart();
+      cluster.node(3).kill(); // down: the next majority is 0, 1 and 2
+      cluster.node(4).kill();
+      assertEquals(null, cluster.node(0).admin().get("redlock:fence"), "lost on restart");
+
+      long second; // granted by masters 0, 1 and 2, once reconnected to 0 and 1
+      try (Lease lease = redlock.acquire("account:7", TTL, Duration.ofSeconds(10))) {
+        second = lease.fencingToken();
+      }
+      assertTrue(second > first, second + " > " + first);
     }
   }
 

@@ -46,6 +46,9 @@ class LeaseLockIT {
 
   private final List<RedLock> clients = new ArrayList<>();
 
+  /** What the threads a test starts threw: the test fails if any did (see {@link #start}). */
+  private final ConcurrentLinkedQueue<Throwable> threadFailures = new ConcurrentLinkedQueue<>();
+
   @BeforeEach
   void clean(RedisCluster cluster) {
     for (int i = 0; i < 3; i++) {
@@ -56,6 +59,26 @@ class LeaseLockIT {
   @AfterEach
   void close() {
     clients.forEach(RedLock::close);
+    assertNoThreadFailed();
+  }
+
+  /**
+   * Starts {@code body} on a new thread whose exception, if it throws one, fails the test (at the
+   * latest after it, in {@link #close()}) instead of ending the thread with a stack trace alone.
+   */
+  private Thread start(String name, Runnable body) {
+    Thread thread = new Thread(body, name);
+    thread.setUncaughtExceptionHandler((t, e) -> threadFailures.add(e));
+    thread.start();
+    return thread;
+  }
+
+  private void assertNoThreadFailed() {
+    Throwable first = threadFailures.peek();
+    if (first != null) {
+      throw new AssertionError(
+          threadFailures.size() + " test threads threw; the first: " + first, first);
+    }
   }
 
   private RedLock client(RedisCluster cluster) {
@@ -160,7 +183,8 @@ class LeaseLockIT {
     CountDownLatch waiting = new CountDownLatch(1);
     AtomicBoolean interrupted = new AtomicBoolean();
     Thread waiter =
-        new Thread(
+        start(
+            "waiter",
             () -> {
               waiting.countDown();
               try {
@@ -170,7 +194,6 @@ class LeaseLockIT {
                 interrupted.set(true);
               }
             });
-    waiter.start();
     waiting.await();
     awaitBlocked(waiter);
     waiter.interrupt();
@@ -191,14 +214,14 @@ class LeaseLockIT {
     CountDownLatch acquired = new CountDownLatch(1);
     AtomicBoolean stillInterrupted = new AtomicBoolean();
     Thread waiter =
-        new Thread(
+        start(
+            "waiter",
             () -> {
               lock.lock();
               stillInterrupted.set(Thread.currentThread().isInterrupted());
               acquired.countDown();
               lock.unlock();
             });
-    waiter.start();
     awaitBlocked(waiter);
     waiter.interrupt();
     assertFalse(acquired.await(200, TimeUnit.MILLISECONDS), "still waiting after the interrupt");
@@ -240,10 +263,16 @@ class LeaseLockIT {
   @Test
   void aLockHeldByAnotherProcessIsWaitedForAndTheHolderSeesItsLease(RedisCluster cluster)
       throws Exception {
+    // Counters far above the masters' clock on a majority (see FencingIT.SEED): the tokens below
+    // must come from the counters, not from the one clock these masters share.
+    for (int i = 0; i < 2; i++) {
+      cluster.node(i).admin().set("redlock:fence", Long.toString(FencingIT.SEED));
+    }
     LeaseLock mine = client(cluster).newLock("job", TTL);
     LeaseLock theirs = client(cluster).newLock("job", TTL);
     theirs.lock();
     long token = theirs.lease().fencingToken();
+    assertTrue(token > FencingIT.SEED, token + " comes from the seeded counters");
     assertFalse(elsewhere(mine::tryLock), "held in the other process");
     assertFalse(elsewhere(() -> mine.tryLock(300, TimeUnit.MILLISECONDS)));
     // Outlive the TTL: the holder's lease is renewed, so the other process keeps waiting.
@@ -291,7 +320,8 @@ class LeaseLockIT {
     for (int w = 0; w < threads; w++) {
       LeaseLock lock = client(cluster).newLock("inventory", TTL);
       Thread worker =
-          new Thread(
+          start(
+              "worker-" + w,
               () -> {
                 while (System.nanoTime() - end < 0) {
                   lock.lock();
@@ -310,12 +340,14 @@ class LeaseLockIT {
                 }
               });
       workers.add(worker);
-      worker.start();
     }
     for (Thread worker : workers) {
       worker.join(TimeUnit.SECONDS.toMillis(30));
       assertFalse(worker.isAlive());
     }
+    // A worker that threw (say, a lock lost while held, which unlock reports) would otherwise just
+    // stop, and the others' holds would still pass every count below.
+    assertNoThreadFailed();
     List<long[]> sorted = new ArrayList<>(windows);
     sorted.sort(Comparator.comparingLong(w -> w[0]));
     int overlaps = 0;

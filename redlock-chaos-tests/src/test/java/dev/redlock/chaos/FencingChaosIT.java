@@ -24,12 +24,32 @@ import org.junit.jupiter.api.Test;
  * Fencing tokens against the failure no lease can prevent: a holder paused past its validity (a GC
  * pause, SIGSTOP) that wakes up and writes. The guarded store rejects the stale token, while the
  * new holder's writes go through.
+ *
+ * <p>The masters here share one host's clock, and a token is never below a granting master's clock
+ * in microseconds, so later leases would get higher tokens from the clock alone, even with no
+ * counter at all. Each test therefore starts from fence counters far above that clock ({@link
+ * #SEED}) on a bare majority of the masters: the order the tokens (and so the store) see is then
+ * the counters' order, which the clock cannot supply.
  */
 class FencingChaosIT {
 
   private static final int MASTERS = 5;
   private static final Duration NODE_TIMEOUT = Duration.ofMillis(100);
   private static final Duration TTL = Duration.ofSeconds(1);
+
+  /**
+   * A fence counter far above any master's clock (about 1.76e15 µs in 2026; 8e15 in the 23rd
+   * century), as an earlier lease would have stored it: every token above it comes from a counter.
+   * Below 2^53, where the fence script's Lua numbers (doubles) still compare exactly.
+   */
+  static final long SEED = 8_000_000_000_000_000L;
+
+  /** Stores {@link #SEED} as the fence counter of {@code masters}. */
+  static void seedFenceCounters(RedisCluster cluster, int... masters) {
+    for (int i : masters) {
+      cluster.node(i).admin().set("redlock:fence", Long.toString(SEED));
+    }
+  }
 
   @Test
   void aHolderPausedPastItsValidityWritesWithAStaleTokenAndIsRejected() throws Exception {
@@ -39,6 +59,10 @@ class FencingChaosIT {
         RedLock b = ProcessChaos.redlock(cluster.uris(), NODE_TIMEOUT, true)) {
       FencedStore store = new FencedStore(storeProcess.admin());
       String resource = "chaos:fenced-account";
+      // The state an earlier holder left: its token stored on a majority, and its last write in
+      // the store. Any token the clock alone would give is below it, and the store rejects it.
+      seedFenceCounters(cluster, 0, 1, 2);
+      assertTrue(store.write(resource, 0, SEED), "the earlier holder's write");
 
       // A takes the lock, reads, and is paused (a pause hook standing in for GC or SIGSTOP)
       // before its write; the pause outlasts its lease.
@@ -104,6 +128,7 @@ class FencingChaosIT {
 
       assertAll(
           () -> assertTrue(aWasValidBeforeThePause.get(), "A checked a valid lease, then paused"),
+          () -> assertTrue(tokenOfA.get() > SEED, "A's token comes from the counters"),
           () -> assertTrue(tokenOfB > tokenOfA.get(), "B's token is higher than A's"),
           () -> assertTrue(firstWriteOfB && secondWriteOfB, "the new holder's writes succeed"),
           () ->
@@ -117,13 +142,14 @@ class FencingChaosIT {
   @Test
   void tokensRiseAcrossManyClientsAndLeases() throws Exception {
     try (RedisCluster cluster = RedisCluster.start(MASTERS)) {
+      seedFenceCounters(cluster, 2, 3, 4);
       List<RedLock> clients =
           List.of(
               ProcessChaos.redlock(cluster.uris(), NODE_TIMEOUT, true),
               ProcessChaos.redlock(cluster.uris(), NODE_TIMEOUT, true),
               ProcessChaos.redlock(cluster.uris(), NODE_TIMEOUT, true));
       try {
-        long previous = 0;
+        long previous = SEED;
         for (int i = 0; i < 60; i++) {
           Holding holding = acquire("C" + (i % 3), clients.get(i % 3), "chaos:tokens", TTL);
           long token = holding.lease.fencingToken();
