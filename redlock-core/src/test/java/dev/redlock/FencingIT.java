@@ -27,7 +27,7 @@ class FencingIT {
    * reaches 8e15 only in the 23rd century. The masters here share one host's clock and leases are
    * milliseconds apart, so tokens rise from the clock alone; a token above the seed can only come
    * from a counter, and one above the token before it, from the counter the earlier lease stored.
-   * Below 2^53, where the fence script's Lua numbers (doubles) still compare exactly.
+   * Below 2^53, though the fence script compares digits and would not need it.
    */
   static final long SEED = 8_000_000_000_000_000L;
 
@@ -61,6 +61,30 @@ class FencingIT {
         }
       }
       assertTrue(stored >= 3, "the last token is stored on a majority: " + stored);
+    }
+  }
+
+  @Test
+  void tokensKeepRisingFromACounterAboveTwoToTheFiftyThree(RedisCluster cluster) {
+    // Lua's numbers are doubles, exact only below 2^53 (about 9.007e15), where two tokens a lease
+    // apart can compare equal. A counter up there (an earlier version's, raised by hand) must still
+    // rise by one a lease: the fence script compares digits, not numbers.
+    long high = 1_000_000_000_000_000_000L;
+    for (int i = 0; i < 5; i++) {
+      cluster.node(i).admin().set("redlock:fence", Long.toString(high));
+    }
+    try (RedLock a = RedLocks.redlock(cluster, 5);
+        RedLock b = RedLocks.redlock(cluster, 5)) {
+      long previous = high;
+      for (int i = 0; i < 6; i++) {
+        RedLock client = i % 2 == 0 ? a : b;
+        try (Lease lease = client.tryAcquire("account:7", TTL).orElseThrow()) {
+          long token = lease.fencingToken();
+          assertTrue(token > previous, "lease " + i + ": " + token + " > " + previous);
+          previous = token;
+        }
+      }
+      assertEquals(Long.toString(previous), cluster.node(0).admin().get("redlock:fence"));
     }
   }
 
