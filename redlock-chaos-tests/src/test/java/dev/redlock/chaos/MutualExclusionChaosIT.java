@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.redlock.testkit.RedisProcess;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -40,6 +41,7 @@ class MutualExclusionChaosIT {
   private static final Duration TTL = Duration.ofSeconds(1);
   private static final Duration THREAD_RUN = Duration.ofSeconds(30);
   private static final Duration JVM_RUN = Duration.ofSeconds(15);
+  private static final Duration SLOW_RUN = Duration.ofSeconds(15);
   private static final double OVERRUN_CHANCE = 0.05;
   private static final double RENEWED_CHANCE = 0.02;
 
@@ -68,6 +70,59 @@ class MutualExclusionChaosIT {
             assertTrue(
                 report.faults().values().stream().allMatch(count -> count > 0),
                 "every kind of fault injected: " + report.faults()));
+  }
+
+  @Test
+  void holdsIntoTheirValidityAfterSlowRoundsNeverOverlap() throws Exception {
+    // Replies delayed by tens of milliseconds on a majority or all of the masters (below the node
+    // timeout), on and off: a round then takes longer than the drift allowance, and a validity
+    // that did not subtract the round's elapsed time would outlive the keys, for a holder whose
+    // slow round is followed by another's fast one. Latency breaks none of Redlock's assumptions.
+    try (ChaosCluster cluster = startCluster();
+        RedisProcess store = RedisProcess.start()) {
+      Workload workload =
+          Workload.builder(cluster.uris(), address(store))
+              .clients(6, "s")
+              .resources(RESOURCES)
+              .ttl(TTL)
+              .overrunChance(0.3)
+              .build();
+      Nemesis nemesis =
+          nemesis(cluster)
+              .faults(EnumSet.of(Nemesis.Fault.LATENCY))
+              .withinAssumptions(TTL)
+              .affected(MASTERS / 2 + 1, MASTERS)
+              .latency(Duration.ofMillis(30), Duration.ofMillis(70))
+              .faultDuration(Duration.ofMillis(500), Duration.ofMillis(2000))
+              .gap(Duration.ofMillis(100), Duration.ofMillis(600))
+              .build();
+      long began = System.nanoTime();
+      Workload.Result result;
+      nemesis.start();
+      try {
+        result = workload.run(SLOW_RUN);
+      } finally {
+        nemesis.stop();
+      }
+      MutualExclusionChecker.Report report =
+          ProcessChaos.check(
+              "slow rounds: 6 client threads, latency on a majority or all, "
+                  + describe(cluster, began),
+              workload,
+              result,
+              store,
+              nemesis.faultsByKind(),
+              nemesisNotes(nemesis));
+      report.print(System.out);
+
+      assertAll(
+          () -> assertEquals(0, report.violations(), "overlapping leases"),
+          () -> assertEquals(0, report.lostUpdates(), "lost updates"),
+          () -> assertTrue(result.total("overran") >= 5, "held past validity: " + result.totals()),
+          () -> assertTrue(nemesis.faultCount() >= 4, "latency faults: " + nemesis.events()),
+          () -> assertEquals(List.of(), nemesis.errors(), "nemesis errors"),
+          () -> assertEquals(Map.of(), result.errors(), "client errors"));
+    }
   }
 
   @Test
