@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.redlock.testkit.RedisProcess;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -20,6 +21,12 @@ import org.junit.jupiter.api.Test;
  * minority of the masters at a time (latency, partition, black hole, reset, SIGSTOP, SIGKILL with a
  * restart only after the TTL), and no two valid leases of one resource may overlap, and no update
  * of a counter guarded by the lock may be lost. Each run prints one block of {@code CHECKER} lines.
+ *
+ * <p>In the thread runs, most holds are a few milliseconds of work, and their windows end at their
+ * release; some are kept past their validity and some renewed for up to two TTLs ({@link
+ * LongHolds}), so their windows end at the deadline the library computed: the checker then also
+ * holds the validity arithmetic (elapsed time and drift subtracted, counted from the start of the
+ * round) and the renewals to account.
  *
  * <p>The soak runs the thread scenario for longer: {@code mvn -o -pl redlock-chaos-tests verify
  * -Dit.test='MutualExclusionChaosIT#soak*' -Dredlock.chaos.soak=PT10M}.
@@ -34,12 +41,26 @@ class MutualExclusionChaosIT {
   private static final Duration TTL = Duration.ofSeconds(1);
   private static final Duration THREAD_RUN = Duration.ofSeconds(30);
   private static final Duration JVM_RUN = Duration.ofSeconds(15);
+  private static final Duration SLOW_RUN = Duration.ofSeconds(15);
+  private static final double OVERRUN_CHANCE = 0.05;
+  private static final double RENEWED_CHANCE = 0.02;
 
   @Test
   void eightThreadsUnderMinorityFaultsNeverOverlapNorLoseAnUpdate() throws Exception {
-    MutualExclusionChecker.Report report = runThreads("threads", 8, THREAD_RUN);
+    Run run = runThreads("threads", 8, THREAD_RUN, false);
+    MutualExclusionChecker.Report report = run.report();
 
     assertAll(
+        // Windows that end at the library's deadlines, not at releases: without them the run
+        // proves quorum exclusion but not the validity arithmetic.
+        () ->
+            assertTrue(
+                run.result().total("overran") >= 15,
+                "holds kept past their validity: " + run.result().totals()),
+        () ->
+            assertTrue(
+                run.result().total("outlived_ttl") >= 3,
+                "renewed holds still valid after a TTL: " + run.result().totals()),
         () -> assertEquals(0, report.violations(), "overlapping leases"),
         () -> assertEquals(0, report.lostUpdates(), "lost updates"),
         () -> assertTrue(report.acquisitions() > 300, "acquisitions: " + report.acquisitions()),
@@ -49,6 +70,59 @@ class MutualExclusionChaosIT {
             assertTrue(
                 report.faults().values().stream().allMatch(count -> count > 0),
                 "every kind of fault injected: " + report.faults()));
+  }
+
+  @Test
+  void holdsIntoTheirValidityAfterSlowRoundsNeverOverlap() throws Exception {
+    // Replies delayed by tens of milliseconds on a majority or all of the masters (below the node
+    // timeout), on and off: a round then takes longer than the drift allowance, and a validity
+    // that did not subtract the round's elapsed time would outlive the keys, for a holder whose
+    // slow round is followed by another's fast one. Latency breaks none of Redlock's assumptions.
+    try (ChaosCluster cluster = startCluster();
+        RedisProcess store = RedisProcess.start()) {
+      Workload workload =
+          Workload.builder(cluster.uris(), address(store))
+              .clients(6, "s")
+              .resources(RESOURCES)
+              .ttl(TTL)
+              .overrunChance(0.3)
+              .build();
+      Nemesis nemesis =
+          nemesis(cluster)
+              .faults(EnumSet.of(Nemesis.Fault.LATENCY))
+              .withinAssumptions(TTL)
+              .affected(MASTERS / 2 + 1, MASTERS)
+              .latency(Duration.ofMillis(30), Duration.ofMillis(70))
+              .faultDuration(Duration.ofMillis(500), Duration.ofMillis(2000))
+              .gap(Duration.ofMillis(100), Duration.ofMillis(600))
+              .build();
+      long began = System.nanoTime();
+      Workload.Result result;
+      nemesis.start();
+      try {
+        result = workload.run(SLOW_RUN);
+      } finally {
+        nemesis.stop();
+      }
+      MutualExclusionChecker.Report report =
+          ProcessChaos.check(
+              "slow rounds: 6 client threads, latency on a majority or all, "
+                  + describe(cluster, began),
+              workload,
+              result,
+              store,
+              nemesis.faultsByKind(),
+              nemesisNotes(nemesis));
+      report.print(System.out);
+
+      assertAll(
+          () -> assertEquals(0, report.violations(), "overlapping leases"),
+          () -> assertEquals(0, report.lostUpdates(), "lost updates"),
+          () -> assertTrue(result.total("overran") >= 5, "held past validity: " + result.totals()),
+          () -> assertTrue(nemesis.faultCount() >= 4, "latency faults: " + nemesis.events()),
+          () -> assertEquals(List.of(), nemesis.errors(), "nemesis errors"),
+          () -> assertEquals(Map.of(), result.errors(), "client errors"));
+    }
   }
 
   @Test
@@ -111,7 +185,8 @@ class MutualExclusionChaosIT {
             + "=true to let the nemesis break Redlock's assumptions and count what breaks)");
     boolean breaking = Boolean.getBoolean(SOAK_BREAKING_PROPERTY);
     MutualExclusionChecker.Report report =
-        runThreads(breaking ? "soak, breaking assumptions" : "soak", 8, soak.get(), breaking);
+        runThreads(breaking ? "soak, breaking assumptions" : "soak", 8, soak.get(), breaking)
+            .report();
 
     assertTrue(report.acquisitions() > 0, "acquisitions: " + report.acquisitions());
     if (!breaking) {
@@ -121,17 +196,16 @@ class MutualExclusionChaosIT {
     }
   }
 
-  private static MutualExclusionChecker.Report runThreads(
-      String label, int clients, Duration duration) throws Exception {
-    return runThreads(label, clients, duration, false);
-  }
+  /** A thread run's checked report and the workload's own counts. */
+  private record Run(MutualExclusionChecker.Report report, Workload.Result result) {}
 
   /**
    * Runs {@code clients} threads under a nemesis (within Redlock's assumptions unless {@code
-   * breaking}) and prints the report.
+   * breaking}) and prints the report. Within the assumptions, some holds run into their validity
+   * and some are renewed for up to two TTLs ({@link LongHolds}).
    */
-  private static MutualExclusionChecker.Report runThreads(
-      String label, int clients, Duration duration, boolean breaking) throws Exception {
+  private static Run runThreads(String label, int clients, Duration duration, boolean breaking)
+      throws Exception {
     try (ChaosCluster cluster = startCluster();
         RedisProcess store = RedisProcess.start()) {
       Workload workload =
@@ -141,6 +215,8 @@ class MutualExclusionChaosIT {
               .ttl(TTL)
               // Breaking runs hold longer, so a restart or pause often lands on a held lease.
               .maxWork(breaking ? Duration.ofMillis(600) : Duration.ofMillis(3))
+              .overrunChance(breaking ? 0 : OVERRUN_CHANCE)
+              .renewedChance(breaking ? 0 : RENEWED_CHANCE)
               .build();
       Nemesis.Builder builder = nemesis(cluster);
       Nemesis nemesis =
@@ -164,7 +240,7 @@ class MutualExclusionChaosIT {
       report.print(System.out);
       assertEquals(List.of(), nemesis.errors(), "nemesis errors");
       assertEquals(Map.of(), result.errors(), "client errors");
-      return report;
+      return new Run(report, result);
     }
   }
 

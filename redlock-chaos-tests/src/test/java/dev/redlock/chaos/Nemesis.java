@@ -81,6 +81,8 @@ final class Nemesis implements AutoCloseable {
   private final int minAffected;
   private final int maxAffected;
   private final Duration restartDelay;
+  private final Duration minLatency;
+  private final Duration maxLatency;
   private final Duration minFault;
   private final Duration maxFault;
   private final Duration minGap;
@@ -106,6 +108,8 @@ final class Nemesis implements AutoCloseable {
     this.minAffected = builder.minAffected;
     this.maxAffected = builder.maxAffected;
     this.restartDelay = builder.restartDelay;
+    this.minLatency = builder.minLatency;
+    this.maxLatency = builder.maxLatency;
     this.minFault = builder.minFault;
     this.maxFault = builder.maxFault;
     this.minGap = builder.minGap;
@@ -216,7 +220,11 @@ final class Nemesis implements AutoCloseable {
         + minAffected
         + ".."
         + maxAffected
-        + " restart_delay="
+        + " latency="
+        + minLatency.toMillis()
+        + ".."
+        + maxLatency.toMillis()
+        + "ms restart_delay="
         + restartDelay.toMillis()
         + "ms seed="
         + seed;
@@ -310,7 +318,11 @@ final class Nemesis implements AutoCloseable {
           Toxic toxic =
               proxy
                   .toxics()
-                  .latency("nemesis-latency", ToxicDirection.DOWNSTREAM, 50 + random.nextInt(350))
+                  .latency(
+                      "nemesis-latency",
+                      ToxicDirection.DOWNSTREAM,
+                      minLatency.toMillis()
+                          + random.nextInt((int) (maxLatency.toMillis() - minLatency.toMillis())))
                   .setJitter(20);
           toxics.computeIfAbsent(node, k -> new CopyOnWriteArrayList<>()).add(toxic);
         }
@@ -400,6 +412,8 @@ final class Nemesis implements AutoCloseable {
     private int minAffected = 1;
     private int maxAffected;
     private Duration restartDelay = Duration.ZERO;
+    private Duration minLatency = Duration.ofMillis(50);
+    private Duration maxLatency = Duration.ofMillis(400);
     private Duration minFault = Duration.ofMillis(300);
     private Duration maxFault = Duration.ofMillis(1500);
     private Duration minGap = Duration.ofMillis(100);
@@ -462,6 +476,26 @@ final class Nemesis implements AutoCloseable {
       return this;
     }
 
+    /**
+     * How many masters each fault affects, at least and at most. Latency alone breaks none of
+     * Redlock's assumptions on any number of masters: the round's elapsed time is subtracted.
+     */
+    Builder affected(int min, int max) {
+      this.minAffected = min;
+      this.maxAffected = max;
+      return this;
+    }
+
+    /** The delay a latency fault adds to every reply (plus or minus 20 ms of jitter). */
+    Builder latency(Duration min, Duration max) {
+      if (max.compareTo(min) <= 0) {
+        throw new IllegalArgumentException("latency range empty: " + min + ".." + max);
+      }
+      this.minLatency = min;
+      this.maxLatency = max;
+      return this;
+    }
+
     /** How long each fault lasts. */
     Builder faultDuration(Duration min, Duration max) {
       this.minFault = min;
@@ -482,7 +516,7 @@ final class Nemesis implements AutoCloseable {
     }
 
     Nemesis build() {
-      if (maxAffected < minAffected || maxAffected > n) {
+      if (minAffected < 1 || maxAffected < minAffected || maxAffected > n) {
         throw new IllegalArgumentException("affected nodes out of range: " + maxAffected);
       }
       return new Nemesis(this);

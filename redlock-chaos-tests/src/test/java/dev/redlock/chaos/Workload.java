@@ -25,7 +25,9 @@ import java.util.concurrent.locks.LockSupport;
  * few resources until a deadline. A holder reads its resource's counter from the {@link
  * CounterStore}, works for a random while (sometimes extending the lease), checks that the lease is
  * still valid, writes the counter plus one and releases; every lease goes into the history with its
- * validity window on the shared monotonic clock.
+ * validity window on the shared monotonic clock. Some holds may run into their validity or be
+ * renewed for several TTLs instead ({@link LongHolds}), so that windows also end at the deadlines
+ * the library computed, not only at releases.
  *
  * <p>Runs in this JVM's threads ({@link #run}), or as one worker JVM's share of a multi-process run
  * ({@link WorkerMain}).
@@ -44,7 +46,10 @@ final class Workload {
           "abandoned",
           "late_writes",
           "store_errors",
-          "errors");
+          "errors",
+          "overran",
+          "renewed",
+          "outlived_ttl");
 
   private final List<String> nodes;
   private final String counterStore;
@@ -56,6 +61,9 @@ final class Workload {
   private final Duration retryDelay;
   private final Duration maxWork;
   private final double extendChance;
+  private final double overrunChance;
+  private final double renewedChance;
+  private final boolean restartGuard;
 
   private Workload(Builder builder) {
     this.nodes = List.copyOf(builder.nodes);
@@ -68,6 +76,9 @@ final class Workload {
     this.retryDelay = builder.retryDelay;
     this.maxWork = builder.maxWork;
     this.extendChance = builder.extendChance;
+    this.overrunChance = builder.overrunChance;
+    this.renewedChance = builder.renewedChance;
+    this.restartGuard = builder.restartGuard;
   }
 
   static Builder builder(List<String> nodes, String counterStore) {
@@ -110,13 +121,14 @@ final class Workload {
     CountDownLatch go = new CountDownLatch(1);
     try {
       for (String client : clients) {
-        // The restart guard keeps a restarted master out for one TTL (the longest lease here).
+        // The restart guard, when on, keeps a restarted master out for one TTL (the longest here).
         RedLock redlock =
             RedLock.builder()
                 .nodes(nodes)
                 .nodeTimeout(nodeTimeout)
                 .retryDelay(retryDelay)
                 .maxLeaseTime(ttl)
+                .restartGuard(restartGuard)
                 .build();
         redlock.admitFreshNodes();
         locks.add(redlock);
@@ -143,11 +155,12 @@ final class Workload {
         thread.start();
       }
       go.countDown();
-      // Each loop stops starting holds at endAt; one acquire, one hold and one store call follow.
+      // Each loop stops starting holds at endAt; one acquire, one hold (a renewed one lasts up to
+      // two TTLs) and one store call follow.
       long joinDeadline =
           endAt
               + maxWait.toNanos()
-              + ttl.toNanos()
+              + 2 * ttl.toNanos()
               + maxWork.toNanos()
               + TimeUnit.SECONDS.toNanos(15);
       for (Thread thread : threads) {
@@ -173,6 +186,7 @@ final class Workload {
     final LeaseHistory history;
     final Map<String, Long> stats = new LinkedHashMap<>();
     final Map<String, Long> increments = new TreeMap<>();
+    final LongHolds longHolds;
     String firstError;
 
     ClientLoop(String client, RedLock redlock, long endAt, LeaseHistory history) {
@@ -181,6 +195,20 @@ final class Workload {
       this.endAt = endAt;
       this.history = history;
       STATS.forEach(name -> stats.put(name, 0L));
+      this.longHolds =
+          new LongHolds(
+              client,
+              redlock,
+              ttl,
+              maxWait,
+              history,
+              stats,
+              increments,
+              error -> {
+                if (firstError == null) {
+                  firstError = error;
+                }
+              });
     }
 
     void run() throws InterruptedException {
@@ -194,6 +222,15 @@ final class Workload {
             }
           }
           String resource = resources.get(ThreadLocalRandom.current().nextInt(resources.size()));
+          double kind = ThreadLocalRandom.current().nextDouble();
+          if (kind < renewedChance) {
+            if (!longHolds.renewed(resource, store)) {
+              closeQuietly(store);
+              store = null;
+            }
+            LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(2_000_000));
+            continue;
+          }
           Lease lease;
           try {
             lease = redlock.acquire(resource, ttl, maxWait);
@@ -204,7 +241,11 @@ final class Workload {
             count("unavailable");
             continue;
           }
-          if (!hold(lease, resource, store)) {
+          boolean storeOk =
+              kind < renewedChance + overrunChance
+                  ? longHolds.intoValidity(lease, resource, store)
+                  : hold(lease, resource, store);
+          if (!storeOk) {
             closeQuietly(store);
             store = null;
           }
@@ -436,6 +477,9 @@ final class Workload {
     private Duration retryDelay = Duration.ofMillis(20);
     private Duration maxWork = Duration.ofMillis(3);
     private double extendChance = 0.1;
+    private double overrunChance;
+    private double renewedChance;
+    private boolean restartGuard = true;
 
     private Builder(List<String> nodes, String counterStore) {
       this.nodes = List.copyOf(requireNonNull(nodes, "nodes"));
@@ -510,7 +554,36 @@ final class Workload {
       return this;
     }
 
+    /**
+     * The chance that a hold runs into its validity: increments the counter at once, then keeps the
+     * lease until around its deadline (most often past it), so that its window ends at the deadline
+     * the library computed rather than at its release.
+     */
+    Builder overrunChance(double overrunChance) {
+      this.overrunChance = overrunChance;
+      return this;
+    }
+
+    /**
+     * The chance that a hold is a renewed one: {@link RedLock#withLock} for one to two TTLs, its
+     * window ending at the latest deadline the renewals gave it or at its end.
+     */
+    Builder renewedChance(double renewedChance) {
+      this.renewedChance = renewedChance;
+      return this;
+    }
+
+    /** Whether the clients' restart guard is on (the default). */
+    Builder restartGuard(boolean restartGuard) {
+      this.restartGuard = restartGuard;
+      return this;
+    }
+
     Workload build() {
+      if (overrunChance < 0 || renewedChance < 0 || overrunChance + renewedChance > 1) {
+        throw new IllegalArgumentException(
+            "overrun and renewed chances out of range: " + overrunChance + ", " + renewedChance);
+      }
       return new Workload(this);
     }
   }
