@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.redlock.Lease;
+import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.chaos.ProcessChaos.Holding;
 import dev.redlock.testkit.RedisCluster;
@@ -185,21 +187,36 @@ class ClockSkewChaosIT {
       List<Integer> quorumOfA = holders(cluster.nodes(), resource);
       String tokenOfA = tokenDigest(cluster.node(0), resource);
 
-      AtomicReference<Optional<Holding>> grant = new AtomicReference<>(Optional.empty());
-      Thread contender =
-          new Thread(
-              () -> grant.set(firstGrant("B", b, resource, TTL, first.deadline)), "contender-B");
-      contender.setDaemon(true);
-      contender.start();
+      Contender contender = new Contender(b, resource, first.deadline);
+      Thread thread = new Thread(contender, "contender-B");
+      thread.setDaemon(true);
+      thread.start();
       long fastKeysGoneAt;
       try {
         fastKeysGoneAt =
             awaitDropped(cluster, fast, resource, tokenOfA, first.deadline + TTL.toNanos());
       } finally {
-        contender.join(TTL.toMillis() * 3);
+        thread.join(TTL.toMillis() * 3);
       }
-      assertTrue(!contender.isAlive(), "B's attempts stopped when A's lease ended");
-      Optional<Holding> second = grant.get();
+      assertTrue(!thread.isAlive(), "B's attempts stopped when A's lease ended");
+      // B's outcome counts only if B's thread ran to its end; a thread that died was never granted
+      // the lock either, but proves nothing.
+      assertEquals(null, contender.error.get(), "B's thread failed");
+      Optional<Holding> second = contender.grant;
+      if (second.isEmpty()) {
+        // Refused, not merely unable to reach the masters: B's rounds were answered, and some came
+        // after the fast masters had dropped A's key, while A's lease was still valid.
+        long lastRefused = contender.lastRefusedAt;
+        assertTrue(
+            contender.refused > 0 && lastRefused - fastKeysGoneAt > 0,
+            () ->
+                String.format(
+                    "B was refused %d times (%d rounds unavailable), the last %.0f ms after the"
+                        + " fast masters dropped A's key: B must be refused after that",
+                    contender.refused,
+                    contender.unavailable,
+                    (lastRefused - fastKeysGoneAt) / 1e6));
+      }
       List<LeaseRecord> records = new ArrayList<>(List.of(first.record()));
       second.ifPresent(s -> records.add(s.record()));
 
@@ -212,6 +229,52 @@ class ClockSkewChaosIT {
       second.ifPresent(Holding::release);
       first.release();
       return new Scenario(first, second, records, quorumOfA, fastKeysGoneAt, laterGrant);
+    }
+  }
+
+  /**
+   * B's attempts while A's lease is valid, on B's own thread: rounds until one grants the lock or
+   * A's deadline passes. Counts the rounds that the masters refused (the lock taken) apart from
+   * those that too few masters answered, and keeps whatever ended the thread abnormally.
+   */
+  private static final class Contender implements Runnable {
+    private final RedLock redlock;
+    private final String resource;
+    private final long untilNanos;
+    final AtomicReference<Throwable> error = new AtomicReference<>();
+    // Written by B's thread, read after joining it.
+    volatile Optional<Holding> grant = Optional.empty();
+    volatile int refused;
+    volatile int unavailable;
+    volatile long lastRefusedAt;
+
+    Contender(RedLock redlock, String resource, long untilNanos) {
+      this.redlock = redlock;
+      this.resource = resource;
+      this.untilNanos = untilNanos;
+    }
+
+    @Override
+    public void run() {
+      try {
+        while (System.nanoTime() - untilNanos < 0) {
+          try {
+            Optional<Lease> lease = redlock.tryAcquire(resource, TTL);
+            long at = System.nanoTime();
+            if (lease.isPresent()) {
+              grant = Optional.of(new Holding("B", lease.get(), at));
+              return;
+            }
+            refused++;
+            lastRefusedAt = at;
+          } catch (QuorumUnavailableException e) {
+            unavailable++;
+          }
+          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10)); // the contender's schedule
+        }
+      } catch (Throwable t) {
+        error.set(t);
+      }
     }
   }
 

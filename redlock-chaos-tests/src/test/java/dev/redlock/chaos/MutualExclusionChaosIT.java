@@ -160,6 +160,12 @@ class MutualExclusionChaosIT {
           () -> assertEquals(0, report.violations(), "overlapping leases"),
           () -> assertEquals(0, report.lostUpdates(), "lost updates"),
           () -> assertEquals(6, result.stats().size(), "every client reported"),
+          () -> assertEquals(Map.of(), result.errors(), "the worker JVMs' client errors"),
+          () ->
+              assertEquals(
+                  result.total("acquired"),
+                  result.leases().size(),
+                  "every lease granted is in the history"),
           () -> assertTrue(report.acquisitions() > 100, "acquisitions: " + report.acquisitions()),
           () -> assertEquals(6, report.distinctHolders(), "every client held a lease"),
           () ->
@@ -240,6 +246,10 @@ class MutualExclusionChaosIT {
       report.print(System.out);
       assertEquals(List.of(), nemesis.errors(), "nemesis errors");
       assertEquals(Map.of(), result.errors(), "client errors");
+      assertEquals(
+          result.total("acquired"),
+          result.leases().size(),
+          "every lease granted is in the history");
       return new Run(report, result);
     }
   }

@@ -127,7 +127,7 @@ final class ProcessChaos {
     private long releasedAt;
     private boolean released;
 
-    private Holding(String client, Lease lease, long acquiredAt) {
+    Holding(String client, Lease lease, long acquiredAt) {
       this.client = client;
       this.lease = lease;
       this.acquiredAt = acquiredAt;

@@ -252,7 +252,7 @@ final class Workload {
           // A short think time, so the last holder does not always win the next round.
           LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(2_000_000));
         }
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) { // an Error too, or it would end the thread unseen
         count("errors");
         if (firstError == null) {
           firstError = e.toString();
@@ -309,10 +309,11 @@ final class Workload {
         }
         storeOk = false;
       } finally {
+        // Recorded before the release, so that a release that throws cannot drop the window.
         long releaseStart = System.nanoTime();
-        lease.release();
         long validUntil = releaseStart - deadline < 0 ? releaseStart : deadline;
         history.add(new LeaseRecord(client, resource, acquiredAt, validUntil));
+        lease.release();
       }
       return storeOk;
     }

@@ -126,20 +126,18 @@ final class LeadershipHistory {
   }
 
   /**
-   * Waits until a candidate other than {@code except} is granted at or after {@code sinceNanos}.
+   * Waits until some candidate, whichever it is, is granted at or after {@code sinceNanos}: the
+   * next leader, which may be the one that led before.
    *
    * @return that grant, or empty if none came within {@code timeoutNanos}
    */
-  Optional<Event> awaitGrant(String except, long sinceNanos, long timeoutNanos)
-      throws InterruptedException {
+  Optional<Event> awaitNextGrant(long sinceNanos, long timeoutNanos) throws InterruptedException {
     long deadline = System.nanoTime() + timeoutNanos;
     lock.lock();
     try {
       while (true) {
         for (Event event : events) {
-          if (event.kind() == Kind.GRANTED
-              && !event.candidate().equals(except)
-              && event.nanos() - sinceNanos >= 0) {
+          if (event.kind() == Kind.GRANTED && event.nanos() - sinceNanos >= 0) {
             return Optional.of(event);
           }
         }

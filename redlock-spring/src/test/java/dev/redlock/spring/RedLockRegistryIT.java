@@ -6,6 +6,7 @@ import static dev.redlock.spring.Masters.awaitTrue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -26,6 +27,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -260,29 +262,14 @@ class RedLockRegistryIT {
   void aLockInUseWhileItIsExpiredIsNeverDropped(RedisCluster cluster) throws Exception {
     RedLockRegistry registry = registry(cluster);
     DistributedLock lock = registry.obtain("busy");
-    CountDownLatch locked = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
-    Thread holder =
-        new Thread(
-            () -> {
-              lock.lock();
-              try {
-                locked.countDown();
-                release.await();
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              } finally {
-                lock.unlock();
-              }
-            });
-    holder.start();
-    locked.await();
+    Holder holder = Holder.start(lock, release);
 
     registry.expireUnusedOlderThan(0);
     assertSame(lock, registry.obtain("busy"), "held by another thread");
 
     release.countDown();
-    holder.join();
+    holder.awaitEnd();
     registry.expireUnusedOlderThan(0);
     assertNotSame(lock, registry.obtain("busy"), "free now");
   }
@@ -408,23 +395,8 @@ class RedLockRegistryIT {
       throws Exception {
     RedLockRegistry registry = registry(cluster);
     DistributedLock lock = registry.obtain("shutdown");
-    CountDownLatch locked = new CountDownLatch(1);
     CountDownLatch unlock = new CountDownLatch(1);
-    Thread holder =
-        new Thread(
-            () -> {
-              lock.lock();
-              try {
-                locked.countDown();
-                unlock.await();
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              } finally {
-                lock.unlock();
-              }
-            });
-    holder.start();
-    locked.await();
+    Holder holder = Holder.start(lock, unlock);
 
     CompletableFuture<Void> destroyed =
         CompletableFuture.runAsync(
@@ -441,7 +413,7 @@ class RedLockRegistryIT {
         "returned while the lock was held");
     unlock.countDown();
     destroyed.get(1, TimeUnit.SECONDS); // as soon as the hold ended
-    holder.join();
+    holder.awaitEnd();
     awaitHolders(cluster, PREFIX + "shutdown", List.of());
 
     lock.lock(); // a hold that does not end: destroy gives up after DESTROY_WAIT
@@ -515,5 +487,56 @@ class RedLockRegistryIT {
     }
     String log = captured.toString(StandardCharsets.UTF_8);
     assertFalse(log.contains("WARN") || log.contains("ERROR"), log);
+  }
+
+  /**
+   * Another thread of this process that locks a lock and holds it until a latch opens. Every wait
+   * on it is bounded, and whatever ended it abnormally fails the test.
+   */
+  private static final class Holder {
+    private final Thread thread;
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+    private Holder(DistributedLock lock, CountDownLatch locked, CountDownLatch release) {
+      thread =
+          new Thread(
+              () -> {
+                lock.lock();
+                try {
+                  locked.countDown();
+                  release.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                } finally {
+                  lock.unlock();
+                }
+              },
+              "holder");
+      thread.setDaemon(true);
+      thread.setUncaughtExceptionHandler((t, e) -> failure.set(e));
+    }
+
+    /** Starts a holder and waits (for {@link #WAIT} at most) until it holds {@code lock}. */
+    static Holder start(DistributedLock lock, CountDownLatch release) throws InterruptedException {
+      CountDownLatch locked = new CountDownLatch(1);
+      Holder holder = new Holder(lock, locked, release);
+      holder.thread.start();
+      assertTrue(
+          locked.await(WAIT.toMillis(), TimeUnit.MILLISECONDS),
+          () ->
+              "the other thread did not lock within "
+                  + WAIT
+                  + " (failure: "
+                  + holder.failure.get()
+                  + ")");
+      return holder;
+    }
+
+    /** Waits (for {@link #WAIT} at most) until the holder unlocked and ended, without failing. */
+    void awaitEnd() throws InterruptedException {
+      thread.join(WAIT.toMillis());
+      assertFalse(thread.isAlive(), () -> "the other thread did not end within " + WAIT);
+      assertNull(failure.get(), "the other thread failed");
+    }
   }
 }
