@@ -159,6 +159,21 @@ class RenewalTest {
     await(() -> redlock.renewalsInFlight() == 0, "no round in flight");
   }
 
+  @Test
+  void leaseReleasedWhileItsRenewalIsInFlightIsNotLost() {
+    Lease lease = redlock.tryAcquire("job", SHORT).orElseThrow();
+    nodes.forEach(node -> node.onExtend = Answer.HANG);
+    ticker.advance(Duration.ofMillis(200));
+    redlock.renew(lease, SHORT.toMillis());
+    await(() -> redlock.renewalsInFlight() == 1, "a round in flight");
+    lease.release();
+    assertEquals(0, redlock.leasesHeld());
+    await(() -> redlock.renewalsInFlight() == 0, "the round timed out");
+    assertEquals(0, redlock.leasesHeld(), "a released lease is not counted off again");
+    assertFalse(lease.isLost());
+    assertFalse(lease.onLost().toCompletableFuture().isDone(), "a release is not a loss");
+  }
+
   private int extends_(String resource) {
     String extend = "EXTEND " + resource + " PX ";
     int count = 0;

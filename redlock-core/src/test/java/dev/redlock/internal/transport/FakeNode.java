@@ -58,6 +58,9 @@ public final class FakeNode implements NodeClient {
 
   public volatile long lastGuardMillis = -1;
 
+  /** The legacy fence key the last acquire was sent (null: none, a plain SET). */
+  public volatile byte[] lastLegacyFenceKey;
+
   /** Added to the ticker before this node answers. */
   public volatile Duration latency = Duration.ZERO;
 
@@ -77,6 +80,7 @@ public final class FakeNode implements NodeClient {
     received.add("SET " + text(key) + " PX " + ttlMillis);
     tokens.add(token);
     lastGuardMillis = guardMillis;
+    lastLegacyFenceKey = legacyFenceKey;
     Answer next = nextSets.poll();
     ticker.advance(latency);
     long fence = Math.max(fenceCounter.get(), legacyFences.getOrDefault(text(key), 0L));
