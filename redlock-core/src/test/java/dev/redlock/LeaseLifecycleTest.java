@@ -222,6 +222,43 @@ class LeaseLifecycleTest {
   }
 
   @Test
+  void releaseThatNoMajorityAnswersReturnsOnceEveryMasterFailed() {
+    build(5);
+    Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+    for (int i = 0; i < 3; i++) {
+      nodes.get(i).onRelease = Answer.FAIL;
+    }
+    lease.release(); // the fake clock stands still: only the last failure can end the round
+    assertFalse(lease.isValid());
+    nodes.forEach(node -> assertEquals(1, sent(nodes.indexOf(node), "RELEASE job")));
+  }
+
+  @Test
+  void extendLeavingExactlyTheMinimumValidityIsRefused() {
+    redlock =
+        cluster.builder(5).circuitBreakers(false).minValidity(Duration.ofMillis(9898)).build();
+    Lease lease = redlock.tryAcquire("job", Duration.ofSeconds(11)).orElseThrow();
+    assertFalse(lease.extend(TTL), "9898 ms of validity is not more than the minimum");
+    assertTrue(lease.isValid(), "the lease stands until its old deadline");
+    assertTrue(lease.extend(Duration.ofMillis(10_001)));
+  }
+
+  @Test
+  void lostLeaseIsCountedOffOnce() {
+    build(5);
+    Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+    redlock.tryAcquire("other", TTL).orElseThrow();
+    for (int i = 0; i < 3; i++) {
+      nodes.get(i).onExtend = Answer.GONE;
+    }
+    assertFalse(lease.extend(TTL));
+    assertTrue(lease.isLost());
+    assertEquals(1, redlock.leasesHeld());
+    lease.release();
+    assertEquals(1, redlock.leasesHeld(), "the other lease is still held");
+  }
+
+  @Test
   void leaseDescribesItselfWithoutItsToken() {
     build(3);
     Lease lease = redlock.tryAcquire("r".repeat(64), TTL).orElseThrow();

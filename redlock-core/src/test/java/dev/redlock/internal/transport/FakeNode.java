@@ -61,6 +61,10 @@ public final class FakeNode implements NodeClient {
   /** The legacy fence key the last acquire was sent (null: none, a plain SET). */
   public volatile byte[] lastLegacyFenceKey;
 
+  /** Each HANG answer not given yet, for a test to give later from its own thread (or never). */
+  public final java.util.Queue<CompletableFuture<Vote>> hanging =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
   /** Added to the ticker before this node answers. */
   public volatile Duration latency = Duration.ZERO;
 
@@ -184,7 +188,11 @@ public final class FakeNode implements NodeClient {
       case FAIL -> CompletableFuture.failedFuture(new NodeUnavailableException("refused"));
       case LOST ->
           CompletableFuture.failedFuture(new NodeUnavailableException("connection lost", true));
-      case HANG -> new CompletableFuture<>();
+      case HANG -> {
+        CompletableFuture<Vote> later = new CompletableFuture<>();
+        hanging.add(later);
+        yield later;
+      }
     };
   }
 
