@@ -34,6 +34,7 @@ class LeaseLifecycleTest {
   private final BlockingQueue<List<NodeOutcome>> completed = new LinkedBlockingQueue<>();
   private final BlockingQueue<Duration> completedAfter = new LinkedBlockingQueue<>();
   private final BlockingQueue<List<NodeOutcome>> acquired = new LinkedBlockingQueue<>();
+  private final BlockingQueue<String> released = new LinkedBlockingQueue<>();
   private RedLock redlock;
 
   private RedLock build(int n) {
@@ -47,6 +48,12 @@ class LeaseLifecycleTest {
                   public void acquired(
                       String resource, List<NodeOutcome> outcomes, Duration elapsed) {
                     acquired.add(outcomes);
+                  }
+
+                  @Override
+                  public void released(
+                      String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+                    released.add(resource);
                   }
 
                   @Override
@@ -84,6 +91,8 @@ class LeaseLifecycleTest {
     nodes.get(4).onRelease = Answer.FAIL; // shorten answers as release does
     assertTrue(lease.releaseAfter(Duration.ofMillis(1500)));
     nodes.forEach(node -> assertTrue(node.received().contains("SHORTEN job PX 1500")));
+    redlock.awaitEventsTold();
+    assertEquals(List.of("job"), List.copyOf(released), "the listener hears of the release");
     assertFalse(lease.isValid());
     assertEquals(0, redlock.leasesHeld());
     assertFalse(lease.releaseAfter(Duration.ofMillis(1500)), "already released");
@@ -154,6 +163,8 @@ class LeaseLifecycleTest {
     assertEquals("IllegalStateException", outcomes.get(5).detail());
     assertEquals("IllegalStateException: boom", outcomes.get(6).detail());
     assertEquals(Duration.ZERO, completedAfter.poll(), "the fake clock did not move");
+    redlock.awaitEventsTold();
+    assertTrue(completed.isEmpty(), "told once, when every master had answered");
   }
 
   @Test
@@ -168,6 +179,65 @@ class LeaseLifecycleTest {
     assertEquals("sent 2 times, sent again after a lost acquire", outcomes.get(3).detail());
     assertEquals(3, sent(3, "RELEASE"));
     assertEquals("", outcomes.get(2).detail());
+    List<Thread> retrying =
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().startsWith("redlock-releases-"))
+            .toList();
+    assertFalse(retrying.isEmpty(), "a retry thread was started");
+    retrying.forEach(t -> assertTrue(t.isDaemon(), t + " must not keep the JVM alive"));
+  }
+
+  @Test
+  void failureOfTheFirstMasterToAnswerIsTold() throws InterruptedException {
+    build(3);
+    nodes.get(0).onSet = Answer.TAKEN; // never ours: its failed release is final at once
+    Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+    nodes.get(0).onRelease = Answer.FAIL;
+    lease.release();
+    List<NodeOutcome> outcomes = nextCompleted();
+    assertEquals("refused", outcomes.get(0).detail());
+    assertEquals("", outcomes.get(1).detail());
+  }
+
+  @Test
+  void failedReleasesBackOffFrom100MsDoubling() throws InterruptedException {
+    build(5);
+    Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+    for (int i = 0; i < 3; i++) {
+      nodes.get(4).nextReleases.add(Answer.FAIL);
+    }
+    long start = System.nanoTime();
+    lease.release();
+    List<NodeOutcome> outcomes = nextCompleted();
+    long took = System.nanoTime() - start;
+    assertEquals("sent 4 times", outcomes.get(4).detail());
+    // 100 + 200 + 400 ms between the four sends, at least
+    assertTrue(took >= TimeUnit.MILLISECONDS.toNanos(700), took / 1_000_000 + " ms");
+  }
+
+  @Test
+  void everyCommandOfALeaseCarriesItsToken() {
+    build(3);
+    Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+    byte[] token = nodes.get(0).tokens().get(0);
+    assertTrue(lease.extend(TTL));
+    nodes.forEach(node -> assertTrue(java.util.Arrays.equals(token, node.lastToken), "extend"));
+    lease.fencingToken();
+    nodes.forEach(node -> assertTrue(java.util.Arrays.equals(token, node.lastToken), "fence"));
+    nodes.forEach(node -> node.lastToken = null);
+    lease.release();
+    nodes.forEach(node -> assertTrue(java.util.Arrays.equals(token, node.lastToken), "release"));
+  }
+
+  @Test
+  void shorterExtendNeverBringsTheKeysExpiryForward() throws InterruptedException {
+    build(5);
+    Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+    assertTrue(lease.extend(Duration.ofSeconds(1))); // the keys set for 10 s may still live
+    ticker.advance(KEYS_EXPIRE.minusNanos(1));
+    nodes.get(4).nextReleases.add(Answer.FAIL);
+    lease.release();
+    assertEquals(Status.GRANTED, nextCompleted().get(4).status(), "sent again");
   }
 
   @Test

@@ -174,6 +174,19 @@ class RenewalTest {
     assertFalse(lease.onLost().toCompletableFuture().isDone(), "a release is not a loss");
   }
 
+  @Test
+  void renewalMovesTheLastMomentTheKeysMayLive() {
+    Lease lease = redlock.tryAcquire("job", SHORT).orElseThrow(); // keys gone by t0 + 308 ms
+    var renewal = redlock.renew(lease, SHORT.toMillis());
+    ticker.advance(Duration.ofMillis(150));
+    awaitExtends("job", 1); // sent at t0 + 150: keys gone by t0 + 458 ms
+    renewal.cancel();
+    ticker.advance(Duration.ofMillis(307)); // past the acquire's keys, not the extend's
+    nodes.get(4).nextReleases.add(Answer.FAIL);
+    lease.release();
+    await(() -> releases("job") == nodes.size() + 1, "the failed release sent again");
+  }
+
   private int extends_(String resource) {
     String extend = "EXTEND " + resource + " PX ";
     int count = 0;

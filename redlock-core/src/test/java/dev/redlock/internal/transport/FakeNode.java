@@ -58,6 +58,9 @@ public final class FakeNode implements NodeClient {
 
   public volatile long lastGuardMillis = -1;
 
+  /** The token the last fence, release, extend or shorten was sent. */
+  public volatile byte[] lastToken;
+
   /** The legacy fence key the last acquire was sent (null: none, a plain SET). */
   public volatile byte[] lastLegacyFenceKey;
 
@@ -94,6 +97,7 @@ public final class FakeNode implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
+    lastToken = token;
     received.add("FENCE " + text(key) + " " + fence);
     CompletableFuture<Vote> reply = answer(onFence);
     if (onFence == Answer.GRANT) {
@@ -104,6 +108,7 @@ public final class FakeNode implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    lastToken = token;
     received.add("RELEASE " + text(key));
     whenReleased.run();
     Answer next = nextReleases.poll();
@@ -112,6 +117,7 @@ public final class FakeNode implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+    lastToken = token;
     received.add("EXTEND " + text(key) + " PX " + ttlMillis);
     ticker.advance(latency);
     return answer(onExtend).thenApply(NodeReply::of);
@@ -119,6 +125,7 @@ public final class FakeNode implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+    lastToken = token;
     received.add("SHORTEN " + text(key) + " PX " + ttlMillis);
     return answer(onRelease).thenApply(NodeReply::of);
   }
