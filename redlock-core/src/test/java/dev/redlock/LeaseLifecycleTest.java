@@ -332,6 +332,7 @@ class LeaseLifecycleTest {
   void leaseDescribesItselfWithoutItsToken() {
     build(3);
     Lease lease = redlock.tryAcquire("r".repeat(64), TTL).orElseThrow();
+    assertEquals("r".repeat(64), lease.resource());
     assertEquals("Lease{resource=" + "r".repeat(64) + ", valid for 9898 ms}", lease.toString());
     Lease longer = redlock.tryAcquire("s".repeat(65), TTL).orElseThrow();
     assertEquals("Lease{resource=" + "s".repeat(64) + "..., valid for 9898 ms}", longer.toString());
