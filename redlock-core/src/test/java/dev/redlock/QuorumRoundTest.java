@@ -192,6 +192,41 @@ class QuorumRoundTest {
   }
 
   @Test
+  void evenRoundIsDecidedAtAMajorityOfGrantsOrOnceOneIsOutOfReach() {
+    cluster(4); // quorum 3: two refusals decide, two grants do not
+    script("TTGG");
+    ticker.autoAdvance(Duration.ofMillis(1));
+    LockTakenException e =
+        assertThrows(
+            LockTakenException.class, () -> redlock.acquire("r", TTL, Duration.ofMillis(30)));
+    assertEquals(
+        List.of(Status.TAKEN, Status.TAKEN, Status.PENDING, Status.PENDING),
+        e.outcomes().stream().map(NodeOutcome::status).toList());
+    redlock.close();
+    nodes.clear();
+    cluster(4);
+    script("GGTT");
+    ticker.autoAdvance(Duration.ofMillis(1));
+    e =
+        assertThrows(
+            LockTakenException.class, () -> redlock.acquire("r", TTL, Duration.ofMillis(30)));
+    assertEquals(
+        List.of(Status.GRANTED, Status.GRANTED, Status.TAKEN, Status.TAKEN),
+        e.outcomes().stream().map(NodeOutcome::status).toList());
+  }
+
+  @Test
+  void masterSilentForExactlyItsNodeTimeoutTimedOut() {
+    cluster(3);
+    script("GGH");
+    nodes.get(1).latency = NODE_TIMEOUT; // the quorum is reached at the node timeout, exactly
+    QuorumUnavailableException e =
+        assertThrows(
+            QuorumUnavailableException.class, () -> redlock.tryAcquire("r", Duration.ofMillis(21)));
+    assertEquals(Status.TIMED_OUT, e.outcomes().get(2).status(), e.outcomes()::toString);
+  }
+
+  @Test
   void acquireThatRunsOutOfTimeOnFailingNodesSaysSo() {
     cluster(3);
     script("FFG");

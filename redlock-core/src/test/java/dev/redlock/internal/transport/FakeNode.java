@@ -58,6 +58,16 @@ public final class FakeNode implements NodeClient {
 
   public volatile long lastGuardMillis = -1;
 
+  /** The token the last fence, release, extend or shorten was sent. */
+  public volatile byte[] lastToken;
+
+  /** The legacy fence key the last acquire was sent (null: none, a plain SET). */
+  public volatile byte[] lastLegacyFenceKey;
+
+  /** Each HANG answer not given yet, for a test to give later from its own thread (or never). */
+  public final java.util.Queue<CompletableFuture<Vote>> hanging =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
   /** Added to the ticker before this node answers. */
   public volatile Duration latency = Duration.ZERO;
 
@@ -77,6 +87,7 @@ public final class FakeNode implements NodeClient {
     received.add("SET " + text(key) + " PX " + ttlMillis);
     tokens.add(token);
     lastGuardMillis = guardMillis;
+    lastLegacyFenceKey = legacyFenceKey;
     Answer next = nextSets.poll();
     ticker.advance(latency);
     long fence = Math.max(fenceCounter.get(), legacyFences.getOrDefault(text(key), 0L));
@@ -86,6 +97,7 @@ public final class FakeNode implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
+    lastToken = token;
     received.add("FENCE " + text(key) + " " + fence);
     CompletableFuture<Vote> reply = answer(onFence);
     if (onFence == Answer.GRANT) {
@@ -96,6 +108,7 @@ public final class FakeNode implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    lastToken = token;
     received.add("RELEASE " + text(key));
     whenReleased.run();
     Answer next = nextReleases.poll();
@@ -104,6 +117,7 @@ public final class FakeNode implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+    lastToken = token;
     received.add("EXTEND " + text(key) + " PX " + ttlMillis);
     ticker.advance(latency);
     return answer(onExtend).thenApply(NodeReply::of);
@@ -111,6 +125,7 @@ public final class FakeNode implements NodeClient {
 
   @Override
   public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+    lastToken = token;
     received.add("SHORTEN " + text(key) + " PX " + ttlMillis);
     return answer(onRelease).thenApply(NodeReply::of);
   }
@@ -180,7 +195,11 @@ public final class FakeNode implements NodeClient {
       case FAIL -> CompletableFuture.failedFuture(new NodeUnavailableException("refused"));
       case LOST ->
           CompletableFuture.failedFuture(new NodeUnavailableException("connection lost", true));
-      case HANG -> new CompletableFuture<>();
+      case HANG -> {
+        CompletableFuture<Vote> later = new CompletableFuture<>();
+        hanging.add(later);
+        yield later;
+      }
     };
   }
 

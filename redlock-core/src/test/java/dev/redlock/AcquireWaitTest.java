@@ -1,0 +1,143 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.internal.lease.Arguments;
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeNode.Answer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The bounded and unbounded waits for a lock held by others: pauses, deadline, interrupts. */
+class AcquireWaitTest {
+
+  private static final Duration TTL = Duration.ofMillis(1000);
+
+  private final FakeCluster cluster = new FakeCluster();
+  private final List<FakeNode> nodes = cluster.nodes;
+  private RedLock redlock;
+
+  private RedLock build(Duration retryDelay) {
+    redlock = cluster.builder(3).circuitBreakers(false).retryDelay(retryDelay).build();
+    return redlock;
+  }
+
+  @AfterEach
+  void close() {
+    if (redlock != null) {
+      redlock.close();
+    }
+  }
+
+  private void takenFor(int rounds) {
+    for (FakeNode node : nodes) {
+      for (int i = 0; i < rounds; i++) {
+        node.nextSets.add(Answer.TAKEN);
+      }
+    }
+  }
+
+  private int rounds() {
+    return nodes.get(0).tokens().size();
+  }
+
+  @Test
+  void roundsOfAWaitArePausedByAtLeastHalfTheRetryDelay() throws InterruptedException {
+    build(Duration.ofMillis(100));
+    takenFor(2);
+    long start = System.nanoTime();
+    Lease lease = redlock.acquire("r", TTL, Duration.ofSeconds(30));
+    long took = System.nanoTime() - start;
+    assertTrue(lease.isValid());
+    assertEquals(3, rounds());
+    // Each pause is uniform in [50, 150) ms: two of them take at least 100 ms.
+    assertTrue(took >= TimeUnit.MILLISECONDS.toNanos(100), "paused " + took / 1_000_000 + " ms");
+  }
+
+  @Test
+  void waitThatRunsOutDuringARoundEndsWithThatRound() {
+    build(Duration.ofMillis(1));
+    takenFor(2);
+    nodes.get(0).latency = Duration.ofMillis(30); // the round takes the whole wait, exactly
+    assertThrows(LockTakenException.class, () -> redlock.acquire("r", TTL, Duration.ofMillis(30)));
+    assertEquals(1, rounds(), "no round once nothing of the wait is left");
+  }
+
+  @Test
+  void interruptDuringAWaitThrowsAndLeavesNothingLocked() {
+    build(Duration.ofMillis(1));
+    takenFor(1);
+    nodes.get(0).whenReleased = () -> Thread.currentThread().interrupt(); // the round's cleanup
+    assertThrows(
+        InterruptedException.class, () -> redlock.acquire("r", TTL, Duration.ofSeconds(30)));
+    assertFalse(Thread.interrupted(), "InterruptedException clears the flag");
+    assertEquals(1, rounds());
+  }
+
+  @Test
+  void uninterruptibleWaitKeepsTheInterruptForTheCaller() throws InterruptedException {
+    build(Duration.ofMillis(1));
+    takenFor(2);
+    nodes.get(0).whenReleased = () -> Thread.currentThread().interrupt();
+    Lease lease =
+        redlock.retry(
+            "r",
+            Arguments.resourceKey("r"),
+            TTL.toMillis(),
+            Long.MAX_VALUE, /* interruptible */
+            false);
+    nodes.get(0).whenReleased = () -> {};
+    assertTrue(Thread.interrupted(), "the interrupt is kept pending");
+    assertNotNull(lease);
+    assertEquals(3, rounds(), "the interrupt did not stop the wait");
+  }
+
+  @Test
+  void uninterruptibleWaitWithoutAnInterruptLeavesTheFlagClear() throws InterruptedException {
+    build(Duration.ofMillis(1));
+    takenFor(2);
+    Lease lease =
+        redlock.retry("r", Arguments.resourceKey("r"), TTL.toMillis(), Long.MAX_VALUE, false);
+    assertNotNull(lease);
+    assertFalse(Thread.interrupted());
+  }
+
+  @Test
+  void closingWhileWaitingEndsTheWait() {
+    build(Duration.ofMillis(1));
+    takenFor(100);
+    nodes.get(0).whenReleased = () -> redlock.close();
+    assertThrows(
+        IllegalStateException.class, () -> redlock.acquire("r", TTL, Duration.ofSeconds(30)));
+    assertEquals(1, rounds(), "no round after the close");
+  }
+
+  @Test
+  void renewingAfterCloseIsRefused() {
+    build(Duration.ofMillis(1));
+    Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+    redlock.close();
+    assertThrows(IllegalStateException.class, () -> redlock.renew(lease, TTL.toMillis()));
+    assertEquals(0, redlock.renewalsInFlight());
+  }
+
+  @Test
+  void fencedAcquireReadsTheLegacyFenceKeyAndAnUnfencedOneDoesNot() {
+    build(Duration.ofMillis(1));
+    redlock.tryAcquire("r", TTL).orElseThrow().release();
+    assertNotNull(nodes.get(0).lastLegacyFenceKey, "fencing on: the old counter is read");
+    redlock.close();
+    nodes.clear();
+    redlock = cluster.builder(3).fencing(false).restartGuard(false).build();
+    redlock.tryAcquire("r", TTL).orElseThrow().release();
+    assertNull(nodes.get(0).lastLegacyFenceKey, "no fencing, no guard: a plain SET");
+  }
+}
