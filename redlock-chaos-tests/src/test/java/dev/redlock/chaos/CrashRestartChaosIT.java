@@ -186,14 +186,7 @@ class CrashRestartChaosIT {
           List.of(
               "A was granted by nodes " + quorumOfA + " (C held 3 and 4); node 0 restarted empty",
               second
-                  .map(
-                      s ->
-                          String.format(
-                              "B granted %.0f ms after the restart, %.0f ms into A's lease, with"
-                                  + " %.0f ms of A's validity left",
-                              (s.acquiredAt - restartedAt) / 1e6,
-                              first.millisSinceAcquiredAt(s.acquiredAt),
-                              first.validityLeftAt(s.acquiredAt)))
+                  .map(s -> grantedAfterRestart(first, s, restartedAt))
                   .orElse("B was never granted the lock while A's lease was valid"));
       MutualExclusionChecker.Report report =
           ProcessChaos.checkHolds(
@@ -297,14 +290,7 @@ class CrashRestartChaosIT {
                   first.millisSinceAcquiredAt(restartAt) - restartDelay.toMillis(),
                   restartDelay.toMillis()),
               second
-                  .map(
-                      s ->
-                          String.format(
-                              "B granted %.0f ms after the restart, %.0f ms into A's lease, with"
-                                  + " %.0f ms of A's validity left",
-                              (s.acquiredAt - restartedAt) / 1e6,
-                              first.millisSinceAcquiredAt(s.acquiredAt),
-                              first.validityLeftAt(s.acquiredAt)))
+                  .map(s -> grantedAfterRestart(first, s, restartedAt))
                   .orElse("B was never granted the lock"));
       MutualExclusionChecker.Report report =
           ProcessChaos.checkHolds(
@@ -322,6 +308,16 @@ class CrashRestartChaosIT {
     }
   }
 
+  /** When B was granted, against the restart and A's lease: a note for the checker's report. */
+  private static String grantedAfterRestart(Holding first, Holding second, long restartedAt) {
+    return String.format(
+        "B granted %.0f ms after the restart, %.0f ms into A's lease, with %.0f ms of A's validity"
+            + " left",
+        (second.acquiredAt - restartedAt) / 1e6,
+        first.millisSinceAcquiredAt(second.acquiredAt),
+        first.validityLeftAt(second.acquiredAt));
+  }
+
   /** What happened when A held a lease and a majority restarted. */
   private record Outcome(
       Holding first,
@@ -334,14 +330,7 @@ class CrashRestartChaosIT {
       return List.of(
           "A's key after the restart on nodes " + holdersAfterRestart,
           second
-              .map(
-                  s ->
-                      String.format(
-                          "B granted %.0f ms after the restart, %.0f ms into A's lease, with %.0f"
-                              + " ms of A's validity left",
-                          (s.acquiredAt - restartedAt) / 1e6,
-                          first.millisSinceAcquiredAt(s.acquiredAt),
-                          first.validityLeftAt(s.acquiredAt)))
+              .map(s -> grantedAfterRestart(first, s, restartedAt))
               .orElse(
                   String.format(
                       "B tried for all %.0f ms of A's validity and was never granted the lock",
