@@ -153,6 +153,7 @@ class MultiDatacenterChaosIT {
     final List<Thread> threads = new ArrayList<>();
     final AtomicReference<Throwable> failure = new AtomicReference<>();
     final AtomicInteger refused = new AtomicInteger(); // the shared resource's rounds: taken
+    final AtomicInteger contended = new AtomicInteger(); // the shared resource's leases
 
     Placements(String resource, long stopAt) {
       for (String placement : DATACENTERS) {
@@ -182,7 +183,11 @@ class MultiDatacenterChaosIT {
         long stopAt,
         List<Long> latencies) {
       try {
-        while (System.nanoTime() - stopAt < 0) {
+        // The run's time, then (on a loaded machine) up to two runs more until the shared
+        // resource had MIN_CONTENDED_LEASES: the check below needs them to mean anything.
+        while (System.nanoTime() - stopAt < 0
+            || (contended.get() < MIN_CONTENDED_LEASES
+                && System.nanoTime() - stopAt < 2 * RUN.toNanos())) {
           long start = System.nanoTime();
           Optional<Lease> lease;
           try {
@@ -206,6 +211,9 @@ class MultiDatacenterChaosIT {
           lease.get().release();
           records.add(
               new LeaseRecord(name, resource, acquiredAt, Math.min(releasedAt, validUntil)));
+          if (contending) {
+            contended.incrementAndGet();
+          }
         }
       } catch (RuntimeException | Error e) {
         failure.compareAndSet(null, e);
