@@ -17,8 +17,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every block of test code marked {@code // README: name} ... {@code // end README: name}, in any
- * module's test sources, must appear in the README exactly (indentation removed): the README shows
- * only code that compiles and runs.
+ * module's test sources, must appear in the README or in a page under {@code docs/} exactly
+ * (indentation removed): the documentation shows only code that compiles and runs. A block may hold
+ * a whole source file from its imports on (the marker goes after the package line), so a snippet
+ * shows its imports too.
  */
 class ReadmeSnippetsTest {
 
@@ -31,7 +33,13 @@ class ReadmeSnippetsTest {
   @Test
   void everyMarkedSnippetAppearsInTheReadmeAsCompiled() throws IOException {
     Path root = Path.of("..").toAbsolutePath().normalize();
-    String readme = Files.readString(root.resolve("README.md"));
+    StringBuilder pages = new StringBuilder(Files.readString(root.resolve("README.md")));
+    try (Stream<Path> docs = Files.walk(root.resolve("docs"))) {
+      for (Path page : docs.filter(p -> p.toString().endsWith(".md")).sorted().toList()) {
+        pages.append('\n').append(Files.readString(page));
+      }
+    }
+    String readme = pages.toString();
     List<String> missing = new ArrayList<>();
     Set<String> found = new TreeSet<>();
     try (Stream<Path> files = Files.walk(root, 12)) { // deep enough for example packages
