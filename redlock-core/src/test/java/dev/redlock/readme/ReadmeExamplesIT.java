@@ -11,26 +11,28 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The README's examples run as written against real masters. */
+/** The README's API tour runs as written against real masters. */
 class ReadmeExamplesIT {
 
   @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(5);
 
   @Test
-  void usageRunsAsWritten(RedisCluster cluster) throws Exception {
+  void theLeaseExamplesRunAsWritten(RedisCluster cluster) throws Exception {
     List<String> writes = new ArrayList<>();
-    ReadmeExamples.usage(
-        cluster.uris(), (what, token) -> writes.add(what + " " + token), List.of("a", "b"));
+    try (RedLock redlock = ApiTour.create(cluster.uris())) {
+      redlock.admitFreshNodes();
+      ApiTour.leases(redlock, (what, token) -> writes.add(what + " " + token), List.of("a", "b"));
+    }
     assertEquals(3, writes.size(), "one write under acquire, two under withLock: " + writes);
   }
 
   @Test
   void theLockExampleRunsAsWritten(RedisCluster cluster) {
     List<Long> tokens = new ArrayList<>();
-    try (RedLock redlock = RedLock.builder().nodes(cluster.uris()).build()) {
+    try (RedLock redlock = ApiTour.create(cluster.uris())) {
       redlock.admitFreshNodes();
-      ReadmeExamples.lockFacade(redlock, (what, token) -> tokens.add(token));
-      ReadmeExamples.lockFacade(redlock, (what, token) -> tokens.add(token));
+      ApiTour.lock(redlock, (what, token) -> tokens.add(token));
+      ApiTour.lock(redlock, (what, token) -> tokens.add(token));
     }
     assertEquals(2, tokens.size());
     assertTrue(tokens.get(1) > tokens.get(0), "fencing tokens rise: " + tokens);

@@ -1,5 +1,6 @@
 package dev.redlock.readme;
 
+// README: ApiTour
 import dev.redlock.Lease;
 import dev.redlock.LeaseLock;
 import dev.redlock.LeaseLostException;
@@ -8,38 +9,26 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
-/**
- * The README's code, compiled with the tests and run by {@link ReadmeExamplesIT} against real
- * masters: edit it here and copy it to the README, so the README never shows code that does not
- * compile. It uses only the public API (this package is outside {@code dev.redlock}).
- */
-final class ReadmeExamples {
-
-  /** What the examples write to: the store the lock protects. */
-  interface Store {
-    void write(String order, long fencingToken);
+class ApiTour {
+  interface Store { // what the lock protects: it refuses a token lower than one it has seen
+    void write(String what, long fencingToken);
   }
 
-  private ReadmeExamples() {}
+  static RedLock create(List<String> nodes) { // nodes: e.g. List.of("redis://10.0.0.1:6379", ...)
+    return RedLock.builder()
+        .nodes(nodes) // independent masters, 5 is the usual number
+        .nodeTimeout(Duration.ofMillis(50)) // per master and reply; below every TTL
+        .build(); // one per process; thread-safe; close() at shutdown
+  }
 
-  static void usage(List<String> nodes, Store store, List<String> batches) throws Exception {
-    // README: Usage
-    // nodes: five independent masters, e.g. List.of("redis://10.0.0.1:6379", ...)
-    RedLock redlock =
-        RedLock.builder()
-            .nodes(nodes)
-            .nodeTimeout(Duration.ofMillis(50))
-            .build(); // one per process; thread-safe; close() at shutdown
-
-    // Once, when the cluster is brand new (see "Restart guard"):
-    redlock.admitFreshNodes();
-
+  static void leases(RedLock redlock, Store store, List<String> batches)
+      throws InterruptedException {
     // One round: empty if someone else holds it.
     Optional<Lease> maybe = redlock.tryAcquire("orders:42", Duration.ofSeconds(10));
     maybe.ifPresent(Lease::close);
 
     // Retry with random jitter for up to 3 s; throws LockTakenException (held by others) or
-    // QuorumUnavailableException (too many masters down), each carrying every master's answer.
+    // QuorumUnavailableException (too few masters answered), each carrying every master's answer.
     try (Lease lease =
         redlock.acquire("orders:42", Duration.ofSeconds(10), Duration.ofSeconds(3))) {
       store.write("order 42", lease.fencingToken()); // the store rejects lower tokens than it saw
@@ -59,13 +48,11 @@ final class ReadmeExamples {
             store.write(batch, lease.fencingToken());
           }
         });
-    // end README: Usage
-    redlock.close();
   }
 
-  static void lockFacade(RedLock redlock, Store store) {
-    // README: Lock
-    LeaseLock lock = redlock.newLock("orders:42", Duration.ofSeconds(10)); // renewed while held
+  static void lock(RedLock redlock, Store store) {
+    // A java.util.concurrent.locks.Lock, reentrant, its lease renewed while held:
+    LeaseLock lock = redlock.newLock("orders:42", Duration.ofSeconds(10));
     lock.lock();
     try {
       lock.lease().ensureValid(); // before each step that must not overlap another holder's
@@ -78,6 +65,6 @@ final class ReadmeExamples {
         // holder's. Check or undo it here.
       }
     }
-    // end README: Lock
   }
 }
+// end README: ApiTour
