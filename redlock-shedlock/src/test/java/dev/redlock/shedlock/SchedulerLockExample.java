@@ -1,5 +1,7 @@
 package dev.redlock.shedlock;
 
+// docs/shedlock.md shows this file from here on; SchedulerLockExampleIT runs it.
+// README: ShedLock
 import dev.redlock.RedLock;
 import java.time.Duration;
 import java.util.List;
@@ -14,11 +16,6 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.scheduling.annotation.Scheduled;
 
-/**
- * The README's ShedLock example, compiled with the tests and run by {@code SchedulerLockExampleIT}:
- * keep the two in step.
- */
-// README: ShedLock
 @Configuration
 @EnableScheduling
 @EnableSchedulerLock(defaultLockAtMostFor = "PT10M")
