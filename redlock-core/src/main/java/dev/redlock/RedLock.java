@@ -145,7 +145,8 @@ public final class RedLock implements AutoCloseable {
       return Optional.of(new Lease(attempt.grant()));
     }
     if (attempt.unavailable()) {
-      throw Outcomes.failure(attempt, "could not acquire " + Arguments.quote(resource));
+      throw Outcomes.failure(
+          attempt, "could not acquire " + Arguments.quote(resource), coordinator);
     }
     return Optional.empty();
   }
@@ -181,7 +182,8 @@ public final class RedLock implements AutoCloseable {
               + Arguments.quote(resource)
               + " within "
               + maxWait.toMillis()
-              + " ms");
+              + " ms",
+          coordinator);
     }
     return new Lease(attempt.grant());
   }

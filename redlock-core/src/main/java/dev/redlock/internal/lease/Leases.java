@@ -144,7 +144,8 @@ final class Leases {
         false,
         "could not store the fencing token of "
             + Arguments.quote(lease.resource())
-            + ": too few masters answered in time",
+            + ": "
+            + Diagnosis.explain(tally.outcomes(), masters.quorum(), 0),
         tally.outcomes());
   }
 
