@@ -31,6 +31,12 @@ public enum Trouble {
   public static final String ADMISSION_REMEDY =
       "On a brand-new cluster, admit them once, from one place: " + ADMISSION;
 
+  /**
+   * How {@link #deniedCommand} names a command that a script calls and the ACL denies: Redis names
+   * no command then.
+   */
+  public static final String INSIDE_SCRIPT = "a command a script calls";
+
   /** The key of each master's dataset-birth marker, for the preflight's read of it. */
   public static final String DATASET_MARKER_KEY = "redlock:dataset-born";
 
@@ -83,14 +89,15 @@ public enum Trouble {
         || error.contains("invalid username-password")) {
       return AUTHENTICATION;
     }
-    if (error.contains("NOPERM")) {
-      return PERMISSION;
+    if (error.contains("NOPERM") || error.contains("can't run this command")) {
+      return PERMISSION; // the second: a command a script calls, as Redis 7 words it
     }
     if (error.contains("DB index is out of range") || error.contains("invalid DB index")) {
       return DATABASE;
     }
     String lower = error.toLowerCase(Locale.ROOT);
     if (lower.contains("connection refused")
+        || lower.contains("failed to connect")
         || lower.contains("timed out")
         || lower.contains("unknownhost")
         || lower.contains("unknown host")
@@ -116,6 +123,9 @@ public enum Trouble {
    * @return e.g. {@code evalsha}
    */
   public static String deniedCommand(String error) {
+    if (error.contains("can't run this command")) {
+      return INSIDE_SCRIPT;
+    }
     int start = error.indexOf('\'');
     int end = start < 0 ? -1 : error.indexOf('\'', start + 1);
     if (end > start + 1) {
@@ -153,8 +163,9 @@ public enum Trouble {
       case "set", "time", "mget" -> "no lease can be acquired";
       case "evalsha", "eval" ->
           "leases cannot be released, extended, renewed or fenced, and masters cannot be admitted";
-      case "get", "pexpire", "pttl", "del" ->
-          "the scripts (release, extend, renewal, fencing, admission) fail inside";
+      case "get", "pexpire", "pttl", "del", INSIDE_SCRIPT ->
+          "the scripts (release, extend, renewal, fencing, admission) fail: they call GET, SET,"
+              + " DEL, PEXPIRE, PTTL and TIME";
       case "info" ->
           "the restart guard cannot see the master's restarts, so it never counts its vote";
       case "config|get", "config" ->
