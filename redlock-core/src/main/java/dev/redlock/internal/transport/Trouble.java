@@ -1,6 +1,8 @@
 package dev.redlock.internal.transport;
 
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The kinds of misconfiguration a master's answers reveal, each with its own message and remedy:
@@ -42,6 +44,9 @@ public enum Trouble {
 
   /** The key of the server run an operator admitted on each master, for the preflight. */
   public static final String ADMITTED_KEY = "redlock:admitted";
+
+  /** Where a {@code NOPERM} error names the command: {@code ... to run the 'evalsha' command}. */
+  private static final Pattern DENIED = Pattern.compile("'([^' ]+)' command");
 
   private final String label;
 
@@ -126,10 +131,9 @@ public enum Trouble {
     if (error.contains("can't run this command")) {
       return INSIDE_SCRIPT;
     }
-    int start = error.indexOf('\'');
-    int end = start < 0 ? -1 : error.indexOf('\'', start + 1);
-    if (end > start + 1) {
-      return error.substring(start + 1, end).toLowerCase(Locale.ROOT);
+    Matcher named = DENIED.matcher(error);
+    if (named.find()) {
+      return named.group(1).toLowerCase(Locale.ROOT);
     }
     return error.contains("key") ? "keys" : "a command";
   }
