@@ -148,7 +148,8 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
 
   /** Records {@code trouble} under {@code key}; logs it at WARN unless it was already there. */
   private void start(String key, Trouble trouble, String detail) {
-    String what = trouble == Trouble.PERMISSION ? trouble.label() + " for " + key : trouble.label();
+    String command = trouble == Trouble.PERMISSION ? Trouble.deniedCommand(detail) : null;
+    String what = command != null ? trouble.label() + " for " + command : trouble.label();
     String before;
     lock.lock();
     try {
@@ -159,8 +160,7 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
     if (what.equals(before)) {
       return;
     }
-    String cost =
-        trouble == Trouble.PERMISSION ? " (" + key + ": " + Trouble.costOf(key) + ")" : "";
+    String cost = command != null ? " (" + command + ": " + Trouble.costOf(command) + ")" : "";
     logging.execute(
         () -> log.warn("master {}: {}: {}{}; {}", name, what, detail, cost, trouble.remedy()));
   }
