@@ -141,6 +141,39 @@ class LeastPrivilegeIT {
   }
 
   @Test
+  void withoutEvalshaARenewedLeaseIsLostAndTheWarningNamesTheDeniedCommand(RedisCluster cluster)
+      throws Exception {
+    try (RedLock admin = RedLocks.redlock(cluster, 3)) {
+      admin.admitFreshNodes();
+    }
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    PrintStream original = System.err;
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    try (RedLock redlock = redlock(minimalUser(cluster, "-evalsha"))) {
+      redlock.withLock(
+          "renewed",
+          Duration.ofMillis(600),
+          Duration.ofSeconds(1),
+          lease -> {
+            // isValid() turns false at the deadline; the renewer logs the loss just after it.
+            Poll.until(
+                "lost: no renewal got through",
+                () ->
+                    captured.toString(StandardCharsets.UTF_8).contains("lease on 'renewed' lost"));
+            assertFalse(lease.isValid());
+          });
+    } finally {
+      System.setErr(original);
+    }
+    String log = captured.toString(StandardCharsets.UTF_8);
+    assertTrue(
+        log.matches(
+            "(?s).*WARN .*lease on 'renewed' lost: it expired before it could be renewed; the last"
+                + " renewal reached no quorum .*permission denied on .*evalsha.*"),
+        log);
+  }
+
+  @Test
   void withoutGetTheScriptsFailInside(RedisCluster cluster) {
     try (RedLock admin = RedLocks.redlock(cluster, 3)) {
       admin.admitFreshNodes();
