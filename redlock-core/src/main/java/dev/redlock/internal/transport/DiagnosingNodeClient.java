@@ -55,6 +55,7 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
   private final Executor logging;
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<String, String> troubles = new HashMap<>(); // guarded by lock: key -> what
+  private volatile boolean troubled; // whether troubles is not empty: the hot path reads only this
 
   /**
    * Wraps {@code delegate} and starts hearing its connection attempts.
@@ -154,6 +155,7 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
     lock.lock();
     try {
       before = troubles.put(key, what);
+      troubled = true;
     } finally {
       lock.unlock();
     }
@@ -170,6 +172,7 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
     lock.lock();
     try {
       was = troubles.remove(key);
+      troubled = !troubles.isEmpty();
     } finally {
       lock.unlock();
     }
@@ -179,13 +182,8 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
   }
 
   private void clearAll(Set<String> keys) {
-    lock.lock();
-    try {
-      if (troubles.isEmpty()) {
-        return; // the usual case: nothing to clear, no log line
-      }
-    } finally {
-      lock.unlock();
+    if (!troubled) {
+      return; // the usual case: a volatile read per answer, no lock, no log line
     }
     for (String key : keys) {
       clear(key);
