@@ -41,7 +41,7 @@ public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
    * One check on one master.
    *
    * @param name what was checked: {@code reachable}, {@code role}, {@code cluster}, {@code
-   *     eviction}, {@code persistence}, {@code uptime} or {@code clock}
+   *     eviction}, {@code persistence}, {@code uptime}, {@code clock} or {@code admission}
    * @param verdict how it came out
    * @param detail what was found and why it matters; never a password
    */
@@ -95,6 +95,39 @@ public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
       }
       return worst;
     }
+
+    /**
+     * Returns whether this master can grant now: it answered, no check FAILed, and the restart
+     * guard counts its vote (its {@code admission} check passed, if it has one).
+     *
+     * @return true if its vote counts toward a quorum
+     */
+    public boolean votes() {
+      for (Check check : checks) {
+        if (check.verdict() == Verdict.FAIL
+            || (check.name().equals("admission") && check.verdict() != Verdict.PASS)) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    /** Why this master does not vote: its FAILed checks and a failed admission, with details. */
+    private String whyNot() {
+      StringBuilder why = new StringBuilder();
+      for (Check check : checks) {
+        if (check.verdict() == Verdict.FAIL
+            || (check.name().equals("admission") && check.verdict() != Verdict.PASS)) {
+          why.append(why.length() == 0 ? "" : "; ")
+              .append(check.name())
+              .append(' ')
+              .append(check.verdict())
+              .append(": ")
+              .append(check.detail());
+        }
+      }
+      return why.toString();
+    }
   }
 
   /**
@@ -145,6 +178,66 @@ public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
       }
     }
     return worst;
+  }
+
+  /**
+   * Returns how many masters make a quorum: a majority of all of them.
+   *
+   * @return {@code N/2+1}
+   */
+  public int quorum() {
+    return masters.size() / 2 + 1;
+  }
+
+  /**
+   * Returns how many masters can grant now ({@link Master#votes()}).
+   *
+   * @return zero or more
+   */
+  public int voting() {
+    int voting = 0;
+    for (Master master : masters) {
+      if (master.votes()) {
+        voting++;
+      }
+    }
+    return voting;
+  }
+
+  /**
+   * Throws unless a quorum of masters can grant now: for a service that should refuse to start
+   * against masters that cannot make a quorum (unreachable, refusing the password or the database,
+   * unfit, or not counted yet by the restart guard). Permissions an ACL denies to the lock commands
+   * show only when they are sent; see docs/acl.md.
+   *
+   * <pre>{@code
+   * RedLock redlock = RedLock.builder().nodes(uris).build();
+   * redlock.inspect().requireQuorum(); // throws IllegalStateException with the reasons
+   * }</pre>
+   *
+   * @return this inspection, when a quorum can grant
+   * @throws IllegalStateException if fewer than {@link #quorum()} masters can grant; the message
+   *     names each master that cannot and why
+   */
+  public Inspection requireQuorum() {
+    int voting = voting();
+    if (voting >= quorum()) {
+      return this;
+    }
+    StringBuilder message =
+        new StringBuilder("no quorum: ")
+            .append(voting)
+            .append(" of ")
+            .append(masters.size())
+            .append(" masters can grant, ")
+            .append(quorum())
+            .append(" must");
+    for (Master master : masters) {
+      if (!master.votes()) {
+        message.append("\n  ").append(master.node()).append(": ").append(master.whyNot());
+      }
+    }
+    throw new IllegalStateException(message.toString());
   }
 
   /** A report, one line per check, for logs and the drill. */

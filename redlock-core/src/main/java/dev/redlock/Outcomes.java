@@ -1,6 +1,7 @@
 package dev.redlock;
 
 import dev.redlock.internal.lease.Attempt;
+import dev.redlock.internal.lease.Coordinator;
 import dev.redlock.internal.lease.Grant.FenceFailure;
 import dev.redlock.internal.lease.Outcome;
 import dev.redlock.internal.preflight.Findings;
@@ -38,11 +39,14 @@ final class Outcomes {
         outcome.detail());
   }
 
-  /** Why an acquisition failed, as the exception {@code RedLock} throws. */
-  static RedLockException failure(Attempt attempt, String message) {
+  /**
+   * Why an acquisition failed, as the exception {@code RedLock} throws; when too few masters could
+   * grant, the message says why, kind by kind, and what to do ({@link Coordinator#explain}).
+   */
+  static RedLockException failure(Attempt attempt, String message, Coordinator coordinator) {
     return attempt.unavailable()
         ? new QuorumUnavailableException(
-            message + ": too few masters answered in time", of(attempt.outcomes()))
+            message + ": " + coordinator.explain(attempt.outcomes()), of(attempt.outcomes()))
         : new LockTakenException(message + ": held by another client", of(attempt.outcomes()));
   }
 

@@ -145,7 +145,8 @@ public final class RedLock implements AutoCloseable {
       return Optional.of(new Lease(attempt.grant()));
     }
     if (attempt.unavailable()) {
-      throw Outcomes.failure(attempt, "could not acquire " + Arguments.quote(resource));
+      throw Outcomes.failure(
+          attempt, "could not acquire " + Arguments.quote(resource), coordinator);
     }
     return Optional.empty();
   }
@@ -181,7 +182,8 @@ public final class RedLock implements AutoCloseable {
               + Arguments.quote(resource)
               + " within "
               + maxWait.toMillis()
-              + " ms");
+              + " ms",
+          coordinator);
     }
     return new Lease(attempt.grant());
   }
@@ -331,10 +333,13 @@ public final class RedLock implements AutoCloseable {
    * maxmemory-policy} (an evicting policy under a {@code maxmemory} limit FAILs: it can evict lock
    * keys and fence counters); persistence ({@code appendonly}, {@code appendfsync}) and what the
    * restart guard then relies on; uptime against {@code maxLeaseTime}; the master's clock offset
-   * from this client, from {@code TIME}, bounded by the round trip. A command an ACL forbids gives
-   * UNKNOWN for its check. With datacenter labels ({@link RedLockBuilder#datacenter}), it also says
-   * which single-datacenter losses leave a quorum. Read-only; sends nothing that changes a master.
-   * Blocks for at most the longer of 1 s and twice the longest node timeout.
+   * from this client, from {@code TIME}, bounded by the round trip; admission: whether the restart
+   * guard counts the master's vote now, and if not why, when it will, and the remedy, in the words
+   * of the acquire's errors. A command an ACL forbids gives UNKNOWN for its check. {@link
+   * Inspection#requireQuorum()} turns the findings into a startup check. With datacenter labels
+   * ({@link RedLockBuilder#datacenter}), it also says which single-datacenter losses leave a
+   * quorum. Read-only; sends nothing that changes a master. Blocks for at most the longer of 1 s
+   * and twice the longest node timeout.
    *
    * @return the findings; {@link Inspection#toString()} prints them as a table
    * @throws IllegalStateException if this RedLock is closed

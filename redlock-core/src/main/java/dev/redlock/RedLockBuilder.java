@@ -10,6 +10,7 @@ import dev.redlock.internal.lease.Validity;
 import dev.redlock.internal.preflight.FitNodeClient;
 import dev.redlock.internal.preflight.Preflight;
 import dev.redlock.internal.transport.BreakerNodeClient;
+import dev.redlock.internal.transport.DiagnosingNodeClient;
 import dev.redlock.internal.transport.NodeAddress;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.PipelinedNodeClient;
@@ -486,6 +487,8 @@ public final class RedLockBuilder {
         long timeoutNanos = (timeouts.get(i) == null ? nodeTimeout : timeouts.get(i)).toNanos();
         timeoutsNanos[i] = timeoutNanos;
         NodeClient client = factory.create(addresses.get(i), i, timeoutNanos, ticker);
+        // Each kind of misconfiguration at WARN once, at INFO when it clears, on the event thread.
+        client = new DiagnosingNodeClient(client, addresses.get(i).toString(), events::run);
         if (circuitBreakers) {
           client =
               new BreakerNodeClient(

@@ -56,7 +56,15 @@ class PreflightTest {
     Inspection inspection = inspect(Map.of());
     assertEquals(Verdict.PASS, inspection.verdict(), inspection::toString);
     assertEquals(
-        List.of("reachable", "role", "cluster", "eviction", "persistence", "uptime", "clock"),
+        List.of(
+            "reachable",
+            "role",
+            "cluster",
+            "eviction",
+            "persistence",
+            "uptime",
+            "clock",
+            "admission"),
         inspection.masters().get(0).checks().stream().map(Check::name).toList());
     assertEquals("Redis 7.0.15", check(inspection, 0, "reachable").detail());
     assertTrue(inspection.losses().isEmpty(), "no datacenter labels, no losses to judge");

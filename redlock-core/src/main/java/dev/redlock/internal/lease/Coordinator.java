@@ -269,6 +269,16 @@ public final class Coordinator {
   }
 
   /**
+   * Says why a round reached no quorum and what to do, kind of trouble by kind: {@link Diagnosis}.
+   *
+   * @param outcomes what each master answered in the round
+   * @return the explanation, for an exception's message
+   */
+  public String explain(List<Outcome> outcomes) {
+    return Diagnosis.explain(outcomes, masters.quorum(), settings.guardMillis());
+  }
+
+  /**
    * The lease's fencing token, to be stored when first asked for: above every counter the granting
    * masters had stored and not below any answering master's clock. See {@link Leases#storeFence}
    * for why a token stored later is as good as one stored during the acquire.

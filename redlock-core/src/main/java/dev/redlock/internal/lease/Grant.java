@@ -55,6 +55,7 @@ public final class Grant {
   private final AtomicLong keysExpireBy; // when every key of this lease has expired, at the latest
   private final ReentrantLock fenceLock = new ReentrantLock();
   private volatile boolean fenceStored; // set once, under fenceLock
+  private volatile List<Outcome> lastUnconfirmed = List.of(); // the last extend without a quorum
   private final AtomicLong deadlineNanos;
   private final AtomicReference<State> state = new AtomicReference<>(State.ACTIVE);
   private final CompletableFuture<Void> lost = new CompletableFuture<>();
@@ -266,6 +267,16 @@ public final class Grant {
    * Marks the lease lost; a released lease stays released. Returns whether this call lost it; the
    * caller then tells the listener and calls {@link #signalLost()}.
    */
+  /** Records what the masters answered to an extend that reached no quorum, for the loss's why. */
+  void unconfirmed(List<Outcome> outcomes) {
+    lastUnconfirmed = outcomes;
+  }
+
+  /** What the masters answered to the last extend that reached no quorum; empty if none. */
+  List<Outcome> lastUnconfirmed() {
+    return lastUnconfirmed;
+  }
+
   boolean markLost() {
     return state.compareAndSet(State.ACTIVE, State.LOST);
   }

@@ -144,7 +144,8 @@ final class Leases {
         false,
         "could not store the fencing token of "
             + Arguments.quote(lease.resource())
-            + ": too few masters answered in time",
+            + ": "
+            + Diagnosis.explain(tally.outcomes(), masters.quorum(), 0),
         tally.outcomes());
   }
 
@@ -205,6 +206,7 @@ final class Leases {
           Arguments.quote(lease.resource()),
           tally.outcomes());
     }
+    lease.unconfirmed(tally.outcomes());
     events.emit(l -> l.notExtended(lease.resource(), tally.outcomes(), elapsed));
     return Extension.NOT_EXTENDED;
   }
@@ -235,7 +237,18 @@ final class Leases {
 
   /** Loses {@code lease} without a round: it ran out before it could be renewed. */
   void expired(Grant lease) {
-    lose(lease, "it expired before it could be renewed", List.of(), 0);
+    List<Outcome> last = lease.lastUnconfirmed();
+    lose(
+        lease,
+        "it expired before it could be renewed"
+            + (last.isEmpty()
+                ? ""
+                : "; the last renewal reached "
+                    + Diagnosis.explain(last, masters.quorum(), 0)
+                    + ": "
+                    + last),
+        List.of(), // no round lost it: the listener's contract for an expiry
+        0);
   }
 
   /** The one place a lease is lost; see the class comment for the order. */

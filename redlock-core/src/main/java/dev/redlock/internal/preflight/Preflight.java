@@ -7,6 +7,7 @@ import dev.redlock.internal.preflight.Findings.Verdict;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeCommand.Verb;
 import dev.redlock.internal.transport.Ticker;
+import dev.redlock.internal.transport.Trouble;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,7 +38,10 @@ import java.util.concurrent.TimeUnit;
  *   <li><b>uptime</b> below the restart guard's time WARNs: the master restarted recently, and with
  *       the guard on does not vote yet;
  *   <li><b>clock</b>: the master's {@code TIME} against this client's, bounded by the round trip;
- *       more than a second off WARNs (fencing tokens and the restart guard read masters' clocks).
+ *       more than a second off WARNs (fencing tokens and the restart guard read masters' clocks);
+ *   <li><b>admission</b>: whether the restart guard counts the master's vote now (its dataset-birth
+ *       marker and server run old enough, or the run admitted, read with {@code MGET}); WARNs, in
+ *       the words of the acquire's {@code RESTARTED} outcomes, with the remedy, when it does not.
  * </ul>
  *
  * A command that an ACL forbids gives UNKNOWN for its check, never a failure of the preflight.
@@ -112,6 +116,7 @@ public final class Preflight {
     private final CompletableFuture<Object> policy;
     private final CompletableFuture<Object> appendonly;
     private final CompletableFuture<Object> appendfsync;
+    private final CompletableFuture<Object> guardKeys; // null without the restart guard
     private final CompletableFuture<Void> done;
 
     private Probe(NodeClient node, String name, String datacenter) {
@@ -126,8 +131,13 @@ public final class Preflight {
       policy = node.query(Verb.CONFIG, "GET", "maxmemory-policy");
       appendonly = node.query(Verb.CONFIG, "GET", "appendonly");
       appendfsync = node.query(Verb.CONFIG, "GET", "appendfsync");
+      guardKeys =
+          restartGuard
+              ? node.query(Verb.MGET, Trouble.DATASET_MARKER_KEY, Trouble.ADMITTED_KEY)
+              : CompletableFuture.completedFuture(null);
       done =
           CompletableFuture.allOf(
+                  guardKeys,
                   timeAnsweredAt,
                   server,
                   replication,
@@ -176,9 +186,16 @@ public final class Preflight {
               || answer(replication).ok()
               || answer(maxmemory).ok();
       if (!reached) {
-        checks.add(new Check("reachable", Verdict.FAIL, "no answer: " + serverInfo.error()));
+        Trouble trouble = Trouble.ofError(serverInfo.error());
+        checks.add(
+            new Check(
+                "reachable",
+                Verdict.FAIL,
+                (trouble == null ? "no answer: " : trouble.label() + ": ")
+                    + serverInfo.error()
+                    + (trouble == null ? "" : "; " + trouble.remedy())));
         for (String check :
-            List.of("role", "cluster", "eviction", "persistence", "uptime", "clock")) {
+            List.of("role", "cluster", "eviction", "persistence", "uptime", "clock", "admission")) {
           checks.add(new Check(check, Verdict.UNKNOWN, "not reached"));
         }
         return new Master(name, datacenter, checks);
@@ -191,8 +208,10 @@ public final class Preflight {
       checks.add(cluster(answer(cluster)));
       checks.add(eviction(answer(maxmemory), answer(policy)));
       checks.add(persistence(answer(appendonly), answer(appendfsync)));
-      checks.add(uptime(serverInfo));
+      String admitted = admitted(serverInfo);
+      checks.add(uptime(serverInfo, admitted != null));
       checks.add(clock());
+      checks.add(admission(serverInfo, admitted));
       return new Master(name, datacenter, checks);
     }
 
@@ -302,7 +321,7 @@ public final class Preflight {
                   + " be granted");
     }
 
-    private Check uptime(Answer server) {
+    private Check uptime(Answer server, boolean admitted) {
       if (!server.ok()) {
         return unknown("uptime", server);
       }
@@ -311,6 +330,10 @@ public final class Preflight {
         return new Check("uptime", Verdict.UNKNOWN, "INFO server has no uptime_in_seconds");
       }
       long uptimeMillis = TimeUnit.SECONDS.toMillis(Long.parseLong(seconds));
+      if (admitted) {
+        return new Check(
+            "uptime", Verdict.PASS, "up " + seconds + " s; this server run was admitted");
+      }
       return uptimeMillis < guardMillis
           ? new Check(
               "uptime",
@@ -323,10 +346,102 @@ public final class Preflight {
                   + (restartGuard
                       ? "it does not vote for another "
                           + TimeUnit.MILLISECONDS.toSeconds(guardMillis - uptimeMillis + 999)
-                          + " s unless admitted (a brand-new cluster: admitFreshNodes())"
+                          + " s unless admitted (see the admission check)"
                       : "if it restarted without its data, locks it held are lost, and the"
                           + " restart guard is off"))
           : new Check("uptime", Verdict.PASS, "up " + seconds + " s");
+    }
+
+    /** The server run an operator admitted on this master, if it is the one running; else null. */
+    private String admitted(Answer server) {
+      Answer keys = answer(guardKeys);
+      if (!restartGuard || !server.ok() || !keys.ok() || !(keys.value() instanceof List<?> read)) {
+        return null;
+      }
+      String runId = info(server, "run_id");
+      return read.size() == 2
+              && read.get(1) instanceof byte[] run
+              && runId != null
+              && runId.equals(text(run))
+          ? runId
+          : null;
+    }
+
+    /**
+     * Whether the restart guard counts this master's vote now, in the words of the exceptions'
+     * {@code RESTARTED} outcomes, and the remedy: admission on a brand-new cluster.
+     */
+    private Check admission(Answer server, String admitted) {
+      if (!restartGuard) {
+        return new Check(
+            "admission", Verdict.PASS, "the restart guard is off: every vote counts at once");
+      }
+      if (!server.ok()) {
+        return server.refused()
+            ? new Check(
+                "admission",
+                Verdict.WARN,
+                "the restart guard does not count its vote: it cannot see this master's restarts"
+                    + " (INFO refused: "
+                    + server.error()
+                    + "); grant the user +info (docs/acl.md)")
+            : unknown("admission", server);
+      }
+      Answer keys = answer(guardKeys);
+      if (!keys.ok()) {
+        return unknown("admission", keys);
+      }
+      if (!(keys.value() instanceof List<?> read) || read.size() != 2) {
+        return new Check("admission", Verdict.UNKNOWN, "unexpected MGET answer");
+      }
+      String refusal = null;
+      Answer clock = answer(time);
+      Long born = read.get(0) instanceof byte[] marker ? number(text(marker)) : null;
+      if (born == null) {
+        refusal =
+            "no dataset-birth marker (a new, flushed or emptied dataset): votes "
+                + Duration.ofMillis(guardMillis).toSeconds()
+                + " s after its first acquire stores one, or once admitted";
+      } else if (clock.ok() && clock.value() instanceof List<?> parts && parts.size() == 2) {
+        long masterMillis =
+            Long.parseLong(text(parts.get(0))) * 1000 + Long.parseLong(text(parts.get(1))) / 1000;
+        long age = masterMillis - born;
+        if (age < guardMillis) {
+          refusal =
+              "dataset "
+                  + Math.max(0, age) / 1000
+                  + " s old: votes in "
+                  + (guardMillis - age + 999) / 1000
+                  + " s, or once admitted";
+        }
+      }
+      String seconds = info(server, "uptime_in_seconds");
+      boolean lossless =
+          "yes".equals(config(answer(appendonly))) && "always".equals(config(answer(appendfsync)));
+      if (refusal == null && admitted != null) {
+        return new Check(
+            "admission", Verdict.PASS, "this server run (" + admitted + ") was admitted: it votes");
+      }
+      if (refusal == null && seconds != null && !lossless) {
+        long up = TimeUnit.SECONDS.toMillis(Long.parseLong(seconds));
+        if (up < guardMillis) {
+          refusal =
+              "restarted "
+                  + seconds
+                  + " s ago: votes in "
+                  + (guardMillis - up + 999) / 1000
+                  + " s, or once admitted";
+        }
+      }
+      return refusal == null
+          ? new Check("admission", Verdict.PASS, "the restart guard counts its vote")
+          : new Check(
+              "admission",
+              Verdict.WARN,
+              "the restart guard does not count its vote ("
+                  + refusal
+                  + "). "
+                  + Trouble.ADMISSION_REMEDY.replace("them", "it"));
     }
 
     private Check clock() {
@@ -397,6 +512,14 @@ public final class Preflight {
   /** The value of a {@code CONFIG GET name} answer, or null if the server knows no such setting. */
   private static String config(Answer answer) {
     return answer.value() instanceof List<?> pair && pair.size() == 2 ? text(pair.get(1)) : null;
+  }
+
+  private static Long number(String text) {
+    try {
+      return (long) Double.parseDouble(text.trim()); // a number Lua stored, e.g. 1.7e+12
+    } catch (NumberFormatException e) {
+      return null;
+    }
   }
 
   private static String text(Object value) {

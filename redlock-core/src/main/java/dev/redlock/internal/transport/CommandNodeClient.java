@@ -24,6 +24,11 @@ abstract class CommandNodeClient implements NodeClient {
   }
 
   @Override
+  public final void watch(Watcher watcher) {
+    pipeline().watch(watcher);
+  }
+
+  @Override
   public final void awaitFirstConnect(long deadlineNanos) {
     pipeline().awaitFirstAttempt(deadlineNanos);
   }

@@ -155,6 +155,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   private boolean draining; // guarded by lock: awaitDrained is waiting; replies signal
   private Incarnation incarnation; // guarded by lock: the server run of the current (or last) link
   private long lastHeardNanos; // guarded by lock: when that run last answered
+  private volatile NodeClient.Watcher watcher; // hears how connection attempts end, or null
 
   /**
    * A pipeline that starts {@link State#CONNECTING}: the transport opens the first link at once.
@@ -167,6 +168,24 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     this.ticker = ticker;
     this.stallNanos = stallNanos;
     this.connect = connect;
+  }
+
+  /**
+   * Has {@code watcher} hear how each connection attempt ends; if the last one failed (and no other
+   * is under way), it hears of that at once, on this thread.
+   */
+  void watch(NodeClient.Watcher watcher) {
+    String failed;
+    lock.lock();
+    try {
+      this.watcher = watcher;
+      failed = attempted && state == State.IDLE ? lastError : null;
+    } finally {
+      lock.unlock();
+    }
+    if (failed != null) {
+      watcher.connectFailed(failed);
+    }
   }
 
   // ---- write side: any thread
@@ -288,10 +307,14 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     List<NodeCommand> dropped = List.of();
     L broken = null;
     String replaced = null;
+    NodeClient.Watcher told = null;
     lock.lock();
     try {
       attempted = true;
       changed.signalAll();
+      if (state != State.CLOSED) {
+        told = watcher;
+      }
       if (state == State.CLOSED) {
         broken = opened;
         dropped = detach("client is closed");
@@ -329,6 +352,11 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
               + " restart guard's time has passed or it is admitted",
           opened,
           replaced);
+    }
+    if (told != null && opened == null && error != null) {
+      told.connectFailed(error);
+    } else if (told != null && opened != null && broken == null) {
+      told.connected();
     }
     if (broken == null && opened != null) {
       opened.kick(); // the commands that waited for it

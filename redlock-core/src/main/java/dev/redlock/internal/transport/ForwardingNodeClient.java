@@ -73,6 +73,11 @@ public abstract class ForwardingNodeClient implements NodeClient {
   }
 
   @Override
+  public void watch(Watcher watcher) {
+    delegate.watch(watcher);
+  }
+
+  @Override
   public void awaitFirstConnect(long deadlineNanos) {
     delegate.awaitFirstConnect(deadlineNanos);
   }

@@ -29,13 +29,14 @@ public final class LuaScript {
    * The key of each master's dataset-birth marker, read by the acquire, written by the admit
    * script.
    */
-  static final byte[] DATASET_MARKER = "redlock:dataset-born".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] DATASET_MARKER =
+      Trouble.DATASET_MARKER_KEY.getBytes(StandardCharsets.US_ASCII);
 
   /**
    * The key that names the server run ({@code run_id}) an operator admitted on each master, read by
    * the acquire, written by the admit script.
    */
-  static final byte[] ADMITTED = "redlock:admitted".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] ADMITTED = Trouble.ADMITTED_KEY.getBytes(StandardCharsets.US_ASCII);
 
   /**
    * The key of each master's one fence counter, shared by every resource: read by the acquire,

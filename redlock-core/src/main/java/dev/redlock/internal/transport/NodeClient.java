@@ -83,6 +83,30 @@ public interface NodeClient extends AutoCloseable {
     return this;
   }
 
+  /**
+   * Hears how this master's connection attempts end, for the log of misconfiguration ({@link
+   * DiagnosingNodeClient}). Called on the transport's thread: must be short and must not block.
+   */
+  interface Watcher {
+    /** A connection opened and its handshake passed. */
+    void connected();
+
+    /**
+     * A connection attempt failed.
+     *
+     * @param error why: the handshake's refusal ({@code AUTH refused: WRONGPASS ...}) or the
+     *     connection's error; never a password
+     */
+    void connectFailed(String error);
+  }
+
+  /**
+   * Has {@code watcher} hear how each connection attempt ends from now on; if the last attempt
+   * failed already, it hears of that at once. One watcher per client; a client without connections
+   * of its own ignores it.
+   */
+  default void watch(Watcher watcher) {}
+
   /** Waits until the first connection attempt has finished or the deadline passes. */
   default void awaitFirstConnect(long deadlineNanos) {}
 

@@ -485,7 +485,9 @@ public final class NodeCommand {
    */
   private String tooYoung(Long born, long masterMillis, String admitted) {
     if (born == null) {
-      return "no dataset-birth marker: a new, flushed or emptied dataset (stored now)";
+      return "no dataset-birth marker (a new, flushed or emptied dataset; one is stored now): votes in "
+          + (guardMillis + 999) / 1000
+          + " s, or once admitted";
     }
     long age = masterMillis - born;
     if (age < guardMillis) {

@@ -144,7 +144,8 @@ public final class FakeNode implements NodeClient {
               "CONFIG GET maxmemory", List.of("maxmemory", "0"),
               "CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "noeviction"),
               "CONFIG GET appendonly", List.of("appendonly", "yes"),
-              "CONFIG GET appendfsync", List.of("appendfsync", "always")));
+              "CONFIG GET appendfsync", List.of("appendfsync", "always"),
+              "MGET redlock:dataset-born redlock:admitted", List.of("1", "none")));
 
   @Override
   public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {

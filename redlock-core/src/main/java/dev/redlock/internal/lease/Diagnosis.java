@@ -1,0 +1,170 @@
+package dev.redlock.internal.lease;
+
+import dev.redlock.internal.transport.Trouble;
+import dev.redlock.internal.transport.Vote;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Why a round reached no quorum, in words that say what to do: one sentence per kind of trouble
+ * ({@link Trouble}) the masters' answers show, naming the masters, and the remedy. Pure: the
+ * exceptions' messages are built from it, and it is tested on its own.
+ */
+public final class Diagnosis {
+
+  /** Where the guard's refusals say when the master votes: {@code votes in 57 s}. */
+  private static final Pattern VOTES_IN = Pattern.compile("votes in (\\d+) s");
+
+  private Diagnosis() {}
+
+  /**
+   * Explains a round that reached no quorum.
+   *
+   * @param outcomes what each master answered
+   * @param quorum how many masters must grant
+   * @param guardMillis how long the restart guard keeps a young master from voting; 0 without it
+   * @return e.g. {@code no quorum (3 of 5 masters must grant, 0 did): the restart guard does not
+   *     count the votes of 5 masters (...) ...}
+   */
+  public static String explain(List<Outcome> outcomes, int quorum, long guardMillis) {
+    int granted = 0;
+    int timedOut = 0;
+    Map<Trouble, List<Outcome>> troubles = new EnumMap<>(Trouble.class);
+    for (Outcome outcome : outcomes) {
+      if (outcome.vote() == Vote.GRANTED) {
+        granted++;
+      } else if (outcome.vote() == Vote.TIMED_OUT) {
+        timedOut++;
+      }
+      Trouble trouble = Trouble.of(outcome.vote(), outcome.detail());
+      if (trouble != null) {
+        troubles.computeIfAbsent(trouble, t -> new ArrayList<>()).add(outcome);
+      }
+    }
+    StringBuilder out =
+        new StringBuilder("no quorum (")
+            .append(quorum)
+            .append(" of ")
+            .append(outcomes.size())
+            .append(" masters must grant, ")
+            .append(granted)
+            .append(" did)");
+    if (troubles.isEmpty()) {
+      return out.append(": too few masters answered in time").toString();
+    }
+    for (Map.Entry<Trouble, List<Outcome>> entry : troubles.entrySet()) {
+      out.append("; ").append(sentence(entry.getKey(), entry.getValue(), guardMillis));
+    }
+    if (timedOut > 0) {
+      out.append("; ")
+          .append(timedOut)
+          .append(timedOut == 1 ? " master" : " masters")
+          .append(" did not answer within the node timeout");
+    }
+    return out.toString();
+  }
+
+  /** One kind of trouble, its masters and its remedy. */
+  static String sentence(Trouble trouble, List<Outcome> masters, long guardMillis) {
+    String names = names(masters);
+    String count = masters.size() == 1 ? "1 master" : masters.size() + " masters";
+    return switch (trouble) {
+      case RESTART_GUARD -> restartGuard(masters, count, guardMillis);
+      case AUTHENTICATION ->
+          "authentication refused by "
+              + count
+              + " ("
+              + names
+              + ": "
+              + masters.get(0).detail()
+              + "): check the user and password in the URI (redis://user:password@host:port)";
+      case DATABASE ->
+          "database index out of range on "
+              + count
+              + " ("
+              + names
+              + "): the URI's path (redis://host:port/N) must be below the server's 'databases'"
+              + " setting (16 by default)";
+      case PERMISSION -> permission(masters, count, names);
+      case UNREACHABLE ->
+          count
+              + " unreachable ("
+              + names
+              + ": "
+              + masters.get(0).detail()
+              + "): each counts as a failed vote until it answers";
+    };
+  }
+
+  private static String restartGuard(List<Outcome> masters, String count, long guardMillis) {
+    long latest = -1;
+    for (Outcome outcome : masters) {
+      Matcher in = VOTES_IN.matcher(outcome.detail());
+      if (in.find()) {
+        latest = Math.max(latest, Long.parseLong(in.group(1)));
+      } else if (guardMillis > 0) {
+        latest = Math.max(latest, TimeUnit.MILLISECONDS.toSeconds(guardMillis + 999));
+      }
+    }
+    StringBuilder out =
+        new StringBuilder("the restart guard does not count the votes of ")
+            .append(count)
+            .append(" (");
+    for (int i = 0; i < masters.size(); i++) {
+      out.append(i == 0 ? "" : ", ")
+          .append(masters.get(i).node())
+          .append(": ")
+          .append(masters.get(i).detail());
+    }
+    out.append(
+        "): a master whose server run or dataset is younger than the maximum lease time may have"
+            + " lost locks in a restart, and a brand-new one looks the same; ");
+    out.append(
+        latest >= 0
+            ? "they vote on their own in " + latest + " s at the latest"
+            : "they vote on their own once that old");
+    return out.append(
+            ". On a brand-new cluster, admit them once, from one place: "
+                + Trouble.ADMISSION
+                + " (see docs/troubleshooting.md)")
+        .toString();
+  }
+
+  private static String permission(List<Outcome> masters, String count, String names) {
+    Set<String> commands = new LinkedHashSet<>();
+    for (Outcome outcome : masters) {
+      commands.add(Trouble.deniedCommand(outcome.detail()));
+    }
+    StringBuilder costs = new StringBuilder();
+    for (String command : commands) {
+      costs.append(costs.length() == 0 ? "" : "; ").append(command).append(": ");
+      costs.append(Trouble.costOf(command));
+    }
+    return "permission denied on "
+        + count
+        + " ("
+        + names
+        + ": "
+        + masters.get(0).detail()
+        + "): the ACL user lacks "
+        + String.join(", ", commands)
+        + " ("
+        + costs
+        + "); docs/acl.md lists the permissions the library needs";
+  }
+
+  private static String names(List<Outcome> masters) {
+    StringBuilder names = new StringBuilder();
+    for (Outcome outcome : masters) {
+      names.append(names.length() == 0 ? "" : ", ").append(outcome.node());
+    }
+    return names.toString();
+  }
+}

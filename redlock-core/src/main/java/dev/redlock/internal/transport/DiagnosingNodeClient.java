@@ -1,0 +1,197 @@
+package dev.redlock.internal.transport;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Logs each kind of misconfiguration of one master ({@link Trouble}) at WARN once, when it starts,
+ * and at INFO when it clears: unreachable, authentication refused, permission denied (with the
+ * command), database index out of range, and the restart guard not counting its vote. It hears the
+ * master's connection attempts ({@link NodeClient#watch}) and the answers to the lock commands; the
+ * preflight's diagnostics are left alone (an ACL may forbid them on purpose, and the inspection
+ * says so). Passes every call through unchanged.
+ *
+ * <p>Each trouble is kept under a key: one for the connection (unreachable, authentication,
+ * database, or a handshake command denied), one for the restart guard, one per denied command. A
+ * trouble clears when the master shows it is over: a connection opens; an acquire is counted; the
+ * denied command (or, for commands denied inside a script, a script) runs.
+ *
+ * <p>Sits directly on the transport's client, inside the circuit breaker, so that it sees what the
+ * master answered and not the breaker's skips. The log lines go to {@code logging} (the event
+ * thread), off the I/O thread that completed the answer, since an appender may block.
+ */
+public final class DiagnosingNodeClient extends ForwardingNodeClient implements NodeClient.Watcher {
+
+  private static final Logger log = LoggerFactory.getLogger(DiagnosingNodeClient.class);
+
+  private static final String CONNECTION = "connection";
+  private static final String GUARD = "restart guard";
+
+  /** What an acquire that was answered shows the user may run. */
+  private static final Set<String> ACQUIRE_COMMANDS =
+      Set.of(GUARD, "set", "time", "mget", "info", "keys");
+
+  /** What a script that was answered shows the user may run. */
+  private static final Set<String> SCRIPT_COMMANDS =
+      Set.of(
+          "evalsha",
+          "eval",
+          Trouble.INSIDE_SCRIPT,
+          "keys",
+          "get",
+          "set",
+          "del",
+          "pexpire",
+          "pttl",
+          "time");
+
+  private final String name;
+  private final Executor logging;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Map<String, String> troubles = new HashMap<>(); // guarded by lock: key -> what
+  private volatile boolean troubled; // whether troubles is not empty: the hot path reads only this
+
+  /**
+   * Wraps {@code delegate} and starts hearing its connection attempts.
+   *
+   * @param delegate the master's transport client
+   * @param name the master's {@code host:port}
+   * @param logging where the log lines are written from: off the I/O thread
+   */
+  public DiagnosingNodeClient(NodeClient delegate, String name, Executor logging) {
+    super(delegate);
+    this.name = name;
+    this.logging = logging;
+    delegate.watch(this);
+  }
+
+  // ---- the connection
+
+  @Override
+  public void connected() {
+    clear(CONNECTION);
+  }
+
+  @Override
+  public void connectFailed(String error) {
+    Trouble trouble = Trouble.ofError(error);
+    start(CONNECTION, trouble == null ? Trouble.UNREACHABLE : trouble, error);
+  }
+
+  // ---- the lock commands
+
+  @Override
+  public CompletableFuture<NodeReply> acquire(
+      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+    return watched(delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis), true);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
+    return watched(delegate.fence(key, token, fence), false);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    return watched(delegate.release(key, token), false);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+    return watched(delegate.extend(key, token, ttlMillis), false);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+    return watched(delegate.shorten(key, token, ttlMillis), false);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> admit(long guardMillis) {
+    return watched(delegate.admit(guardMillis), false);
+  }
+
+  /** Looks at the answer when it comes; the caller gets the same future. */
+  private CompletableFuture<NodeReply> watched(
+      CompletableFuture<NodeReply> reply, boolean acquire) {
+    reply.whenComplete((answer, error) -> heard(answer, error, acquire));
+    return reply;
+  }
+
+  private void heard(NodeReply answer, Throwable error, boolean acquire) {
+    if (error != null) {
+      Throwable cause =
+          error.getCause() != null && error.getMessage() == null ? error.getCause() : error;
+      String message = String.valueOf(cause.getMessage());
+      if (Trouble.ofError(message) == Trouble.PERMISSION) {
+        start(Trouble.deniedCommand(message), Trouble.PERMISSION, message);
+      }
+      return;
+    }
+    if (answer.status() == Vote.RESTARTED) {
+      if (answer.detail().contains("NOPERM")) {
+        start("info", Trouble.PERMISSION, answer.detail());
+      } else {
+        start(GUARD, Trouble.RESTART_GUARD, answer.detail());
+      }
+      return;
+    }
+    clearAll(acquire ? ACQUIRE_COMMANDS : SCRIPT_COMMANDS);
+  }
+
+  // ---- the log
+
+  /** Records {@code trouble} under {@code key}; logs it at WARN unless it was already there. */
+  private void start(String key, Trouble trouble, String detail) {
+    String command = trouble == Trouble.PERMISSION ? Trouble.deniedCommand(detail) : null;
+    String what = command != null ? trouble.label() + " for " + command : trouble.label();
+    String before;
+    lock.lock();
+    try {
+      before = troubles.put(key, what);
+      troubled = true;
+    } finally {
+      lock.unlock();
+    }
+    if (what.equals(before)) {
+      return;
+    }
+    String cost = command != null ? " (" + command + ": " + Trouble.costOf(command) + ")" : "";
+    logging.execute(
+        () -> log.warn("master {}: {}: {}{}; {}", name, what, detail, cost, trouble.remedy()));
+  }
+
+  private void clear(String key) {
+    String was;
+    lock.lock();
+    try {
+      was = troubles.remove(key);
+      troubled = !troubles.isEmpty();
+    } finally {
+      lock.unlock();
+    }
+    if (was != null) {
+      logging.execute(() -> log.info("master {}: {} is over", name, was));
+    }
+  }
+
+  private void clearAll(Set<String> keys) {
+    if (!troubled) {
+      return; // the usual case: a volatile read per answer, no lock, no log line
+    }
+    for (String key : keys) {
+      clear(key);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "DiagnosingNodeClient{" + delegate + "}";
+  }
+}

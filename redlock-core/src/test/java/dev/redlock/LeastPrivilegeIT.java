@@ -1,0 +1,230 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.Inspection.Verdict;
+import dev.redlock.NodeOutcome.Status;
+import dev.redlock.testkit.Poll;
+import dev.redlock.testkit.RedisCluster;
+import dev.redlock.testkit.RedisClusterExtension;
+import dev.redlock.testkit.RedisProcess;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The minimal ACL of docs/acl.md, on three real masters: with it, acquire, extend, renewal,
+ * fencing, release, admission and the preflight all work and nothing is logged at WARN; without
+ * each permission, what the page says it costs. Each test sets the user up on every master before
+ * the RedLock connects (the handshake reads INFO once per connection).
+ */
+class LeastPrivilegeIT {
+
+  @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(3);
+
+  private static final Duration TTL = Duration.ofSeconds(10);
+
+  /** docs/acl.md's minimal user, word for word. */
+  static final String MINIMAL_ACL =
+      "ACL SETUSER redlock reset on >s3cret ~* resetchannels -@all"
+          + " +set +get +del +mget +time +pexpire +pttl"
+          + " +evalsha +eval +script|load +info +config|get";
+
+  /** Creates the minimal user on every master, then takes away {@code denied} (e.g. -evalsha). */
+  private static List<String> minimalUser(RedisCluster cluster, String... denied) {
+    List<String> uris = new ArrayList<>();
+    for (RedisProcess node : cluster.nodes()) {
+      node.admin().command(MINIMAL_ACL.split(" "));
+      if (denied.length > 0) {
+        List<String> less = new ArrayList<>(List.of("ACL", "SETUSER", "redlock"));
+        less.addAll(List.of(denied));
+        node.admin().command(less.toArray(String[]::new));
+      }
+      uris.add("redis://redlock:s3cret@" + node.host() + ":" + node.port());
+    }
+    return uris;
+  }
+
+  private static RedLock redlock(List<String> uris) {
+    return RedLock.builder()
+        .nodes(uris)
+        .nodeTimeout(Duration.ofMillis(200))
+        .maxLeaseTime(Duration.ofSeconds(30))
+        .fencing(true)
+        .build();
+  }
+
+  @Test
+  void theMinimalAclDoesEverythingAndLogsNothingAtWarn(RedisCluster cluster) throws Exception {
+    List<String> uris = minimalUser(cluster);
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    PrintStream original = System.err;
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    try (RedLock redlock = redlock(uris)) {
+      for (NodeOutcome admitted : redlock.admitFreshNodes()) {
+        assertEquals(Status.GRANTED, admitted.status(), admitted.toString());
+      }
+      Inspection inspection = redlock.inspect().requireQuorum();
+      for (Inspection.Master master : inspection.masters()) {
+        assertTrue(master.votes(), inspection.toString());
+        for (Inspection.Check check : master.checks()) {
+          assertNotEquals(Verdict.UNKNOWN, check.verdict(), inspection.toString());
+        }
+      }
+
+      try (Lease lease = redlock.acquire("orders:42", TTL, Duration.ofSeconds(1))) {
+        long fence = lease.fencingToken();
+        assertTrue(fence > 0);
+        assertTrue(lease.extend(TTL));
+      }
+      assertTrue(RedLocks.keysGone(cluster, "orders:42", 0, 1, 2), "released");
+
+      Duration shortTtl = Duration.ofMillis(600);
+      redlock.withLock(
+          "renewed",
+          shortTtl,
+          Duration.ofSeconds(1),
+          lease -> {
+            long start = System.nanoTime();
+            Poll.until(
+                "held past two TTLs by renewals",
+                () -> System.nanoTime() - start > 2 * shortTtl.toNanos());
+            assertTrue(lease.isValid(), "renewed");
+          });
+    } finally {
+      System.setErr(original);
+    }
+    String log = captured.toString(StandardCharsets.UTF_8);
+    assertFalse(log.contains("WARN") || log.contains("ERROR"), log);
+  }
+
+  @Test
+  void withoutSetNoLeaseIsAcquired(RedisCluster cluster) {
+    try (RedLock redlock = redlock(minimalUser(cluster, "-set"))) {
+      redlock.admitFreshNodes();
+      QuorumUnavailableException e =
+          assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("r", TTL));
+      // Decided once a majority could no longer grant: two or three masters answered.
+      assertTrue(
+          e.getMessage().matches("(?s).*permission denied on [23] masters.*"), e.getMessage());
+      assertTrue(e.getMessage().contains("set: no lease can be acquired"), e.getMessage());
+    }
+  }
+
+  @Test
+  void withoutEvalshaNothingIsReleasedExtendedFencedOrAdmitted(RedisCluster cluster) {
+    try (RedLock admin = RedLocks.redlock(cluster, 3)) {
+      admin.admitFreshNodes(); // the admission is the master's: another user may admit it
+    }
+    try (RedLock redlock = redlock(minimalUser(cluster, "-evalsha"))) {
+      for (NodeOutcome refused : redlock.admitFreshNodes()) {
+        assertEquals(Status.FAILED, refused.status(), refused.toString());
+        assertTrue(refused.detail().contains("evalsha"), refused.detail());
+      }
+      Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+      assertFalse(lease.extend(TTL), "extended");
+      QuorumUnavailableException fence =
+          assertThrows(QuorumUnavailableException.class, lease::fencingToken);
+      assertTrue(fence.getMessage().contains("permission denied"), fence.getMessage());
+      lease.close(); // does not throw; the keys expire with their TTL
+      assertFalse(RedLocks.keysGone(cluster, "r", 0, 1, 2), "released without EVALSHA");
+    }
+  }
+
+  @Test
+  void withoutEvalshaARenewedLeaseIsLostAndTheWarningNamesTheDeniedCommand(RedisCluster cluster)
+      throws Exception {
+    try (RedLock admin = RedLocks.redlock(cluster, 3)) {
+      admin.admitFreshNodes();
+    }
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    PrintStream original = System.err;
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    try (RedLock redlock = redlock(minimalUser(cluster, "-evalsha"))) {
+      redlock.withLock(
+          "renewed",
+          Duration.ofMillis(600),
+          Duration.ofSeconds(1),
+          lease -> {
+            // isValid() turns false at the deadline; the renewer logs the loss just after it.
+            Poll.until(
+                "lost: no renewal got through",
+                () ->
+                    captured.toString(StandardCharsets.UTF_8).contains("lease on 'renewed' lost"));
+            assertFalse(lease.isValid());
+          });
+    } finally {
+      System.setErr(original);
+    }
+    String log = captured.toString(StandardCharsets.UTF_8);
+    assertTrue(
+        log.matches(
+            "(?s).*WARN .*lease on 'renewed' lost: it expired before it could be renewed; the last"
+                + " renewal reached no quorum .*permission denied on .*evalsha.*"),
+        log);
+  }
+
+  @Test
+  void withoutGetTheScriptsFailInside(RedisCluster cluster) {
+    try (RedLock admin = RedLocks.redlock(cluster, 3)) {
+      admin.admitFreshNodes();
+    }
+    try (RedLock redlock = redlock(minimalUser(cluster, "-get"))) {
+      Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+      assertFalse(lease.extend(TTL), "extended");
+      lease.close();
+      assertFalse(RedLocks.keysGone(cluster, "r", 0, 1, 2), "released without GET");
+    }
+  }
+
+  @Test
+  void withoutInfoTheRestartGuardNeverCountsAVote(RedisCluster cluster) {
+    try (RedLock redlock = redlock(minimalUser(cluster, "-info"))) {
+      for (NodeOutcome refused : redlock.admitFreshNodes()) {
+        assertEquals(Status.FAILED, refused.status(), refused.toString());
+      }
+      QuorumUnavailableException e =
+          assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("r", TTL));
+      assertTrue(e.getMessage().contains("info: the restart guard cannot see"), e.getMessage());
+      Inspection inspection = redlock.inspect();
+      assertThrows(IllegalStateException.class, inspection::requireQuorum);
+    }
+    try (RedLock unguarded =
+        RedLock.builder()
+            .nodes(minimalUser(cluster, "-info"))
+            .nodeTimeout(Duration.ofMillis(200))
+            .restartGuard(false)
+            .build()) {
+      assertTrue(
+          unguarded.tryAcquire("r", TTL).isPresent(), "without the guard INFO is not needed");
+    }
+  }
+
+  @Test
+  void withoutConfigGetOrScriptLoadEverythingStillWorks(RedisCluster cluster) throws Exception {
+    try (RedLock admin = RedLocks.redlock(cluster, 3)) {
+      admin.admitFreshNodes();
+    }
+    try (RedLock redlock = redlock(minimalUser(cluster, "-config|get", "-script|load"))) {
+      try (Lease lease = redlock.acquire("r", TTL, Duration.ofSeconds(1))) {
+        assertTrue(lease.fencingToken() > 0);
+        assertTrue(lease.extend(TTL));
+      }
+      assertTrue(RedLocks.keysGone(cluster, "r", 0, 1, 2), "released by EVAL");
+      Inspection inspection = redlock.inspect();
+      for (Inspection.Master master : inspection.masters()) {
+        assertTrue(master.votes(), inspection.toString());
+      }
+      assertTrue(inspection.toString().contains("UNKNOWN persistence"), inspection.toString());
+    }
+  }
+}

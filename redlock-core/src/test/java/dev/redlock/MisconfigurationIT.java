@@ -1,0 +1,181 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.testkit.Poll;
+import dev.redlock.testkit.RedisProcess;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Each kind of misconfiguration against a real master has its own message (in the exception and in
+ * the log), is logged at WARN once per master however many rounds meet it, and at INFO when it
+ * clears: unreachable, authentication refused, database index out of range, permission denied (with
+ * the command), restart guard. The log is slf4j-simple's, on System.err.
+ */
+class MisconfigurationIT {
+
+  private static final Duration TTL = Duration.ofSeconds(10);
+
+  private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
+  private PrintStream original;
+  private RedisProcess master;
+
+  @BeforeEach
+  void captureTheLog() {
+    master = RedisProcess.start();
+    original = System.err;
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+  }
+
+  @AfterEach
+  void restoreTheLog() {
+    System.setErr(original);
+    master.close();
+  }
+
+  private String log() {
+    return captured.toString(StandardCharsets.UTF_8);
+  }
+
+  private static int count(String text, String regex) {
+    Matcher m = Pattern.compile(regex).matcher(text);
+    int n = 0;
+    while (m.find()) {
+      n++;
+    }
+    return n;
+  }
+
+  private static RedLock redlock(String uri) {
+    return RedLock.builder()
+        .node(uri)
+        .nodeTimeout(Duration.ofMillis(200))
+        .connectTimeout(Duration.ofMillis(500))
+        .build();
+  }
+
+  /** Several rounds meet the trouble; each throws with its kind; the log says it once. */
+  private String failsRepeatedly(RedLock redlock, String kind) {
+    String message = null;
+    for (int i = 0; i < 5; i++) {
+      message =
+          assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("r", TTL))
+              .getMessage();
+      assertTrue(message.contains(kind), message);
+    }
+    String warned =
+        "WARN .*master " + Pattern.quote(master.host() + ":" + master.port()) + ": " + kind;
+    Poll.until("the WARN is logged", () -> count(log(), warned) >= 1);
+    assertEquals(1, count(log(), warned), log());
+    return message;
+  }
+
+  @Test
+  void anUnreachableMasterIsWarnedOnceAndItsReturnLoggedAtInfo() throws Exception {
+    try (RedLock redlock = RedLocks.admitted(redlock(master.uri()))) {
+      master.kill();
+      failsRepeatedly(redlock, "unreachable");
+      master.restart();
+      Poll.until(
+          "acquired again",
+          () -> {
+            try {
+              redlock.admitFreshNodes(); // the restarted run is a new one
+              return redlock.tryAcquire("back", TTL).isPresent();
+            } catch (QuorumUnavailableException stillDown) {
+              return false;
+            }
+          });
+      Poll.until("the INFO is logged", () -> log().contains("unreachable is over"));
+      assertTrue(log().contains("INFO"), log());
+    }
+  }
+
+  @Test
+  void aWrongPasswordSaysAuthenticationRefusedAndNeverShowsThePassword() {
+    master.admin().command("ACL", "SETUSER", "app", "on", ">right", "~*", "+@all");
+    try (RedLock redlock =
+        redlock("redis://app:wr0ngpass@" + master.host() + ":" + master.port())) {
+      String message = failsRepeatedly(redlock, "authentication refused");
+      assertTrue(message.contains("redis://user:password@host:port"), message);
+      assertTrue(log().contains("check the user and password"), log());
+    }
+    assertFalse(log().contains("wr0ngpass"), log());
+  }
+
+  @Test
+  void aDatabaseOutOfRangeSaysSo() {
+    try (RedLock redlock = redlock(master.uri() + "/99")) {
+      String message = failsRepeatedly(redlock, "database index out of range");
+      assertTrue(message.contains("'databases'"), message);
+    }
+  }
+
+  @Test
+  void aDeniedCommandIsNamedWithWhatItCostsAndItsGrantLoggedAtInfo() {
+    master
+        .admin()
+        .command(
+            "ACL",
+            "SETUSER",
+            "app",
+            "on",
+            ">pw",
+            "~*",
+            "-@all",
+            "+set",
+            "+time",
+            "+mget",
+            "+info",
+            "+eval",
+            "+script|load",
+            "+get",
+            "+del",
+            "+pexpire",
+            "+pttl");
+    // Admitted by a user that may (the admit script needs EVALSHA too): the admission is the run's.
+    try (RedLock admin = RedLocks.admitted(redlock(master.uri()))) {
+      assertTrue(admin.tryAcquire("admin", TTL).isPresent());
+    }
+    try (RedLock redlock = redlock("redis://app:pw@" + master.host() + ":" + master.port())) {
+      Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+      // The first extend answers NOSCRIPT-free: EVALSHA is denied, so nothing is extended.
+      for (int i = 0; i < 3; i++) {
+        assertFalse(lease.extend(TTL), "extended without EVALSHA");
+      }
+      String warned = "WARN .*permission denied for evalsha";
+      Poll.until("the WARN is logged", () -> count(log(), warned) >= 1);
+      assertEquals(1, count(log(), warned), log());
+      assertTrue(log().contains("leases cannot be released, extended, renewed or fenced"), log());
+      assertTrue(log().contains("docs/acl.md"), log());
+
+      master.admin().command("ACL", "SETUSER", "app", "+evalsha");
+      assertTrue(lease.extend(TTL), "extended once EVALSHA is granted");
+      Poll.until(
+          "the INFO is logged", () -> log().contains("permission denied for evalsha is over"));
+      lease.close();
+    }
+  }
+
+  @Test
+  void theRestartGuardIsWarnedOnceAndItsEndLoggedAtInfo() {
+    try (RedLock redlock = redlock(master.uri())) {
+      failsRepeatedly(redlock, "restart guard");
+      assertTrue(log().contains("admitFreshNodes()"), log());
+      redlock.admitFreshNodes();
+      assertTrue(redlock.tryAcquire("r", TTL).isPresent());
+      Poll.until("the INFO is logged", () -> log().contains("restart guard is over"));
+    }
+  }
+}

@@ -1,0 +1,92 @@
+package dev.redlock.internal.lease;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.internal.transport.Vote;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** What a round without a quorum is explained as, kind of trouble by kind. */
+class DiagnosisTest {
+
+  private static Outcome outcome(String node, Vote vote, String detail) {
+    return new Outcome(node, vote, 1_000_000, detail);
+  }
+
+  @Test
+  void aRoundWithoutTroubleKeepsTheOldHeadline() {
+    String why =
+        Diagnosis.explain(
+            List.of(
+                outcome("a:1", Vote.GRANTED, ""),
+                outcome("b:2", Vote.TIMED_OUT, ""),
+                outcome("c:3", Vote.TIMED_OUT, "")),
+            2,
+            0);
+    assertEquals(
+        "no quorum (2 of 3 masters must grant, 1 did): too few masters answered in time", why);
+  }
+
+  @Test
+  void theRestartGuardNamesTheMastersTheLatestVoteAndAdmission() {
+    String why =
+        Diagnosis.explain(
+            List.of(
+                outcome(
+                    "a:1", Vote.RESTARTED, "restarted 3 s ago: votes in 58 s, or once admitted"),
+                outcome("b:2", Vote.RESTARTED, "dataset 1 s old: votes in 60 s, or once admitted"),
+                outcome("c:3", Vote.TIMED_OUT, "")),
+            2,
+            61_000);
+    assertTrue(
+        why.startsWith(
+            "no quorum (2 of 3 masters must grant, 0 did); the restart guard does not count the"
+                + " votes of 2 masters (a:1: restarted 3 s ago"),
+        why);
+    assertTrue(why.contains("they vote on their own in 60 s at the latest"), why);
+    assertTrue(
+        why.contains(
+            "On a brand-new cluster, admit them once, from one place: RedLock.admitFreshNodes() or"
+                + " the CLI's `redlock admit --nodes ...`"),
+        why);
+    assertTrue(why.endsWith("; 1 master did not answer within the node timeout"), why);
+  }
+
+  @Test
+  void aRefusalWithoutAWaitUsesTheGuardsTime() {
+    String why =
+        Diagnosis.explain(
+            List.of(outcome("a:1", Vote.RESTARTED, "the server run is unknown")), 1, 61_500);
+    assertTrue(why.contains("they vote on their own in 62 s at the latest"), why);
+  }
+
+  @Test
+  void eachMisconfigurationHasItsSentenceAndRemedy() {
+    String why =
+        Diagnosis.explain(
+            List.of(
+                outcome("a:1", Vote.FAILED, "Connection refused"),
+                outcome("b:2", Vote.FAILED, "AUTH refused: WRONGPASS invalid username-password"),
+                outcome("c:3", Vote.FAILED, "SELECT refused: ERR DB index is out of range"),
+                outcome(
+                    "d:4",
+                    Vote.FAILED,
+                    "NOPERM this user has no permissions to run the 'evalsha' command"),
+                outcome("e:5", Vote.GRANTED, "")),
+            3,
+            0);
+    assertTrue(why.contains("1 master unreachable (a:1: Connection refused)"), why);
+    assertTrue(
+        why.contains("authentication refused by 1 master (b:2: AUTH refused: WRONGPASS"), why);
+    assertTrue(why.contains("redis://user:password@host:port"), why);
+    assertTrue(why.contains("database index out of range on 1 master (c:3)"), why);
+    assertTrue(
+        why.contains(
+            "permission denied on 1 master (d:4: NOPERM this user has no permissions to run the"
+                + " 'evalsha' command): the ACL user lacks evalsha (evalsha: leases cannot be"
+                + " released"),
+        why);
+    assertTrue(why.contains("docs/acl.md"), why);
+  }
+}
