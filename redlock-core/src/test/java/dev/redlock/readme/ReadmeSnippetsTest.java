@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 class ReadmeSnippetsTest {
 
   private static final List<String> EXPECTED =
-      List.of("Usage", "Lock", "ShedLock", "Metrics", "Spring");
+      List.of("Usage", "Lock", "ShedLock", "Metrics", "Spring", "JUnit5");
 
   private static final Pattern BLOCK =
       Pattern.compile("// README: (.+?)\\n(.*?)\\n[ \\t]*// end README: \\1", Pattern.DOTALL);
