@@ -7,7 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
+import dev.redlock.Lease;
 import dev.redlock.RedLock;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -85,6 +89,23 @@ class LifecycleIT {
   }
 
   @Test
+  void aClassWhoseTestsPassLogsNothingAtWarnOrAbove() {
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    PrintStream original = System.err; // where slf4j-simple writes
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    Events tests;
+    try {
+      tests = run(Quiet.class).testEvents();
+    } finally {
+      System.setErr(original);
+    }
+    assertEquals(2, tests.succeeded().count(), "" + tests.failed().list());
+    String log = captured.toString(StandardCharsets.UTF_8);
+    assertTrue(log.contains("admitted fresh masters"), "the capture works: " + log);
+    assertFalse(log.contains("WARN") || log.contains("ERROR"), log);
+  }
+
+  @Test
   void theExtensionIsNoUseOutsideATestClass() {
     RedLockMasters masters = RedLockMasters.of(3);
     IllegalStateException e = assertThrows(IllegalStateException.class, masters::masters);
@@ -158,6 +179,28 @@ class LifecycleIT {
     @Test
     void neverRuns() {
       fail("the class should have failed before its tests");
+    }
+  }
+
+  /** Fixture: the happy path, on masters that are stopped, paused and restarted on the way. */
+  static class Quiet {
+    @RegisterExtension static final RedLockMasters masters = RedLockMasters.of(3);
+
+    @Test
+    void acquiresWithAMasterStopped(RedLock redlock) {
+      masters.master(0).stop();
+      try (Lease lease = redlock.tryAcquire("a", Duration.ofSeconds(5)).orElseThrow()) {
+        assertTrue(lease.isValid());
+      }
+    }
+
+    @Test
+    void acquiresAgainOnceTheResetBroughtItBack(RedLock redlock) {
+      for (int i = 0; i < 10; i++) {
+        try (Lease lease = redlock.tryAcquire("a", Duration.ofSeconds(5)).orElseThrow()) {
+          assertTrue(lease.isValid());
+        }
+      }
     }
   }
 
