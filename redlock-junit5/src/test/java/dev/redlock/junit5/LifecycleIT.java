@@ -1,0 +1,228 @@
+package dev.redlock.junit5;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+
+import dev.redlock.Lease;
+import dev.redlock.RedLock;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.platform.testkit.engine.EngineExecutionResults;
+import org.junit.platform.testkit.engine.EngineTestKit;
+import org.junit.platform.testkit.engine.Events;
+
+/**
+ * What the extension does around an application's test class, whatever its tests do: fixture
+ * classes run through the JUnit Platform's test kit, and what they leave behind is looked at.
+ */
+class LifecycleIT {
+
+  @AfterEach
+  void noRedisServerChildRemains() {
+    awaitNoRedisChildren();
+  }
+
+  @Test
+  void failingTestsStillHaveTheirRedLocksClosedAndEveryMasterStopped() {
+    Failing.redlocks.clear();
+    Failing.pids.clear();
+    Failing.dirs.clear();
+
+    Events tests = run(Failing.class).testEvents();
+
+    assertEquals(2, tests.failed().count(), "both fixture tests failed, as they should");
+    assertEquals(2, Failing.redlocks.size());
+    for (RedLock redlock : Failing.redlocks) {
+      assertThrows(
+          IllegalStateException.class, () -> redlock.tryAcquire("a", Duration.ofSeconds(1)));
+    }
+    assertEquals(3, Failing.pids.size());
+    for (long pid : Failing.pids) {
+      assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "pid " + pid);
+    }
+    for (Path dir : Failing.dirs) {
+      assertFalse(Files.exists(dir), dir + " deleted");
+    }
+  }
+
+  @Test
+  void aMasterThatDoesNotAnswerInTimeFailsTheClassAndLeavesNoProcess() {
+    EngineExecutionResults results = run(NeverReady.class);
+
+    Throwable failure =
+        results.containerEvents().failed().stream()
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("the fixture class did not fail"))
+            .getRequiredPayload(org.junit.platform.engine.TestExecutionResult.class)
+            .getThrowable()
+            .orElseThrow();
+    assertTrue(failure.getMessage().contains("did not answer within"), "the reason: " + failure);
+    assertEquals(0, results.testEvents().started().count(), "no test ran");
+  }
+
+  @Test
+  void nestedClassesShareTheEnclosingClassesMasters() {
+    Outer.pids.clear();
+
+    Events tests = run(Outer.class).testEvents();
+
+    assertEquals(2, tests.succeeded().count(), "" + tests.failed().list());
+    assertEquals(2, Outer.pids.size());
+    assertEquals(Outer.pids.get(0), Outer.pids.get(1), "the nested test saw the same masters");
+  }
+
+  @Test
+  void aClassWhoseTestsPassLogsNothingAtWarnOrAbove() {
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    PrintStream original = System.err; // where slf4j-simple writes
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    Events tests;
+    try {
+      tests = run(Quiet.class).testEvents();
+    } finally {
+      System.setErr(original);
+    }
+    assertEquals(2, tests.succeeded().count(), "" + tests.failed().list());
+    String log = captured.toString(StandardCharsets.UTF_8);
+    assertTrue(log.contains("admitted fresh masters"), "the capture works: " + log);
+    assertFalse(log.contains("WARN") || log.contains("ERROR"), log);
+  }
+
+  @Test
+  void theExtensionIsNoUseOutsideATestClass() {
+    RedLockMasters masters = RedLockMasters.of(3);
+    IllegalStateException e = assertThrows(IllegalStateException.class, masters::masters);
+    assertTrue(e.getMessage().contains("@RegisterExtension on a static field"), e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> RedLockMasters.of(0));
+    assertThrows(IllegalArgumentException.class, () -> RedLockMasters.of(16));
+  }
+
+  private static EngineExecutionResults run(Class<?> fixture) {
+    return EngineTestKit.engine("junit-jupiter").selectors(selectClass(fixture)).execute();
+  }
+
+  static void awaitNoRedisChildren() {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    List<String> left = redisChildren();
+    while (!left.isEmpty()) {
+      if (System.nanoTime() - deadline > 0) {
+        fail("redis-server children of this JVM remain: " + left);
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10)); // the poll's interval
+      left = redisChildren();
+    }
+  }
+
+  private static List<String> redisChildren() {
+    List<String> found = new ArrayList<>();
+    ProcessHandle.current()
+        .descendants()
+        .filter(ProcessHandle::isAlive)
+        .forEach(
+            p -> {
+              String command = p.info().command().orElse("");
+              if (command.contains("redis-server")) {
+                found.add(p.pid() + " " + command);
+              }
+            });
+    return found;
+  }
+
+  /** Fixture: both tests fail; the extension must clean up all the same. */
+  static class Failing {
+    static final List<RedLock> redlocks = new CopyOnWriteArrayList<>();
+    static final List<Long> pids = new CopyOnWriteArrayList<>();
+    static final List<Path> dirs = new CopyOnWriteArrayList<>();
+
+    @RegisterExtension static final RedLockMasters masters = RedLockMasters.of(3);
+
+    @Test
+    void failsAnAssertion(RedLock redlock) {
+      redlocks.add(redlock);
+      for (Master master : masters.masters()) {
+        pids.add(master.pid());
+        dirs.add(master.directory());
+      }
+      fail("on purpose");
+    }
+
+    @Test
+    void throwsWithAMasterPaused(RedLock redlock) {
+      redlocks.add(redlock);
+      masters.master(0).pause();
+      throw new IllegalStateException("on purpose");
+    }
+  }
+
+  /** Fixture: no master can answer within a nanosecond. */
+  static class NeverReady {
+    @RegisterExtension
+    static final RedLockMasters masters = RedLockMasters.of(3).startTimeout(Duration.ofNanos(1));
+
+    @Test
+    void neverRuns() {
+      fail("the class should have failed before its tests");
+    }
+  }
+
+  /** Fixture: the happy path, on masters that are stopped, paused and restarted on the way. */
+  static class Quiet {
+    @RegisterExtension static final RedLockMasters masters = RedLockMasters.of(3);
+
+    @Test
+    void acquiresWithAMasterStopped(RedLock redlock) {
+      masters.master(0).stop();
+      try (Lease lease = redlock.tryAcquire("a", Duration.ofSeconds(5)).orElseThrow()) {
+        assertTrue(lease.isValid());
+      }
+    }
+
+    @Test
+    void acquiresAgainOnceTheResetBroughtItBack(RedLock redlock) {
+      for (int i = 0; i < 10; i++) {
+        try (Lease lease = redlock.tryAcquire("a", Duration.ofSeconds(5)).orElseThrow()) {
+          assertTrue(lease.isValid());
+        }
+      }
+    }
+  }
+
+  /** Fixture: a nested class under a class with masters. */
+  static class Outer {
+    static final List<Long> pids = new CopyOnWriteArrayList<>();
+
+    @RegisterExtension static final RedLockMasters masters = RedLockMasters.of(1);
+
+    @Test
+    void outer(RedLock redlock) {
+      pids.add(masters.master(0).pid());
+      assertTrue(redlock.tryAcquire("a", Duration.ofSeconds(5)).isPresent());
+    }
+
+    @Nested
+    class Inner {
+      @Test
+      void inner(RedLock redlock) {
+        pids.add(masters.master(0).pid());
+        assertTrue(redlock.tryAcquire("a", Duration.ofSeconds(5)).isPresent());
+      }
+    }
+  }
+}
