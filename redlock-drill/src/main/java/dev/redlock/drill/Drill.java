@@ -8,20 +8,16 @@ import dev.redlock.drill.DrillRun.Admission;
 import dev.redlock.drill.DrillRun.Crew;
 import dev.redlock.drill.DrillRun.Outcome;
 import dev.redlock.drill.DrillRun.Watch;
-import dev.redlock.drill.Flags.UsageException;
 import dev.redlock.drill.Harness.CannotRun;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
-import java.util.Set;
+import picocli.CommandLine;
 
 /**
  * The contention drill, the README's first command: several workers, each with its own {@link
@@ -39,10 +35,10 @@ import java.util.Set;
  * Until the time is up: {@code tryAcquire("drill:inventory", ttl)}; if that fails (another worker
  * holds the lock, or the votes were split), back off 1 to 5 ms at random and try again. Holding a
  * lease, it reads the inventory counter, yields the processor (to widen the window in which an
- * overlapping holder would interleave), checks {@link Lease#isValid()}, writes the counter minus
- * one, and releases. It records the lease's validity window: from the moment {@code tryAcquire}
- * returned to the earlier of the start of the release and the lease's deadline; and the lease's
- * fencing token with the moment it was acquired.
+ * overlapping holder would interleave), checks {@link dev.redlock.Lease#isValid()}, writes the
+ * counter minus one, and releases. It records the lease's validity window: from the moment {@code
+ * tryAcquire} returned to the earlier of the start of the release and the lease's deadline; and the
+ * lease's fencing token with the moment it was acquired.
  *
  * <h2>The library's defaults it runs with</h2>
  *
@@ -114,103 +110,12 @@ public final class Drill {
   /** Without {@code --duration}, the workers run this long after the plan's last fault ends. */
   static final Duration AFTER_LAST_FAULT = Duration.ofSeconds(5);
 
-  static final String ALLOW_BREAKING = "allow-breaking";
-
-  private static final String USAGE_FORMAT =
-      """
-      Usage: java -jar redlock-drill.jar [options]
-         or: ./mvnw -q -Pdrill package -DskipTests -Ddrill.args="[options]"
-
-      Workers, each with its own RedLock, fight over one lock and decrement a shared counter
-      under it, while a fault plan (if any) pauses, kills, partitions or slows masters. Passes if
-      no update was lost, no two leases overlapped and the fencing tokens rose in acquisition
-      order. Prints a progress line while it runs, then the report; writes an HTML report.
-
-      Options:
-        --nodes URI,URI,...   Redis masters to use, e.g. redis://10.0.0.1:6379,redis://10.0.0.2:6379
-                              (default: start %d local redis-server processes for the run, which
-                              are admitted as a brand-new cluster)
-        --admit-fresh-nodes   call admitFreshNodes() on the --nodes masters first: only for a
-                              brand-new cluster, or when no master lost a lock it held within the
-                              last %d s (the restart guard otherwise keeps young masters from voting)
-        --workers K           workers, each with its own RedLock (default %d)
-        --duration SECONDS    how long to run; fractions allowed (default %d, or with a plan
-                              %d s after its last fault ends, if that is later)
-        --inventory N         initial value of the counter; the run ends early if it sells out
-                              (default %,d)
-        --ttl MS              lease time to live in milliseconds (default %d)
-        --node-timeout MS     per-master timeout in milliseconds (default %d)
-        --plan FILE           a fault plan, one fault per line (see below)
-        --faults "F; F; ..."  the same on the command line, faults separated by ';'
-        --toxiproxy HOST:PORT make the plan's faults through this Toxiproxy (network faults only);
-                              --nodes are then the addresses of its proxies in front of the masters
-        --proxies NAME,...    the Toxiproxy proxy of each --nodes master, in order (default: the
-                              proxy that listens on the node's port)
-        --allow-breaking      run a plan that faults more than a minority of the masters at once;
-                              overlaps, lost updates and falling tokens are then reported, not
-                              failed
-        --report FILE.html    where to write the HTML report (default %s)
-        -h, --help            show this help
-
-      Fault plan: one fault per line, '#' starts a comment; masters are numbered from 1 in the
-      order of --nodes (or of the local masters); times count from the start of the workers and
-      take a unit (ms, s or m). Without 'for', a fault lasts until the end of the run.
-        at 10s pause master 2 for 5s                  SIGSTOP, SIGCONT after 5 s (local only)
-        at 20s partition masters 1 and 2 for 10s      proxy disabled: connections refused
-        at 25s blackhole master 4 for 3s              connections accepted, nothing gets through
-        at 30s latency 80ms on master 5 for 5s        each reply delayed (latency toxic)
-        at 40s kill master 3 and restart it after 2s  SIGKILL, restarted empty (local only)
-      A plan is refused before anything runs, with the line and the reason, for: a syntax error,
-      an unknown master, a negative time, a fault that begins after the run, two faults on one
-      master at once, a process fault with --toxiproxy, or (without --allow-breaking) more than a
-      minority of the masters faulted at once (every kind counts).
-
-      Progress line: acquisitions per second and contention (refused rounds per acquisition)
-      since the last line, masters up (whose votes counted in the last quarter second), the
-      active faults.
-
-      Exit code: 0 DRILL PASSED, 1 DRILL FAILED (an overlap, a lost update, a token that did not
-      rise, no lease at all, or a fault that could not be made), 2 bad command line or plan.
-      """;
-
-  private static final String USAGE =
-      String.format(
-          Locale.ROOT,
-          USAGE_FORMAT,
-          Masters.LOCAL_COUNT,
-          RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds(),
-          DEFAULT_WORKERS,
-          DEFAULT_DURATION.toSeconds(),
-          AFTER_LAST_FAULT.toSeconds(),
-          DEFAULT_INVENTORY,
-          DEFAULT_TTL.toMillis(),
-          DEFAULT_NODE_TIMEOUT.toMillis(),
-          DEFAULT_REPORT);
-
-  private static final Set<String> OPTIONS =
-      Set.of(
-          "nodes",
-          "workers",
-          "duration",
-          "inventory",
-          "ttl",
-          "node-timeout",
-          "plan",
-          "faults",
-          "toxiproxy",
-          "proxies",
-          "report");
-
-  private static final Set<String> SWITCHES = Set.of(Harness.ADMIT_FRESH_NODES, ALLOW_BREAKING);
-
-  private static final Harness HARNESS =
-      new Harness("drill", "DRILL FAILED: ", USAGE, OPTIONS, SWITCHES);
-
   private Drill() {}
 
   /**
-   * Runs the drill with the command-line options shown by {@code --help}, prints the report to
-   * standard output and exits: 0 if the drill passed, 1 if it failed, 2 for a bad command line.
+   * Runs the drill with the command-line options shown by {@code --help} (see {@link
+   * DrillCommand}), prints the report to standard output and exits: 0 if the drill passed, 1 if it
+   * failed, 2 for a bad command line.
    *
    * @param args the command-line options
    */
@@ -220,22 +125,18 @@ public final class Drill {
 
   /** Parses {@code args}, runs the drill, prints to {@code out} and returns the exit code. */
   static int run(String[] args, PrintStream out) {
-    boolean live = out == System.out && System.console() != null;
-    return HARNESS.run(
-        args,
-        out,
-        Config::from,
-        config ->
-            drill(config, out, live).result().passed() ? Harness.EXIT_OK : Harness.EXIT_FAILED);
+    return DrillCommand.commandLine(out).execute(args);
   }
 
   /**
    * The configuration a command line gives, as {@link #run(String[], PrintStream)} reads it.
    *
-   * @throws UsageException for a bad command line or a refused plan
+   * @throws CommandLine.ParameterException for a bad command line or a refused plan
    */
-  static Config config(String... args) throws UsageException {
-    return Config.from(Flags.parse(args, OPTIONS, SWITCHES));
+  static Config config(String... args) {
+    CommandLine line = new CommandLine(new DrillCommand());
+    line.parseArgs(args);
+    return line.<DrillCommand>getCommand().config();
   }
 
   /**
@@ -264,7 +165,10 @@ public final class Drill {
     }
   }
 
-  private static Outcome drill(Config config, PrintStream out, boolean live) throws CannotRun {
+  /**
+   * Runs the drill for {@link DrillCommand}: as {@link #runRecorded}, with a live line if asked.
+   */
+  static Outcome drill(Config config, PrintStream out, boolean live) throws CannotRun {
     requireNonNull(config, "config");
     requireNonNull(out, "out");
     try (Masters masters = Masters.open(config.nodes(), false, out);
@@ -524,105 +428,6 @@ public final class Drill {
     Config withAdmitFreshNodes(boolean admit) {
       return new Config(
           nodes, workers, duration, inventory, ttl, nodeTimeout, admit, faults, report);
-    }
-
-    static Config from(Flags flags) throws UsageException {
-      List<String> nodes = Harness.nodes(flags);
-      int workers = flags.intValue("workers", DEFAULT_WORKERS, 1, 1024);
-      Duration duration =
-          flags.seconds("duration", DEFAULT_DURATION, Duration.ofMillis(100), Duration.ofDays(1));
-      long inventory = flags.longValue("inventory", DEFAULT_INVENTORY, 1, Long.MAX_VALUE / 2);
-      Duration ttl = flags.millis("ttl", DEFAULT_TTL, Duration.ofMillis(10), Duration.ofHours(1));
-      Duration nodeTimeout =
-          flags.millis(
-              "node-timeout", DEFAULT_NODE_TIMEOUT, Duration.ofMillis(1), Duration.ofMinutes(1));
-      if (ttl.compareTo(nodeTimeout) <= 0) {
-        throw new UsageException(
-            "--ttl ("
-                + ttl.toMillis()
-                + " ms) must be greater than --node-timeout ("
-                + nodeTimeout.toMillis()
-                + " ms)");
-      }
-      List<FaultPlan.Problem> unreadable = new ArrayList<>();
-      FaultPlan plan = plan(flags, unreadable);
-      Optional<String> toxiproxy =
-          flags.has("toxiproxy") ? Optional.of(flags.value("toxiproxy")) : Optional.empty();
-      List<String> proxies = flags.list("proxies");
-      if (toxiproxy.isPresent()) {
-        try {
-          FaultTargets.HostPort.parse(toxiproxy.get());
-        } catch (IllegalArgumentException e) {
-          throw new UsageException("--toxiproxy: " + e.getMessage());
-        }
-        if (nodes.isEmpty()) {
-          throw new UsageException(
-              "--toxiproxy needs --nodes: the addresses of its proxies in front of your masters");
-        }
-      } else if (!proxies.isEmpty()) {
-        throw new UsageException("--proxies names Toxiproxy proxies: give --toxiproxy too");
-      }
-      if (!plan.isEmpty() && !nodes.isEmpty() && toxiproxy.isEmpty()) {
-        throw new UsageException(
-            "a fault plan on --nodes masters needs --toxiproxy HOST:PORT: the drill faults your"
-                + " masters only through Toxiproxy proxies in front of them");
-      }
-      if (!flags.has("duration") && !plan.isEmpty()) {
-        Duration planned = plan.lastEnd().plus(AFTER_LAST_FAULT);
-        if (planned.compareTo(duration) > 0) {
-          duration = planned;
-        }
-      }
-      boolean allowBreaking = flags.isSet(ALLOW_BREAKING);
-      int masters = nodes.isEmpty() ? Masters.LOCAL_COUNT : nodes.size();
-      List<FaultPlan.Problem> problems = new ArrayList<>(unreadable);
-      problems.addAll(plan.check(masters, duration, nodes.isEmpty(), allowBreaking));
-      if (!problems.isEmpty()) {
-        throw new UsageException(
-            "the fault plan is refused, nothing was run:\n  "
-                + String.join("\n  ", FaultPlan.messages(problems)));
-      }
-      Optional<Path> report =
-          Optional.of(Path.of(flags.has("report") ? flags.value("report") : DEFAULT_REPORT));
-      return new Config(
-          nodes,
-          workers,
-          duration,
-          inventory,
-          ttl,
-          nodeTimeout,
-          flags.isSet(Harness.ADMIT_FRESH_NODES),
-          new FaultOptions(plan, toxiproxy, proxies, allowBreaking),
-          report);
-    }
-
-    /** The plan of --plan or --faults; lines that cannot be read go to {@code unreadable}. */
-    private static FaultPlan plan(Flags flags, List<FaultPlan.Problem> unreadable)
-        throws UsageException {
-      boolean file = flags.has("plan");
-      boolean inline = flags.has("faults");
-      if (file && inline) {
-        throw new UsageException("give --plan FILE or --faults \"...\", not both");
-      }
-      try {
-        if (file) {
-          Path path = Path.of(flags.value("plan"));
-          String text;
-          try {
-            text = Files.readString(path, StandardCharsets.UTF_8);
-          } catch (IOException e) {
-            throw new UsageException("cannot read --plan " + path + ": " + e);
-          }
-          return FaultPlan.parse(text, path.toString());
-        }
-        if (inline) {
-          return FaultPlan.parseList(flags.value("faults"), "--faults");
-        }
-      } catch (FaultPlan.PlanException e) {
-        unreadable.addAll(e.problems());
-        return e.readable();
-      }
-      return FaultPlan.NONE;
     }
   }
 }

@@ -33,7 +33,7 @@ import java.util.Set;
  * ./mvnw -q -Pbench package -DskipTests
  * ./mvnw -q -Pbench package -DskipTests -Dbench.args="--iterations 20000 --chart docs/benchmark.svg"
  * ./mvnw -q -Pbench package -DskipTests -Dbench.args="--only heal --heal-repeats 10"
- * ./mvnw -q -Pbench package -DskipTests -pl redlock-drill -am -Dbench.args="--only isolation"
+ * ./mvnw -q -Pbench package -DskipTests -pl redlock-benchmark -am -Dbench.args="--only isolation"
  * </pre>
  *
  * The Maven profile runs this class with the test class path and {@code bench.args} split at spaces
@@ -239,8 +239,8 @@ public final class Benchmark {
           "only",
           "transport");
 
-  private static final Harness HARNESS =
-      new Harness(
+  private static final Program HARNESS =
+      new Program(
           "benchmark", "benchmark failed: ", USAGE, FLAGS, Set.of(Harness.ADMIT_FRESH_NODES));
 
   private Benchmark() {}
@@ -390,7 +390,7 @@ public final class Benchmark {
     }
 
     static Config from(Flags flags) throws UsageException {
-      List<String> nodes = Harness.nodes(flags);
+      List<String> nodes = Program.nodes(flags);
       int iterations = flags.intValue("iterations", DEFAULT_ITERATIONS, 1, 100_000_000);
       int warmup = flags.intValue("warmup", DEFAULT_WARMUP, 0, 100_000_000);
       int rounds = flags.intValue("rounds", DEFAULT_ROUNDS, 1, 10_000);

@@ -1,4 +1,4 @@
-package dev.redlock.drill;
+package dev.redlock.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,33 +15,46 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The executable jar as a user runs it, {@code java -jar redlock-drill-<version>.jar}: built by the
+ * The executable jar as a user runs it, {@code java -jar redlock-cli-<version>.jar}: built by the
  * package phase before the integration tests, its path given by the build.
  */
-class DrillJarIT {
+class CliJarIT {
 
   private static Path jar;
 
   @BeforeAll
   static void findTheJar() {
-    String path = System.getProperty("redlock.drill.jar");
-    assertTrue(path != null, "the build passes -Dredlock.drill.jar");
+    String path = System.getProperty("redlock.cli.jar");
+    assertTrue(path != null, "the build passes -Dredlock.cli.jar");
     jar = Path.of(path);
     assertTrue(Files.isRegularFile(jar), "no jar at " + jar + ": run the package phase first");
   }
 
   @Test
-  void helpPrintsTheOptionsAndThePlanGrammar() throws Exception {
-    Run run = java("--help");
+  void helpListsTheCommandsAndTheVersionIsTheBuilds() throws Exception {
+    Run help = java("--help");
+    assertEquals(0, help.code, help.output);
+    assertTrue(help.output.startsWith("Usage: redlock [-hV] COMMAND"), help.output);
+    assertTrue(help.output.contains("inspect"), help.output);
+    Run version = java("--version");
+    assertEquals(0, version.code, version.output);
+    assertTrue(
+        version.output.startsWith("redlock " + System.getProperty("redlock.version")),
+        version.output);
+  }
+
+  @Test
+  void drillHelpPrintsTheOptionsAndThePlanGrammar() throws Exception {
+    Run run = java("drill", "--help");
     assertEquals(0, run.code, run.output);
-    assertTrue(run.output.startsWith("Usage: java -jar redlock-drill.jar [options]"), run.output);
-    assertTrue(run.output.contains("--plan FILE"), run.output);
+    assertTrue(run.output.contains("\nUsage: redlock drill "), run.output);
+    assertTrue(run.output.contains("--plan=FILE"), run.output);
     assertTrue(run.output.contains("at 40s kill master 3 and restart it after 2s"), run.output);
   }
 
   @Test
   void aBadPlanExitsTwoWithTheFaultAndTheReason() throws Exception {
-    Run run = java("--faults", "at 1s pause master 9 for 1s");
+    Run run = java("drill", "--faults", "at 1s pause master 9 for 1s");
     assertEquals(2, run.code, run.output);
     assertTrue(
         run.output.contains("--faults fault 1: no master 9: the drill has 5 masters (1 to 5)"),
@@ -53,6 +66,7 @@ class DrillJarIT {
     Path report = dir.resolve("report.html");
     Run run =
         java(
+            "drill",
             "--workers",
             "2",
             "--duration",
@@ -77,7 +91,7 @@ class DrillJarIT {
     command.add("-jar");
     command.add(jar.toString());
     command.addAll(List.of(args));
-    Path log = Files.createTempFile("redlock-drill-jar-", ".log");
+    Path log = Files.createTempFile("redlock-cli-jar-", ".log");
     try {
       Process process =
           new ProcessBuilder(command)
