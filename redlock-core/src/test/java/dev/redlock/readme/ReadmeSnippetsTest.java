@@ -25,8 +25,7 @@ import org.junit.jupiter.api.Test;
 class ReadmeSnippetsTest {
 
   private static final List<String> EXPECTED =
-      List.of(
-          "QuickStart", "ApiTour", "ShedLock", "Metrics", "Spring", "JUnit5", "RequireQuorum");
+      List.of("QuickStart", "ApiTour", "ShedLock", "Metrics", "Spring", "JUnit5", "RequireQuorum");
 
   private static final Pattern BLOCK =
       Pattern.compile("// README: (.+?)\\n(.*?)\\n[ \\t]*// end README: \\1", Pattern.DOTALL);
