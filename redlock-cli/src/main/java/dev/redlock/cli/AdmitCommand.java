@@ -21,7 +21,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code redlock admit}: shows each master's uptime against the restart guard's horizon, asks, and
+ * {@code redlock admit}: shows whether the restart guard counts each master's vote now, asks, and
  * admits them ({@link RedLock#admitFreshNodes()}).
  */
 @Command(
@@ -38,7 +38,7 @@ import picocli.CommandLine.Spec;
           + " within the last maxLeaseTime. One operator admits, once per server run (a restart"
           + " needs a new admission); the applications need not call admitFreshNodes().",
       "",
-      "Shows each master's uptime and asks before admitting, unless --yes."
+      "Shows whether the restart guard counts each master's vote, and asks before admitting, unless --yes."
     },
     footerHeading = "%nExit codes:%n",
     footer = {
@@ -138,16 +138,21 @@ final class AdmitCommand implements Callable<Integer> {
     }
   }
 
-  /** The master's uptime check as the preflight words it, or why it could not be read. */
+  /**
+   * The master's admission check (else its uptime check) as the preflight words it, or why it could
+   * not be read.
+   */
   private static String uptime(Inspection.Master master) {
     for (Inspection.Check check : master.checks()) {
       if (check.name().equals("reachable") && check.verdict() == Inspection.Verdict.FAIL) {
         return "UNREACHABLE: " + check.detail();
       }
     }
-    for (Inspection.Check check : master.checks()) {
-      if (check.name().equals("uptime")) {
-        return check.verdict() + " " + check.detail();
+    for (String name : List.of("admission", "uptime")) { // admission says whether it counts now
+      for (Inspection.Check check : master.checks()) {
+        if (check.name().equals(name)) {
+          return check.verdict() + " " + check.detail();
+        }
       }
     }
     return "uptime unknown";

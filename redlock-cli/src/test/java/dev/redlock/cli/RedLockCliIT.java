@@ -60,6 +60,7 @@ class RedLockCliIT {
     assertEquals(RedLockCli.EXIT_OK, cli.code(), cli.text());
     assertTrue(cli.out().startsWith("5 masters to admit (the restart guard's horizon"), cli.text());
     assertTrue(cli.out().contains("Admit these 5 masters? [y/N] \n"), cli.text());
+    assertEquals(5, count(cli.out(), "WARN the restart guard does not count its vote"), cli.text());
     assertEquals(5, count(cli.out(), "       admitted\n"), cli.text());
     assertTrue(cli.out().endsWith("5 of 5 masters admitted; quorum 3.\n"), cli.text());
     assertTrue(granted(cluster), "admitted masters vote: " + cli.text());
@@ -68,6 +69,7 @@ class RedLockCliIT {
     assertEquals(RedLockCli.EXIT_OK, again.code(), again.text());
     assertFalse(again.out().contains("[y/N]"), again.text());
     assertEquals(5, count(again.out(), "already admitted\n"), again.text());
+    assertEquals(5, count(again.out(), ") was admitted: it votes\n"), again.text());
   }
 
   @Test
