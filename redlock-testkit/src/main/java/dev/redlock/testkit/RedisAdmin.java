@@ -11,6 +11,7 @@ import redis.clients.jedis.Connection;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.RedisProtocol;
 import redis.clients.jedis.util.SafeEncoder;
 
 /**
@@ -63,7 +64,9 @@ public final class RedisAdmin implements AutoCloseable {
         DefaultJedisClientConfig.builder()
             .timeoutMillis(TIMEOUT_MILLIS)
             .clientName("redlock-testkit-admin")
-            .resp2()
+            // protocol(RESP2), not resp2(): the tests of the Spring Boot starter run this on the
+            // Jedis versions Boot manages (6 and 7), which lack the shorthand.
+            .protocol(RedisProtocol.RESP2)
             .build();
   }
 

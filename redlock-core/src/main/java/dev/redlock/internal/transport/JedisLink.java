@@ -1,5 +1,8 @@
 package dev.redlock.internal.transport;
 
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.Socket;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
@@ -17,7 +20,6 @@ import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.JedisSocketFactory;
 import redis.clients.jedis.Protocol;
-import redis.clients.jedis.PushConsumerChain;
 import redis.clients.jedis.RedisProtocol;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
@@ -50,6 +52,7 @@ final class JedisLink implements CommandPipeline.Link {
   private static final int READ_BYTES = 8 * 1024;
 
   private final PipelinedConnection connection;
+  private final RedisInputStream replies; // Jedis's, read raw by the reading thread
   private final int sendBufferBytes;
   private final boolean scriptsLoaded;
   private final Incarnation.Facts facts;
@@ -62,10 +65,12 @@ final class JedisLink implements CommandPipeline.Link {
 
   private JedisLink(
       PipelinedConnection connection,
+      RedisInputStream replies,
       int sendBufferBytes,
       boolean scriptsLoaded,
       Incarnation.Facts facts) {
     this.connection = connection;
+    this.replies = replies;
     this.sendBufferBytes = sendBufferBytes;
     this.scriptsLoaded = scriptsLoaded;
     this.facts = facts;
@@ -88,18 +93,19 @@ final class JedisLink implements CommandPipeline.Link {
     PipelinedConnection connection = new PipelinedConnection(socket, config);
     boolean loaded;
     Incarnation.Facts facts;
+    RedisInputStream replies;
     try {
       facts = connection.readFacts();
       loaded = connection.loadScripts();
-      if (connection.replies == null) {
-        throw new IllegalStateException("Jedis read the handshake without its input stream");
-      }
+      // From here on the replies are read raw, from Jedis's buffered stream: bytes it read ahead
+      // while decoding the handshake's last reply are there.
+      replies = connection.replies();
       connection.setTimeoutInfinite();
     } catch (RuntimeException e) {
       connection.closeNow();
       throw e;
     }
-    return new JedisLink(connection, socket.sendBufferBytes, loaded, facts);
+    return new JedisLink(connection, replies, socket.sendBufferBytes, loaded, facts);
   }
 
   // ssl/sslSocketFactory/sslParameters: deprecated in Jedis 7.4 for SslOptions, which takes trust
@@ -178,7 +184,7 @@ final class JedisLink implements CommandPipeline.Link {
       if (reply != Resp.INCOMPLETE) {
         return reply;
       }
-      int n = connection.replies.read(chunk, 0, chunk.length); // blocks for at least one byte
+      int n = replies.read(chunk, 0, chunk.length); // blocks for at least one byte
       unread.position(0).limit(n);
     }
   }
@@ -210,6 +216,7 @@ final class JedisLink implements CommandPipeline.Link {
     private final JedisSocketFactory delegate;
     private final AtomicBoolean used = new AtomicBoolean();
     int sendBufferBytes = 128 * 1024;
+    volatile Socket socket; // set by the opening thread; closed from any
 
     OneSocket(JedisSocketFactory delegate) {
       this.delegate = delegate;
@@ -220,7 +227,7 @@ final class JedisLink implements CommandPipeline.Link {
       if (!used.compareAndSet(false, true)) {
         throw new JedisConnectionException("link is closed; a new link must be opened");
       }
-      Socket socket = delegate.createSocket();
+      socket = delegate.createSocket();
       try {
         socket.setSendBufferSize(REQUESTED_SEND_BUFFER);
         sendBufferBytes = socket.getSendBufferSize();
@@ -235,21 +242,39 @@ final class JedisLink implements CommandPipeline.Link {
   private static final class PipelinedConnection extends Connection {
 
     /**
-     * Jedis's input stream, which buffers what it read from the socket: seen as Jedis decodes the
-     * handshake's replies, then read raw by {@link JedisLink#read}. The opening thread's, then the
-     * reading thread's (the same one, or one started after).
+     * Jedis's input stream, which buffers what it read from the socket. A private field: Jedis has
+     * no accessor, and the protected method that sees it changed its signature in Jedis 8, while
+     * Spring Boot manages Jedis 6 (Boot 3.5) and 7 (Boot 4.0). Null if this Jedis has no such
+     * field.
      */
-    RedisInputStream replies;
+    private static final VarHandle INPUT_STREAM = inputStreamField();
 
-    PipelinedConnection(JedisSocketFactory sockets, JedisClientConfig config) {
+    private final OneSocket sockets;
+
+    PipelinedConnection(OneSocket sockets, JedisClientConfig config) {
       super(sockets, config);
+      this.sockets = sockets;
     }
 
-    /** Every reply Jedis decodes comes through here, with the stream it reads from. */
-    @Override
-    protected Object protocolRead(RedisInputStream in, PushConsumerChain pushConsumers) {
-      replies = in;
-      return super.protocolRead(in, pushConsumers);
+    private static VarHandle inputStreamField() {
+      try {
+        return MethodHandles.privateLookupIn(Connection.class, MethodHandles.lookup())
+            .findVarHandle(Connection.class, "inputStream", RedisInputStream.class);
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        log.debug("no Connection.inputStream in this Jedis: {}", e.toString());
+        return null;
+      }
+    }
+
+    /** The stream Jedis decoded the handshake from, with whatever it read ahead. */
+    RedisInputStream replies() {
+      RedisInputStream in = INPUT_STREAM == null ? null : (RedisInputStream) INPUT_STREAM.get(this);
+      if (in == null) {
+        throw new IllegalStateException(
+            "cannot read replies through this Jedis (no Connection.inputStream):"
+                + " rediss:// masters need Jedis 6 to 8");
+      }
+      return in;
     }
 
     /** Flushes what {@link #sendCommand} buffered; public here for {@link JedisLink#write}. */
@@ -313,10 +338,18 @@ final class JedisLink implements CommandPipeline.Link {
       return loaded;
     }
 
+    /**
+     * Closes the socket without flushing, from any thread. Closes the socket itself, not through
+     * Jedis: Jedis 6 (the version Spring Boot 3.5 manages) has no forceDisconnect.
+     */
     void closeNow() {
+      Socket open = sockets.socket;
+      if (open == null) {
+        return;
+      }
       try {
-        forceDisconnect(); // closes the socket without flushing, from any thread
-      } catch (java.io.IOException | RuntimeException e) {
+        open.close();
+      } catch (IOException | RuntimeException e) {
         log.debug("closing connection: {}", e.toString());
       }
     }

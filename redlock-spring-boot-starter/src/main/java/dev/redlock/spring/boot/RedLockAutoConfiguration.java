@@ -1,0 +1,196 @@
+package dev.redlock.spring.boot;
+
+import dev.redlock.NodeOutcome;
+import dev.redlock.RedLock;
+import dev.redlock.RedLockBuilder;
+import dev.redlock.RedLockListener;
+import dev.redlock.micrometer.RedLockMetrics;
+import dev.redlock.shedlock.RedLockProvider;
+import dev.redlock.spring.RedLockRegistry;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import java.util.Map;
+import net.javacrumbs.shedlock.core.LockProvider;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.ssl.SslBundles;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.integration.support.locks.LockRegistry;
+
+/**
+ * Auto-configures a {@link RedLock} from the {@code redlock.*} properties ({@link
+ * RedLockProperties}) when {@code redlock.nodes} or {@code redlock.datacenters} names a master, and
+ * on it: a Spring Integration {@link RedLockRegistry} when Spring Integration and redlock-spring
+ * are present, a ShedLock {@link RedLockProvider} when ShedLock and redlock-shedlock are, {@link
+ * RedLockMetrics} (a {@code MeterBinder}) when Micrometer and redlock-micrometer are. The health
+ * indicator is configured by {@link RedLockHealthConfiguration}. Each bean backs off when the
+ * application defines its own of the type.
+ */
+@AutoConfiguration
+@ConditionalOnClass(RedLock.class)
+@EnableConfigurationProperties(RedLockProperties.class)
+public class RedLockAutoConfiguration {
+
+  private static final Logger log = LoggerFactory.getLogger(RedLockAutoConfiguration.class);
+
+  /** Created by Spring Boot. */
+  public RedLockAutoConfiguration() {}
+
+  /**
+   * The RedLock, closed when the context closes. A {@link RedLockListener} bean becomes its
+   * listener; with redlock-micrometer, the metrics record its events first.
+   *
+   * @param properties the {@code redlock.*} properties
+   * @param sslBundles Boot's SSL bundles, for {@code redlock.ssl.bundle}
+   * @param listener the application's listener, if it defines one
+   * @param factory how the metrics build it, when they are present
+   * @return the RedLock
+   * @throws IllegalArgumentException if the properties name no master, or a setting is out of range
+   */
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  public RedLock redLock(
+      RedLockProperties properties,
+      ObjectProvider<SslBundles> sslBundles,
+      ObjectProvider<RedLockListener> listener,
+      ObjectProvider<RedLockFactory> factory) {
+    RedLockBuilder builder = builder(properties, sslBundles.getIfAvailable());
+    RedLockListener own = listener.getIfUnique();
+    RedLockFactory build = factory.getIfAvailable();
+    RedLock redlock;
+    if (build != null) {
+      redlock = build.build(builder, own);
+    } else {
+      if (own != null) {
+        builder.listener(own);
+      }
+      redlock = builder.build();
+    }
+    if (properties.isAdmitFreshMasters()) {
+      admit(redlock);
+    }
+    return redlock;
+  }
+
+  /** Applies every property to a new builder; the builder checks each. */
+  static RedLockBuilder builder(RedLockProperties properties, SslBundles sslBundles) {
+    RedLockBuilder builder = RedLock.builder();
+    if (properties.getNodes().isEmpty() && properties.getDatacenters().isEmpty()) {
+      throw new IllegalArgumentException(
+          "redlock.nodes (or redlock.datacenters.<name>.nodes) must name at least one Redis"
+              + " master, e.g. redlock.nodes=redis://host1:6379,redis://host2:6379,..."
+              + " (an odd number of independent masters, 5 for production)");
+    }
+    builder.nodes(properties.getNodes());
+    for (Map.Entry<String, RedLockProperties.Datacenter> datacenter :
+        properties.getDatacenters().entrySet()) {
+      builder.datacenter(
+          datacenter.getKey(),
+          datacenter.getValue().getNodeTimeout(),
+          datacenter.getValue().getNodes());
+    }
+    builder
+        .nodeTimeout(properties.getNodeTimeout())
+        .connectTimeout(properties.getConnectTimeout())
+        .excludeUnfitMasters(properties.isExcludeUnfitMasters())
+        .driftFactor(properties.getDriftFactor())
+        .minValidity(properties.getMinValidity())
+        .retryDelay(properties.getRetryDelay())
+        .fencing(properties.isFencing())
+        .restartGuard(properties.isRestartGuard())
+        .maxLeaseTime(properties.getMaxLeaseTime())
+        .circuitBreakers(properties.isCircuitBreakers())
+        .circuitBreakerWait(properties.getCircuitBreakerWait());
+    String bundle = properties.getSsl().getBundle();
+    if (bundle != null && !bundle.isBlank()) {
+      if (sslBundles == null) {
+        throw new IllegalStateException(
+            "redlock.ssl.bundle is set to '" + bundle + "' but the application has no SSL bundles");
+      }
+      builder.sslContext(sslBundles.getBundle(bundle).createSslContext());
+    }
+    return builder;
+  }
+
+  private static void admit(RedLock redlock) {
+    List<NodeOutcome> outcomes = redlock.admitFreshNodes();
+    log.warn(
+        "redlock.admit-fresh-masters=true: admitted the masters at startup, for development only;"
+            + " in production an operator admits a brand-new cluster once, since admitting a master"
+            + " that restarted within max-lease-time can let two clients hold one lock: {}",
+        outcomes);
+  }
+
+  /** The metrics, when Micrometer and redlock-micrometer are present. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({MeterRegistry.class, RedLockMetrics.class})
+  static class Metrics {
+
+    @Bean
+    @ConditionalOnMissingBean
+    RedLockMetrics redLockMetrics() {
+      return RedLockMetrics.create();
+    }
+
+    @Bean
+    RedLockFactory redLockMetricsFactory(RedLockMetrics metrics) {
+      return (builder, listener) ->
+          listener == null ? metrics.build(builder) : metrics.build(builder, listener);
+    }
+  }
+
+  /**
+   * The Spring Integration registry, when Spring Integration and redlock-spring are present. Its
+   * locks are Spring Integration 7's {@code DistributedLock}s: with Spring Integration 6.5 (Boot
+   * 3.5) the registry is left out rather than failing the context.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(
+      value = {LockRegistry.class, RedLockRegistry.class},
+      name = "org.springframework.integration.support.locks.DistributedLock")
+  @ConditionalOnProperty(
+      prefix = "redlock.registry",
+      name = "enabled",
+      havingValue = "true",
+      matchIfMissing = true)
+  static class Registry {
+
+    @Bean
+    @ConditionalOnMissingBean(LockRegistry.class)
+    RedLockRegistry redLockRegistry(RedLock redlock, RedLockProperties properties) {
+      RedLockProperties.Registry settings = properties.getRegistry();
+      RedLockRegistry.Builder builder =
+          RedLockRegistry.builder(redlock)
+              .keyPrefix(settings.getKeyPrefix())
+              .ttl(settings.getTtl());
+      if (settings.getSafetyMargin() != null) {
+        builder.safetyMargin(settings.getSafetyMargin());
+      }
+      return builder.build();
+    }
+  }
+
+  /** The ShedLock provider, when ShedLock and redlock-shedlock are present. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({LockProvider.class, RedLockProvider.class})
+  @ConditionalOnProperty(
+      prefix = "redlock.shedlock",
+      name = "enabled",
+      havingValue = "true",
+      matchIfMissing = true)
+  static class Shedlock {
+
+    @Bean
+    @ConditionalOnMissingBean(LockProvider.class)
+    RedLockProvider redLockProvider(RedLock redlock, RedLockProperties properties) {
+      return new RedLockProvider(redlock, properties.getShedlock().getKeyPrefix());
+    }
+  }
+}

@@ -1,0 +1,268 @@
+package dev.redlock.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.redlock.Lease;
+import dev.redlock.NodeOutcome;
+import dev.redlock.QuorumUnavailableException;
+import dev.redlock.RedLock;
+import dev.redlock.micrometer.RedLockMetrics;
+import dev.redlock.shedlock.RedLockProvider;
+import dev.redlock.testkit.RedisCluster;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.locks.Lock;
+import net.javacrumbs.shedlock.core.LockProvider;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.integration.support.locks.LockRegistry;
+
+/**
+ * The auto-configuration under Spring Boot's dependency management (Boot 4, or 3.5 with -Pboot3),
+ * against real masters: the properties reach the builder, the beans appear with what they need, and
+ * the RedLock is closed with the context.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class AutoConfigurationIT {
+
+  private static final Duration TTL = Duration.ofSeconds(5);
+  private static RedisCluster admitted;
+
+  @BeforeAll
+  static void startMasters() {
+    admitted = RedisCluster.start(3);
+    try (RedLock operator = RedLock.builder().nodes(admitted.uris()).build()) {
+      assertThat(operator.admitFreshNodes())
+          .extracting(NodeOutcome::status)
+          .containsOnly(NodeOutcome.Status.GRANTED);
+    }
+  }
+
+  @AfterAll
+  static void stopMasters() {
+    admitted.close();
+  }
+
+  private static ApplicationContextRunner runner() {
+    return new ApplicationContextRunner()
+        .withConfiguration(
+            AutoConfigurations.of(RedLockAutoConfiguration.class, RedLockHealthConfiguration.class))
+        .withPropertyValues("redlock.nodes=" + String.join(",", admitted.uris()));
+  }
+
+  private static boolean boot3() {
+    return System.getProperty("redlock.boot.version", "4").startsWith("3.");
+  }
+
+  @Test
+  void onlyNodesSetGivesAWorkingRedLockAndEveryBeanItsLibraryIsPresentFor(CapturedOutput output) {
+    runner()
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed().hasSingleBean(RedLock.class);
+              RedLock redlock = context.getBean(RedLock.class);
+              Optional<Lease> lease = redlock.tryAcquire("boot:defaults", TTL);
+              assertThat(lease).isPresent();
+              assertThat(lease.get().fencingToken()).isPositive(); // fencing on by default
+              lease.get().close();
+
+              assertThat(context).hasSingleBean(LockProvider.class);
+              assertThat(context.getBean(LockProvider.class)).isInstanceOf(RedLockProvider.class);
+              assertThat(context).hasSingleBean(RedLockMetrics.class);
+              assertThat(context).hasBean("redlockHealthIndicator");
+              assertThat(context.getBean("redlockHealthIndicator").getClass())
+                  .isEqualTo(
+                      boot3() ? RedLockBoot3HealthIndicator.class : RedLockHealthIndicator.class);
+              if (boot3()) {
+                // Spring Integration 6.5 has no DistributedLock: the registry is left out.
+                assertThat(context).doesNotHaveBean(LockRegistry.class);
+              } else {
+                assertThat(context).hasSingleBean(LockRegistry.class);
+                // Raw: LockRegistry is generic in Spring Integration 7 only.
+                @SuppressWarnings("rawtypes")
+                LockRegistry registry = context.getBean(LockRegistry.class);
+                Lock lock = registry.obtain("registry");
+                assertThat(lock.tryLock()).isTrue();
+                lock.unlock();
+              }
+            });
+    assertThat(output).doesNotContain("WARN").doesNotContain("ERROR");
+  }
+
+  @Test
+  void theRedLockIsClosedWithTheContext() {
+    RedLock[] built = new RedLock[1];
+    runner().run(context -> built[0] = context.getBean(RedLock.class));
+    assertThrows(IllegalStateException.class, () -> built[0].tryAcquire("boot:closed", TTL));
+  }
+
+  @Test
+  void thePropertiesReachTheBuilder() {
+    runner()
+        .withPropertyValues(
+            "redlock.fencing=false",
+            "redlock.max-lease-time=3s",
+            "redlock.registry.ttl=2s", // the registry's default TTL (10 s) would be refused
+            "redlock.node-timeout=200ms",
+            "redlock.retry-delay=10ms")
+        .run(
+            context -> {
+              RedLock redlock = context.getBean(RedLock.class);
+              // max-lease-time: a longer TTL is refused before anything is sent.
+              assertThrows(
+                  IllegalArgumentException.class,
+                  () -> redlock.tryAcquire("boot:long", Duration.ofSeconds(4)));
+              try (Lease lease = redlock.tryAcquire("boot:short", Duration.ofSeconds(2)).get()) {
+                // fencing off
+                assertThrows(IllegalStateException.class, lease::fencingToken);
+              }
+            });
+  }
+
+  @Test
+  void datacentersAreLabelledMasters() {
+    var uris = admitted.uris();
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
+        .withPropertyValues(
+            "redlock.datacenters.east.node-timeout=100ms",
+            "redlock.datacenters.east.nodes=" + uris.get(0) + "," + uris.get(1),
+            "redlock.datacenters.west.nodes=" + uris.get(2))
+        .run(
+            context -> {
+              var inspection = context.getBean(RedLock.class).inspect();
+              assertThat(inspection.masters())
+                  .extracting(m -> m.datacenter())
+                  .containsExactly("east", "east", "west");
+              assertThat(inspection.losses())
+                  .extracting(l -> l.datacenter() + ":" + l.survives())
+                  .containsExactly("east:false", "west:true");
+            });
+  }
+
+  @Test
+  void aSettingOutOfRangeFailsStartupNamingIt() {
+    runner()
+        .withPropertyValues("redlock.drift-factor=0.5")
+        .run(
+            context ->
+                assertThat(context)
+                    .hasFailed()
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("driftFactor must be in [0, 0.1)"));
+  }
+
+  @Test
+  void noMasterFailsStartupNamingTheProperty() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
+        .run(
+            context ->
+                assertThat(context)
+                    .hasFailed()
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("redlock.nodes"));
+  }
+
+  @Test
+  void theApplicationsOwnBeansWin() {
+    runner()
+        .withUserConfiguration(OwnBeans.class)
+        .run(
+            context -> {
+              assertThat(context.getBean(RedLock.class)).isSameAs(OwnBeans.redlock);
+              assertThat(context.getBean(LockProvider.class)).isSameAs(OwnBeans.provider);
+            });
+    assertThrows(IllegalStateException.class, () -> OwnBeans.redlock.inspect());
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class OwnBeans {
+    static RedLock redlock;
+    static LockProvider provider;
+
+    @Bean(destroyMethod = "close")
+    RedLock ownRedLock() {
+      redlock = RedLock.builder().nodes(admitted.uris()).build();
+      return redlock;
+    }
+
+    @Bean
+    LockProvider ownProvider() {
+      provider = config -> Optional.empty();
+      return provider;
+    }
+  }
+
+  @Test
+  void theIntegrationsCanBeTurnedOff() {
+    runner()
+        .withPropertyValues("redlock.registry.enabled=false", "redlock.shedlock.enabled=false")
+        .run(
+            context -> {
+              assertThat(context).doesNotHaveBean(LockRegistry.class);
+              assertThat(context).doesNotHaveBean(LockProvider.class);
+            });
+  }
+
+  @Test
+  void theMetricsRecordTheRedLocksLeases() {
+    runner()
+        .run(
+            context -> {
+              SimpleMeterRegistry meters = new SimpleMeterRegistry();
+              context.getBean(RedLockMetrics.class).bindTo(meters);
+              context.getBean(RedLock.class).tryAcquire("boot:metrics", TTL).get().close();
+              // Recorded by the listener the metrics gave the RedLock when they built it.
+              assertThat(meters.find("redlock.acquire").meters()).isNotEmpty();
+            });
+  }
+
+  @Test
+  void admitFreshMastersAdmitsBrandNewMastersAndSaysSoAtWarn(CapturedOutput output) {
+    try (RedisCluster fresh = RedisCluster.start(3)) {
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
+          .withPropertyValues(
+              "redlock.nodes=" + String.join(",", fresh.uris()), "redlock.admit-fresh-masters=true")
+          .run(
+              context ->
+                  assertThat(context.getBean(RedLock.class).tryAcquire("boot:fresh", TTL))
+                      .isPresent());
+    }
+    assertThat(output)
+        .contains("WARN")
+        .contains("redlock.admit-fresh-masters=true")
+        .contains("for development only");
+  }
+
+  @Test
+  void brandNewMastersWithoutAdmissionRefuseAndSayWhy() {
+    try (RedisCluster fresh = RedisCluster.start(3)) {
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
+          .withPropertyValues("redlock.nodes=" + String.join(",", fresh.uris()))
+          .run(
+              context -> {
+                RedLock redlock = context.getBean(RedLock.class);
+                QuorumUnavailableException refused =
+                    assertThrows(
+                        QuorumUnavailableException.class,
+                        () -> redlock.acquire("boot:unadmitted", TTL, Duration.ofMillis(300)));
+                assertThat(refused.getMessage()).contains("RESTARTED");
+              });
+    }
+  }
+}
