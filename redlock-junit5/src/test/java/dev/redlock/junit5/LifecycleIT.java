@@ -89,7 +89,7 @@ class LifecycleIT {
   }
 
   @Test
-  void aClassWhoseTestsPassLogsNothingAtWarnOrAbove() {
+  void aClassWhoseTestsPassLogsNothingAtWarnOrAboveButTheStoppedMaster() {
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     PrintStream original = System.err; // where slf4j-simple writes
     System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
@@ -102,7 +102,13 @@ class LifecycleIT {
     assertEquals(2, tests.succeeded().count(), "" + tests.failed().list());
     String log = captured.toString(StandardCharsets.UTF_8);
     assertTrue(log.contains("admitted fresh masters"), "the capture works: " + log);
-    assertFalse(log.contains("WARN") || log.contains("ERROR"), log);
+    // The one WARN a test's own fault may cause: the library saying the master it stopped is
+    // unreachable (logged once per master when it starts). Nothing the extension does warns.
+    String others =
+        log.lines()
+            .filter(line -> !line.contains("unreachable: Connection refused"))
+            .collect(java.util.stream.Collectors.joining("\n"));
+    assertFalse(others.contains("WARN") || others.contains("ERROR"), log);
   }
 
   @Test

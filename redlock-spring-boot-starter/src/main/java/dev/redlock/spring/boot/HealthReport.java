@@ -8,9 +8,10 @@ import java.util.Map;
 
 /**
  * The health of a RedLock from its preflight ({@link dev.redlock.RedLock#inspect()}), shared by the
- * Boot 3 and Boot 4 indicators: up while the masters the preflight does not FAIL (unreachable, a
- * replica, cluster mode, an evicting policy) can still make a quorum. The details name each master
- * by {@code host:port} only (never a URI's user or password) with each check's verdict and finding.
+ * Boot 3 and Boot 4 indicators: up while the masters that can grant now make a quorum: those the
+ * preflight does not FAIL (unreachable, a replica, cluster mode, an evicting policy) and whose vote
+ * the restart guard counts (admitted, or up longer than its time). The details name each master by
+ * {@code host:port} only (never a URI's user or password) with each check's verdict and finding.
  */
 final class HealthReport {
 
@@ -25,11 +26,11 @@ final class HealthReport {
   static HealthReport of(Inspection inspection) {
     int masters = inspection.masters().size();
     int quorum = masters / 2 + 1;
-    int fit = 0;
+    int voting = 0;
     Map<String, Object> perMaster = new LinkedHashMap<>();
     for (Inspection.Master master : inspection.masters()) {
-      if (master.verdict() != Inspection.Verdict.FAIL) {
-        fit++;
+      if (master.votes()) { // no FAIL, and the restart guard counts its vote
+        voting++;
       }
       Map<String, Object> entry = new LinkedHashMap<>();
       if (!master.datacenter().isEmpty()) {
@@ -46,7 +47,7 @@ final class HealthReport {
     Map<String, Object> details = new LinkedHashMap<>();
     details.put("verdict", inspection.verdict().name());
     details.put("masters", masters);
-    details.put("fit", fit);
+    details.put("voting", voting);
     details.put("quorum", quorum);
     details.put("nodes", perMaster);
     if (!inspection.losses().isEmpty()) {
@@ -61,10 +62,10 @@ final class HealthReport {
       }
       details.put("datacenters", losses);
     }
-    return new HealthReport(fit >= quorum, details);
+    return new HealthReport(voting >= quorum, details);
   }
 
-  /** Whether the fit masters can make a quorum. */
+  /** Whether the masters that can grant now make a quorum. */
   boolean up() {
     return up;
   }

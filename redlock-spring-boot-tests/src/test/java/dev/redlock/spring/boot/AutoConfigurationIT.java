@@ -261,7 +261,19 @@ class AutoConfigurationIT {
                     assertThrows(
                         QuorumUnavailableException.class,
                         () -> redlock.acquire("boot:unadmitted", TTL, Duration.ofMillis(300)));
-                assertThat(refused.getMessage()).contains("RESTARTED");
+                assertThat(refused.getMessage())
+                    .contains("restart guard")
+                    .contains("admitFreshNodes()")
+                    .contains("redlock admit");
+                // The health indicator says the same: no quorum can be granted yet.
+                HealthReport unadmitted = HealthReport.of(redlock.inspect());
+                assertThat(unadmitted.up()).isFalse();
+                assertThat(unadmitted.details()).containsEntry("voting", 0);
+                assertThat(unadmitted.details().toString()).contains("admission=WARN");
+                redlock.admitFreshNodes();
+                HealthReport admitted = HealthReport.of(redlock.inspect());
+                assertThat(admitted.up()).isTrue();
+                assertThat(admitted.details()).containsEntry("voting", 3);
               });
     }
   }

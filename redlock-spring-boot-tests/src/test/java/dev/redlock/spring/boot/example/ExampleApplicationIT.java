@@ -74,19 +74,19 @@ class ExampleApplicationIT {
         Map<String, Object> redlock = redlock(up);
         assertThat(redlock).containsEntry("status", "UP");
         Map<String, Object> details = map(redlock.get("details"));
-        assertThat(details).containsEntry("masters", 3).containsEntry("fit", 3);
+        assertThat(details).containsEntry("masters", 3).containsEntry("voting", 3);
         assertThat(details).containsEntry("quorum", 2);
         assertThat(map(details.get("nodes")))
             .containsOnlyKeys(
                 masters.nodes().stream().map(m -> m.host() + ":" + m.port()).toList());
 
-        // Two of three masters down: the fit masters can no longer make a quorum.
+        // Two of three masters down: the masters that can grant no longer make a quorum.
         masters.node(0).kill();
         masters.node(1).kill();
         HttpResponse<String> down = health(app);
         assertThat(down.statusCode()).isEqualTo(503);
         assertThat(redlock(down)).containsEntry("status", "DOWN");
-        assertThat(map(redlock(down).get("details"))).containsEntry("fit", 1);
+        assertThat(map(redlock(down).get("details"))).containsEntry("voting", 1);
       }
     }
     assertThat(output).doesNotContain(" ERROR ");
