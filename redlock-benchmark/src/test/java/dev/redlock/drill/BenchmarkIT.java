@@ -174,7 +174,14 @@ class BenchmarkIT {
       assertTrue(svg.contains("<title>" + BenchmarkChart.escape(row)), row + "\n" + svg);
     }
     String logged = log.toString(StandardCharsets.UTF_8);
-    assertFalse(logged.contains("WARN") || logged.contains("ERROR"), logged);
+    // The one WARN the run causes on purpose: the library saying the circuit-breaker section's
+    // black hole (accepts, never answers) is unreachable, once per RedLock that meets it.
+    String others =
+        logged
+            .lines()
+            .filter(line -> !line.matches(".* - master [^ ]+: unreachable: handshake timed out.*"))
+            .collect(java.util.stream.Collectors.joining("\n"));
+    assertFalse(others.contains("WARN") || others.contains("ERROR"), logged);
   }
 
   @Test
