@@ -11,9 +11,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
 import org.springframework.beans.factory.DisposableBean;
-import org.springframework.integration.support.locks.DistributedLock;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
 import org.springframework.integration.support.locks.RenewableLockRegistry;
 
@@ -24,24 +24,25 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * same masters.
  *
  * <pre>{@code
- * RedLockRegistry locks = RedLockRegistry.builder(redlock).keyPrefix("orders:").build();
- * locks.executeLocked("42", () -> ship(order));
+ * LockRegistry<?> locks = RedLockRegistry.builder(redlock).keyPrefix("orders:").build();
+ * locks.executeLocked("42", () -> ship(order)); // LockRegistry locks on Spring Integration 6.5
  * }</pre>
  *
  * <h2>What each Spring interface means here</h2>
  *
  * <ul>
- *   <li>{@link #obtain(Object)} returns one {@link DistributedLock} per key (a {@link String}), the
- *       same object for as long as it stays cached. The resource on the masters is the key prefix
- *       followed by the key.
+ *   <li>{@link #obtain(Object)} returns one {@link Lock} per key (a {@link String}), the same
+ *       object for as long as it stays cached. The resource on the masters is the key prefix
+ *       followed by the key. On Spring Integration 7.x it is a {@code DistributedLock}; see
+ *       <em>Spring Integration 6.5 and 7.x</em> below.
  *   <li>The lock is reentrant for the thread that holds it. Each outermost acquisition acquires a
  *       lease from a quorum of masters, which the {@link RedLock} renews automatically while the
  *       lock is held (so no {@code TaskScheduler} is needed: {@link #setRenewalTaskScheduler} is
  *       left as Spring's no-op); the last {@code unlock()} releases it. The TTL is therefore not a
  *       limit on how long the lock may be held, but how long it outlives a holder that died or was
- *       cut off from the masters: the time another process waits before it can take over. {@link
- *       DistributedLock#lock(Duration)} and {@link DistributedLock#tryLock(Duration, Duration)}
- *       choose that TTL for one hold; a nested acquisition keeps the outermost hold's.
+ *       cut off from the masters: the time another process waits before it can take over. On 7.x,
+ *       {@code DistributedLock.lock(Duration)} and {@code tryLock(Duration, Duration)} choose that
+ *       TTL for one hold; a nested acquisition keeps the outermost hold's.
  *   <li>{@link #renewLock(Object, Duration)} is a quorum extend of the calling thread's hold.
  *   <li>{@link #expireUnusedOlderThan(long)} forgets cached lock objects that nobody holds or waits
  *       for; the cache also evicts the least recently used unheld locks beyond its capacity.
@@ -66,15 +67,33 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * TTL of 10 s gives a margin of 2 s). The leader's {@code onGranted} must return promptly, as it
  * runs on the thread that checks.
  *
+ * <h2>Spring Integration 6.5 and 7.x</h2>
+ *
+ * One jar serves both lines (Spring Boot 3.5 and 4). The registry implements {@code
+ * ExpirableLockRegistry} and {@code RenewableLockRegistry} as raw types, which both lines have, and
+ * no signature of it names a type that only 7.x has, so it loads and can be inspected by Spring on
+ * either. What differs is the lock {@link #obtain} returns: on 7.x (when {@code
+ * org.springframework.integration.support.locks.DistributedLock} is on the class path) it is a
+ * {@code DistributedLock}, with a TTL per hold; on 6.5 it is a plain {@link Lock} whose holds all
+ * have the registry's TTL. {@link #renewLock(Object, Duration)} is a method of 7.x's interface and
+ * of this class on both.
+ *
+ * <p>Because the interfaces are implemented raw, their generic default methods ({@code
+ * executeLocked}) lose their generics when called on a {@code RedLockRegistry} variable: the result
+ * is an {@code Object} and the task may throw any {@code Throwable}. Call them through a {@code
+ * LockRegistry<?>} (7.x) or {@code LockRegistry} (6.5) variable, as above. (Implementing {@code
+ * LockRegistry<Lock>} instead would keep them, but would make {@code
+ * RedLockRegistry.class.getGenericInterfaces()} throw on 6.5, where the interface takes no type
+ * argument.)
+ *
  * <p>Thread-safe. The registry owns no threads: the {@link RedLock} it was built on renews the
  * leases, and closing that RedLock ends every lock of this registry. As a Spring bean, its {@link
  * #destroy()} gives the locks being unlocked at shutdown (a stopping leader's) a moment to be
  * released before the RedLock closes.
  */
+@SuppressWarnings("rawtypes") // raw: 6.5's interfaces are not generic; see the class description
 public final class RedLockRegistry
-    implements ExpirableLockRegistry<DistributedLock>,
-        RenewableLockRegistry<DistributedLock>,
-        DisposableBean {
+    implements ExpirableLockRegistry, RenewableLockRegistry, DisposableBean {
 
   /** The TTL of each hold unless {@link Builder#ttl} says otherwise: 10 s. */
   public static final Duration DEFAULT_TTL = Duration.ofSeconds(10);
@@ -84,6 +103,13 @@ public final class RedLockRegistry
 
   /** How long {@link #destroy()} waits for the locks held in this process to be unlocked: 2 s. */
   public static final Duration DESTROY_WAIT = Duration.ofSeconds(2);
+
+  /**
+   * Whether Spring Integration 7's {@code DistributedLock} is there to be implemented. Nothing in
+   * this class names it: only {@link DistributedRegistryLock} does, which is loaded only if so.
+   */
+  private static final boolean DISTRIBUTED_LOCKS =
+      isPresent("org.springframework.integration.support.locks.DistributedLock");
 
   private final RedLock redlock;
   private final String keyPrefix;
@@ -124,28 +150,27 @@ public final class RedLockRegistry
    *
    * <p>Its {@code lock()}, {@code lockInterruptibly()}, {@code tryLock()} and {@code tryLock(time,
    * unit)} behave as {@link dev.redlock.LeaseLock}'s do, with this registry's TTL; {@code
-   * lock(ttl)} and {@code tryLock(wait, ttl)} with the given TTL, which must be valid for the
-   * RedLock and, if a safety margin was set, more than three times it; {@code newCondition()} is
-   * not supported. See the class description for a lock that is being lost.
+   * newCondition()} is not supported. On Spring Integration 7.x the lock is a {@code
+   * DistributedLock}, and its {@code lock(ttl)} and {@code tryLock(wait, ttl)} use the given TTL,
+   * which must be valid for the RedLock and, if a safety margin was set, more than three times it;
+   * on 6.5 it is a plain {@link Lock}. See the class description for a lock that is being lost.
    *
    * @param lockKey the key: a {@link String}; the resource on the masters is the key prefix
    *     followed by it
-   * @return the lock
+   * @return the lock: a {@code DistributedLock} on Spring Integration 7.x
    * @throws NullPointerException if {@code lockKey} is null
    * @throws IllegalArgumentException if {@code lockKey} is not a String, or the resource it names
    *     is not a valid RedLock resource
    * @throws IllegalStateException if the RedLock is closed
    */
   @Override
-  public DistributedLock obtain(Object lockKey) {
+  public Lock obtain(Object lockKey) {
     String key = keyOf(lockKey);
     cacheLock.lock();
     try {
       RegistryLock lock = locks.get(key);
       if (lock == null) {
-        lock =
-            new RegistryLock(
-                this, redlock, key, keyPrefix + key, ttl, safetyMargin, System.nanoTime());
+        lock = newLock(key, System.nanoTime());
         locks.put(key, lock);
         evictBeyondCapacity(lock);
       }
@@ -343,6 +368,23 @@ public final class RedLockRegistry
       if (lock != keep && !lock.isInUse()) {
         eldestFirst.remove();
       }
+    }
+  }
+
+  /** A lock object for {@code key}: a {@code DistributedLock} where Spring Integration has one. */
+  private RegistryLock newLock(String key, long nowNanos) {
+    String resource = keyPrefix + key;
+    return DISTRIBUTED_LOCKS
+        ? DistributedRegistryLock.create(this, redlock, key, resource, ttl, safetyMargin, nowNanos)
+        : new RegistryLock(this, redlock, key, resource, ttl, safetyMargin, nowNanos);
+  }
+
+  private static boolean isPresent(String className) {
+    try {
+      Class.forName(className, false, RedLockRegistry.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
     }
   }
 

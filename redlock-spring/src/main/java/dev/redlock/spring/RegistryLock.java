@@ -9,8 +9,8 @@ import dev.redlock.RedLock;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
-import org.springframework.integration.support.locks.DistributedLock;
 
 /**
  * The lock {@link RedLockRegistry#obtain} returns: a {@link LeaseLock} per hold, behind a local
@@ -21,8 +21,12 @@ import org.springframework.integration.support.locks.DistributedLock;
  * and two LeaseLocks on one resource would not be reentrant for each other. So this lock keeps the
  * thread-level state (who holds it, how often, which LeaseLock holds the lease) and each LeaseLock
  * is locked once per hold by the thread that holds this one.
+ *
+ * <p>It names no Spring Integration type, so that it loads on 6.5 too: {@link #lock(Duration)} and
+ * {@link #tryLock(Duration, Duration)} become 7.x's {@code DistributedLock} methods in {@link
+ * DistributedRegistryLock}, the class the registry uses when that interface exists.
  */
-final class RegistryLock implements DistributedLock {
+class RegistryLock implements Lock {
 
   private final RedLockRegistry registry;
   private final RedLock redlock;
@@ -87,7 +91,7 @@ final class RegistryLock implements DistributedLock {
     lock(standard);
   }
 
-  @Override
+  /** {@code DistributedLock.lock(Duration)}: a hold with its own TTL. */
   public void lock(Duration ttl) {
     lock(planFor(ttl));
   }
@@ -151,7 +155,7 @@ final class RegistryLock implements DistributedLock {
     return tryLock(standard, unit.toNanos(time));
   }
 
-  @Override
+  /** {@code DistributedLock.tryLock(Duration, Duration)}: a hold with its own TTL. */
   public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
     requireNonNull(waitTime, "waitTime");
     return tryLock(planFor(ttl), TimeUnit.NANOSECONDS.convert(waitTime));

@@ -147,14 +147,12 @@ public class RedLockAutoConfiguration {
   }
 
   /**
-   * The Spring Integration registry, when Spring Integration and redlock-spring are present. Its
-   * locks are Spring Integration 7's {@code DistributedLock}s: with Spring Integration 6.5 (Boot
-   * 3.5) the registry is left out rather than failing the context.
+   * The Spring Integration registry, when Spring Integration and redlock-spring are present: on
+   * Spring Integration 7.x (Boot 4) and 6.5 (Boot 3.5) alike; its locks are {@code
+   * DistributedLock}s on 7.x only.
    */
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(
-      value = {LockRegistry.class, RedLockRegistry.class},
-      name = "org.springframework.integration.support.locks.DistributedLock")
+  @ConditionalOnClass({LockRegistry.class, RedLockRegistry.class})
   @ConditionalOnProperty(
       prefix = "redlock.registry",
       name = "enabled",

@@ -12,6 +12,7 @@ import dev.redlock.shedlock.RedLockProvider;
 import dev.redlock.testkit.RedisCluster;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.locks.Lock;
 import net.javacrumbs.shedlock.core.LockProvider;
@@ -83,18 +84,20 @@ class AutoConfigurationIT {
               assertThat(context.getBean("redlockHealthIndicator").getClass())
                   .isEqualTo(
                       boot3() ? RedLockBoot3HealthIndicator.class : RedLockHealthIndicator.class);
-              if (boot3()) {
-                // Spring Integration 6.5 has no DistributedLock: the registry is left out.
-                assertThat(context).doesNotHaveBean(LockRegistry.class);
-              } else {
-                assertThat(context).hasSingleBean(LockRegistry.class);
-                // Raw: LockRegistry is generic in Spring Integration 7 only.
-                @SuppressWarnings("rawtypes")
-                LockRegistry registry = context.getBean(LockRegistry.class);
-                Lock lock = registry.obtain("registry");
-                assertThat(lock.tryLock()).isTrue();
-                lock.unlock();
-              }
+              // On both lines: Spring Integration 6.5 (Boot 3.5) and 7.x (Boot 4).
+              assertThat(context).hasSingleBean(LockRegistry.class);
+              // Raw: LockRegistry is generic in Spring Integration 7 only.
+              @SuppressWarnings("rawtypes")
+              LockRegistry registry = context.getBean(LockRegistry.class);
+              Lock lock = registry.obtain("registry");
+              assertThat(lock.tryLock()).isTrue();
+              lock.unlock();
+              assertThat(
+                      Arrays.stream(lock.getClass().getInterfaces())
+                          .map(Class::getSimpleName)
+                          .anyMatch("DistributedLock"::equals))
+                  .as("a DistributedLock exactly on Spring Integration 7")
+                  .isEqualTo(!boot3());
             });
     assertThat(output).doesNotContain("WARN").doesNotContain("ERROR");
   }
