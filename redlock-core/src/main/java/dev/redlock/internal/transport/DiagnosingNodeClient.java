@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -117,10 +118,16 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
     return watched(delegate.admit(guardMillis), false);
   }
 
+  // One callback each, made once: every vote passes here, so no lambda is allocated per call.
+  private final BiConsumer<NodeReply, Throwable> heardAcquire =
+      (answer, error) -> heard(answer, error, true);
+  private final BiConsumer<NodeReply, Throwable> heardOther =
+      (answer, error) -> heard(answer, error, false);
+
   /** Looks at the answer when it comes; the caller gets the same future. */
   private CompletableFuture<NodeReply> watched(
       CompletableFuture<NodeReply> reply, boolean acquire) {
-    reply.whenComplete((answer, error) -> heard(answer, error, acquire));
+    reply.whenComplete(acquire ? heardAcquire : heardOther);
     return reply;
   }
 
