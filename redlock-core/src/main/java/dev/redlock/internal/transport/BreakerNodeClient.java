@@ -58,6 +58,9 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
   private final String name;
   private final BiConsumer<String, BreakerState> changes;
 
+  /** Held by the one thread that scans {@link #unanswered} ({@link #recordOverdue}). */
+  private final ReentrantLock scanning = new ReentrantLock();
+
   /** Held while a state is told ({@link #tell}): no monitor, so no virtual thread pins here. */
   private final ReentrantLock telling = new ReentrantLock();
 
@@ -209,6 +212,9 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
           if (!call.compareAndSet(false, true)) {
             return; // already recorded as overdue
           }
+          // Off the queue at once, while it is near the head and in the cache: left for the scan,
+          // the calls of a whole node timeout were walked cold (0.7 us a call at 32 threads).
+          unanswered.remove(call);
           long took = ticker.read() - call.start;
           if (error != null) {
             breaker.onError(took, TimeUnit.NANOSECONDS, error);
@@ -224,29 +230,43 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
     return reply;
   }
 
-  /** Records every call still unanswered after the node timeout as a failure. */
+  /**
+   * Records every call still unanswered after the node timeout as a failure. One thread scans at a
+   * time, the others go on at once: with several scanning together, each would remove the calls
+   * another had already removed, and {@code remove(Object)} of a call no longer queued walks the
+   * whole queue (measured: 12% of the client's CPU at 32 threads).
+   */
   private void recordOverdue(long now) {
-    if (now - scanAt < 0) {
+    if (now - scanAt < 0 || !scanning.tryLock()) {
       return;
     }
     boolean recorded = false;
-    for (Call head = unanswered.peek(); head != null; head = unanswered.peek()) {
-      if (!head.get()) {
-        long waited = now - head.start;
-        if (waited <= nodeTimeoutNanos) {
-          scanAt = head.start + nodeTimeoutNanos + 1;
-          break;
+    try {
+      for (Call head = unanswered.peek(); head != null; head = unanswered.peek()) {
+        if (!head.get()) {
+          long waited = now - head.start;
+          if (waited <= nodeTimeoutNanos) {
+            scanAt = head.start + nodeTimeoutNanos + 1;
+            break;
+          }
+          if (head.compareAndSet(false, true)) {
+            breaker.onError(waited, TimeUnit.NANOSECONDS, TIMED_OUT);
+            recorded = true;
+          }
         }
-        if (head.compareAndSet(false, true)) {
-          breaker.onError(waited, TimeUnit.NANOSECONDS, TIMED_OUT);
-          recorded = true;
-        }
+        unanswered.poll(); // the head: only the scanning thread takes calls off the queue
       }
-      unanswered.remove(head);
+    } finally {
+      scanning.unlock();
     }
     if (recorded) {
       tell();
     }
+  }
+
+  /** How many calls are kept for the overdue scan: the unanswered ones, and a few just answered. */
+  int tracked() {
+    return unanswered.size();
   }
 
   /** Waits only while the breaker is closed: a master it holds for dead is not waited for. */
