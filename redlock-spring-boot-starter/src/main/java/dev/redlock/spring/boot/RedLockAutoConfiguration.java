@@ -15,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -29,11 +30,21 @@ import org.springframework.integration.support.locks.LockRegistry;
  * RedLockProperties}) when {@code redlock.nodes} or {@code redlock.datacenters} names a master, and
  * on it: a Spring Integration {@link RedLockRegistry} when Spring Integration and redlock-spring
  * are present, a ShedLock {@link RedLockProvider} when ShedLock and redlock-shedlock are, {@link
- * RedLockMetrics} (a {@code MeterBinder}) when Micrometer and redlock-micrometer are. The health
- * indicator is configured by {@link RedLockHealthConfiguration}. Each bean backs off when the
- * application defines its own of the type.
+ * RedLockMetrics} (a {@code MeterBinder}) when redlock-micrometer is present and the context has a
+ * {@link MeterRegistry} (Boot's metrics auto-configuration, which this one runs after, or the
+ * application's own). The health indicator is configured by {@link RedLockHealthConfiguration}.
+ * Each bean backs off when the application defines its own of the type.
  */
-@AutoConfiguration
+@AutoConfiguration(
+    afterName = {
+      // Where the MeterRegistry bean comes from: Boot 4, then Boot 3.5 (the names differ).
+      "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+      "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+      "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+      "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+      "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+      "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"
+    })
 @ConditionalOnClass(RedLock.class)
 @EnableConfigurationProperties(RedLockProperties.class)
 public class RedLockAutoConfiguration {
@@ -128,9 +139,13 @@ public class RedLockAutoConfiguration {
         outcomes);
   }
 
-  /** The metrics, when Micrometer and redlock-micrometer are present. */
+  /**
+   * The metrics, when redlock-micrometer is present and there is a {@link MeterRegistry} to bind
+   * them to: without one, the listener they add would record into nothing.
+   */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass({MeterRegistry.class, RedLockMetrics.class})
+  @ConditionalOnBean(MeterRegistry.class)
   static class Metrics {
 
     @Bean

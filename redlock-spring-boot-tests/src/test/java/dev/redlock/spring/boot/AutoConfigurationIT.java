@@ -10,6 +10,7 @@ import dev.redlock.RedLock;
 import dev.redlock.micrometer.RedLockMetrics;
 import dev.redlock.shedlock.RedLockProvider;
 import dev.redlock.testkit.RedisCluster;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Arrays;
@@ -79,7 +80,8 @@ class AutoConfigurationIT {
 
               assertThat(context).hasSingleBean(LockProvider.class);
               assertThat(context.getBean(LockProvider.class)).isInstanceOf(RedLockProvider.class);
-              assertThat(context).hasSingleBean(RedLockMetrics.class);
+              // No MeterRegistry in this context: nothing to bind the metrics to.
+              assertThat(context).doesNotHaveBean(RedLockMetrics.class);
               assertThat(context).hasBean("redlockHealthIndicator");
               assertThat(context.getBean("redlockHealthIndicator").getClass())
                   .isEqualTo(
@@ -221,15 +223,42 @@ class AutoConfigurationIT {
   }
 
   @Test
-  void theMetricsRecordTheRedLocksLeases() {
+  void theMetricsRecordTheRedLocksLeasesInTheApplicationsMeterRegistry() {
     runner()
+        .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
         .run(
             context -> {
-              SimpleMeterRegistry meters = new SimpleMeterRegistry();
+              assertThat(context).hasSingleBean(RedLockMetrics.class);
+              MeterRegistry meters = context.getBean(MeterRegistry.class);
               context.getBean(RedLockMetrics.class).bindTo(meters);
               context.getBean(RedLock.class).tryAcquire("boot:metrics", TTL).get().close();
               // Recorded by the listener the metrics gave the RedLock when they built it.
               assertThat(meters.find("redlock.acquire").meters()).isNotEmpty();
+            });
+  }
+
+  @Test
+  void bootsOwnMeterRegistryGetsTheMetricsBoundWithoutHelp() throws ClassNotFoundException {
+    String base =
+        boot3()
+            ? "org.springframework.boot.actuate.autoconfigure.metrics."
+            : "org.springframework.boot.micrometer.metrics.autoconfigure.";
+    new ApplicationContextRunner()
+        // Listed after the RedLock's own: the ordering comes from the annotations, not this list.
+        .withConfiguration(
+            AutoConfigurations.of(
+                RedLockAutoConfiguration.class,
+                Class.forName(base + "MetricsAutoConfiguration"),
+                Class.forName(base + "CompositeMeterRegistryAutoConfiguration"),
+                Class.forName(base + "export.simple.SimpleMetricsExportAutoConfiguration")))
+        .withPropertyValues("redlock.nodes=" + String.join(",", admitted.uris()))
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed().hasSingleBean(RedLockMetrics.class);
+              context.getBean(RedLock.class).tryAcquire("boot:bound", TTL).get().close();
+              assertThat(context.getBean(MeterRegistry.class).find("redlock.acquire").meters())
+                  .as("the meters in Boot's registry, bound by Boot")
+                  .isNotEmpty();
             });
   }
 
