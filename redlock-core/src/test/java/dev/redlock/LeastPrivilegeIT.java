@@ -227,4 +227,79 @@ class LeastPrivilegeIT {
       assertTrue(inspection.toString().contains("UNKNOWN persistence"), inspection.toString());
     }
   }
+
+  @Test
+  void withoutEvalOnlyTheCommandsThatMeetNoscriptFail(RedisCluster cluster) throws Exception {
+    try (RedLock admin = RedLocks.redlock(cluster, 3)) {
+      admin.admitFreshNodes();
+    }
+    try (RedLock redlock = redlock(minimalUser(cluster, "-eval"))) {
+      Lease lease = redlock.acquire("r", TTL, Duration.ofSeconds(1));
+      assertTrue(lease.extend(TTL), "extended before the flush");
+      cluster.nodes().forEach(node -> node.admin().scriptFlush());
+      // The extend that meets NOSCRIPT is sent again whole, by EVAL: denied. The script is loaded
+      // again meanwhile (SCRIPT LOAD), so what follows runs by EVALSHA.
+      assertFalse(lease.extend(TTL), "the extend that met NOSCRIPT");
+      assertTrue(lease.extend(TTL), "the next extend, once the script is loaded again");
+      assertTrue(lease.fencingToken() > 0);
+      lease.close();
+      assertTrue(RedLocks.keysGone(cluster, "r", 0, 1, 2), "released by EVALSHA");
+    }
+  }
+
+  @Test
+  void withoutEvalOrScriptLoadTheScriptsFailOnceAMasterLostThem(RedisCluster cluster)
+      throws Exception {
+    try (RedLock admin = RedLocks.redlock(cluster, 3)) {
+      admin.admitFreshNodes();
+    }
+    try (RedLock redlock = redlock(minimalUser(cluster, "-eval", "-script|load"))) {
+      Lease lease = redlock.acquire("r", TTL, Duration.ofSeconds(1));
+      cluster.nodes().forEach(node -> node.admin().scriptFlush());
+      assertFalse(lease.extend(TTL), "extended with no way to run the script");
+      lease.close(); // does not throw; the keys expire with their TTL
+      assertFalse(RedLocks.keysGone(cluster, "r", 0, 1, 2), "released with no way to run it");
+    }
+  }
+
+  @Test
+  void withoutSelectADatabaseOtherThanZeroIsRefusedAtTheHandshake(RedisCluster cluster) {
+    List<String> uris = new ArrayList<>();
+    for (String uri : minimalUser(cluster)) {
+      uris.add(uri + "/2");
+    }
+    try (RedLock redlock = redlock(uris)) {
+      QuorumUnavailableException e =
+          assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("r", TTL));
+      assertTrue(e.getMessage().contains("permission denied"), e.getMessage());
+      assertTrue(e.getMessage().contains("select"), e.getMessage());
+    }
+    cluster.nodes().forEach(node -> node.admin().command("ACL", "SETUSER", "redlock", "+select"));
+    try (RedLock redlock = redlock(uris)) {
+      redlock.admitFreshNodes();
+      assertTrue(redlock.tryAcquire("r", TTL).isPresent(), "granted in database 2 with +select");
+    }
+  }
+
+  @Test
+  void aKeyPatternMustCoverTheLibrarysKeysAndTheResources(RedisCluster cluster) throws Exception {
+    List<String> uris = minimalUser(cluster, "resetkeys", "~redlock:*", "~orders:*");
+    try (RedLock redlock = redlock(uris)) {
+      redlock.admitFreshNodes();
+      try (Lease lease = redlock.acquire("orders:1", TTL, Duration.ofSeconds(1))) {
+        assertTrue(lease.fencingToken() > 0);
+        assertTrue(lease.extend(TTL));
+      }
+      assertTrue(RedLocks.keysGone(cluster, "orders:1", 0, 1, 2), "released");
+      QuorumUnavailableException e =
+          assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("users:1", TTL));
+      assertTrue(e.getMessage().contains("permission denied"), e.getMessage());
+    }
+    List<String> narrower = minimalUser(cluster, "resetkeys", "~orders:*");
+    try (RedLock redlock = redlock(narrower)) {
+      QuorumUnavailableException e =
+          assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("orders:2", TTL));
+      assertTrue(e.getMessage().contains("permission denied"), e.getMessage());
+    }
+  }
 }
