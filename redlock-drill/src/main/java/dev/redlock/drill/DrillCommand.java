@@ -291,7 +291,8 @@ public final class DrillCommand implements Callable<Integer> {
     }
     int masters = nodeList.isEmpty() ? Masters.LOCAL_COUNT : nodeList.size();
     List<FaultPlan.Problem> problems = new ArrayList<>(unreadable);
-    problems.addAll(faultPlan.check(masters, runFor, nodeList.isEmpty(), allowBreaking));
+    problems.addAll(
+        FaultPlanCheck.check(faultPlan, masters, runFor, nodeList.isEmpty(), allowBreaking));
     if (!problems.isEmpty()) {
       throw usage(
           "the fault plan is refused, nothing was run:\n  "
@@ -323,12 +324,12 @@ public final class DrillCommand implements Callable<Integer> {
         } catch (IOException e) {
           throw usage("cannot read --plan " + path + ": " + e);
         }
-        return FaultPlan.parse(text, path.toString());
+        return FaultPlanParser.parse(text, path.toString());
       }
       if (faults != null) {
-        return FaultPlan.parseList(faults.strip(), "--faults");
+        return FaultPlanParser.parseList(faults.strip(), "--faults");
       }
-    } catch (FaultPlan.PlanException e) {
+    } catch (FaultPlanParser.PlanException e) {
       unreadable.addAll(e.problems());
       return e.readable();
     }

@@ -37,7 +37,7 @@ class HtmlReportTest {
   @Test
   void thePageHasALanePerWorkerAStripPerMasterAndEveryFault() throws Exception {
     FaultPlan plan =
-        FaultPlan.parse(
+        FaultPlanParser.parse(
             "at 2s pause master 2 for 2s\nat 5s latency 80ms on master 3 for 1s", "plan.txt");
     Timeline timeline = timeline(4, plan, List.of());
 
@@ -62,7 +62,7 @@ class HtmlReportTest {
 
   @Test
   void thePageFetchesNothing() throws Exception {
-    FaultPlan plan = FaultPlan.parse("at 2s pause master 2 for 2s", "plan.txt");
+    FaultPlan plan = FaultPlanParser.parse("at 2s pause master 2 for 2s", "plan.txt");
     String html =
         HtmlReport.render(page(plan, result(false, List.of())), timeline(2, plan, List.of()));
 
@@ -107,7 +107,8 @@ class HtmlReportTest {
   @Test
   void plannedIntervalsBeyondAMinorityAreMarkedAsQuorumAtRisk() throws Exception {
     FaultPlan plan =
-        FaultPlan.parse("at 2s pause master 1 for 2s\nat 3s partition master 2 for 2s", "b.txt");
+        FaultPlanParser.parse(
+            "at 2s pause master 1 for 2s\nat 3s partition master 2 for 2s", "b.txt");
     Timeline timeline = timeline(2, plan, List.of());
     assertEquals(
         List.of(new Interval(Duration.ofSeconds(3), Duration.ofSeconds(4))), timeline.breaking());
