@@ -229,14 +229,7 @@ final class HtmlChart {
     }
     double lowMs = 0.05;
     double highMs = Math.pow(10, Math.ceil(Math.log10(Math.max(1.0, max / 1e6))));
-    svg.append(
-        String.format(
-            Locale.ROOT,
-            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fbfbfc\" stroke=\"#d0d4da\"/>%n",
-            GUTTER,
-            top,
-            PLOT_WIDTH,
-            LATENCY_HEIGHT));
+    plotBackground(top, LATENCY_HEIGHT);
     for (double ms = 0.1; ms <= highMs * 1.0001; ms *= 10) {
       double yy = latencyY(ms, lowMs, highMs, top);
       svg.append(
@@ -344,14 +337,7 @@ final class HtmlChart {
     }
     double step = ChartScale.niceStep(max / 4);
     double high = Math.ceil(max / step) * step;
-    svg.append(
-        String.format(
-            Locale.ROOT,
-            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fbfbfc\" stroke=\"#d0d4da\"/>%n",
-            GUTTER,
-            top,
-            PLOT_WIDTH,
-            RATE_HEIGHT));
+    plotBackground(top, RATE_HEIGHT);
     for (double v : new double[] {0, high / 2, high}) {
       double yy = top + RATE_HEIGHT - v / high * RATE_HEIGHT;
       svg.append(
@@ -377,5 +363,17 @@ final class HtmlChart {
             "<polygon fill=\"#4e79a7\" fill-opacity=\"0.35\" stroke=\"#4e79a7\" stroke-width=\"1\" shape-rendering=\"geometricPrecision\" points=\"")
         .append(points)
         .append("\"/>\n");
+  }
+
+  /** The background of a plot of {@code height} pixels from {@code top}. */
+  private void plotBackground(int top, int height) {
+    svg.append(
+        String.format(
+            Locale.ROOT,
+            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fbfbfc\" stroke=\"#d0d4da\"/>%n",
+            GUTTER,
+            top,
+            PLOT_WIDTH,
+            height));
   }
 }

@@ -44,27 +44,10 @@ final class HtmlTables {
   static List<String[]> settings(DrillResult drill) {
     DrillPlan plan = drill.plan();
     List<String[]> rows = new ArrayList<>();
-    int n = drill.setup().uris().size();
-    rows.add(
-        new String[] {
-          "masters", n + " (" + drill.setup().origin() + "), quorum " + FaultPlan.quorum(n)
-        });
-    rows.add(
-        new String[] {
-          "workers", plan.workers() + ", each with its own RedLock (as separate processes)"
-        });
+    rows.add(new String[] {"masters", TextReport.masters(drill.setup())});
+    rows.add(new String[] {"workers", TextReport.workers(plan)});
     rows.add(new String[] {"duration", TextReport.seconds(plan.duration())});
-    rows.add(
-        new String[] {
-          "lock",
-          "'"
-              + Drill.RESOURCE
-              + "', ttl "
-              + plan.ttl().toMillis()
-              + " ms, node timeout "
-              + plan.nodeTimeout().toMillis()
-              + " ms; the library's defaults otherwise"
-        });
+    rows.add(new String[] {"lock", TextReport.lock(plan) + "; the library's defaults otherwise"});
     FaultPlan faults = plan.faultPlan();
     if (!faults.isEmpty()) {
       rows.add(new String[] {"fault plan", faults.source()});

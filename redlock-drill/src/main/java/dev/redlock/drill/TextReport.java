@@ -40,11 +40,9 @@ final class TextReport {
     List<String> uris = setup.uris();
     List<String> clientUris = setup.clientUris();
     Optional<Admission> admission = setup.admission();
-    String origin = setup.origin();
-    int quorum = uris.size() / 2 + 1;
     out.println();
     out.println("RedLock drill");
-    rows.row("masters", uris.size() + " (" + origin + "), quorum " + quorum);
+    rows.row("masters", masters(setup));
     for (int i = 0; i < uris.size(); i++) {
       String uri = Masters.redact(uris.get(i));
       String client = Masters.redact(clientUris.get(i));
@@ -54,17 +52,9 @@ final class TextReport {
               + uri
               + (client.equals(uri) ? "" : "  (through its fault proxy, " + client + ")"));
     }
-    rows.row("workers", plan.workers() + ", each with its own RedLock (as separate processes)");
+    rows.row("workers", workers(plan));
     rows.row("duration", seconds(plan.duration()));
-    rows.row(
-        "lock",
-        "'"
-            + Drill.RESOURCE
-            + "', ttl "
-            + plan.ttl().toMillis()
-            + " ms, node timeout "
-            + plan.nodeTimeout().toMillis()
-            + " ms");
+    rows.row("lock", lock(plan));
     rows.row("worker loop", "tryAcquire; if refused, back off 1-5 ms and retry;");
     rows.row("", "holding the lease: read counter, yield, check validity, write counter - 1;");
     rows.row("", "release");
@@ -98,6 +88,28 @@ final class TextReport {
     }
     faults(rows, plan, setup);
     return text.toString();
+  }
+
+  /** The masters' row: {@code "5 (local ..., started in 40 ms), quorum 3"}. */
+  static String masters(Setup setup) {
+    int n = setup.uris().size();
+    return n + " (" + setup.origin() + "), quorum " + FaultPlan.quorum(n);
+  }
+
+  /** The workers' row. */
+  static String workers(DrillPlan plan) {
+    return plan.workers() + ", each with its own RedLock (as separate processes)";
+  }
+
+  /** The lock's row: the resource, the ttl and the node timeout. */
+  static String lock(DrillPlan plan) {
+    return "'"
+        + Drill.RESOURCE
+        + "', ttl "
+        + plan.ttl().toMillis()
+        + " ms, node timeout "
+        + plan.nodeTimeout().toMillis()
+        + " ms";
   }
 
   /**

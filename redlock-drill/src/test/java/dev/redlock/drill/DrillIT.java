@@ -29,11 +29,7 @@ class DrillIT {
 
   @Test
   void aShortDrillPassesWithNoOverlapAndNoLostUpdateAndLogsNothingAtWarn(RedisCluster cluster) {
-    DrillPlan config =
-        DrillPlan.defaults(cluster.uris())
-            .withWorkers(3)
-            .withDuration(Duration.ofSeconds(2))
-            .withAdmitFreshNodes(true);
+    DrillPlan config = threeWorkersForTwoSeconds(cluster);
     ByteArrayOutputStream report = new ByteArrayOutputStream();
     ByteArrayOutputStream log = new ByteArrayOutputStream();
     Result result;
@@ -73,11 +69,7 @@ class DrillIT {
 
   @Test
   void eachWorkersWaitForTheLockComesFromItsOwnGrantsAndIsInTheReport(RedisCluster cluster) {
-    DrillPlan plan =
-        DrillPlan.defaults(cluster.uris())
-            .withWorkers(3)
-            .withDuration(Duration.ofSeconds(2))
-            .withAdmitFreshNodes(true);
+    DrillPlan plan = threeWorkersForTwoSeconds(cluster);
     ByteArrayOutputStream report = new ByteArrayOutputStream();
     DrillResult drill =
         Drill.runRecorded(plan, new PrintStream(report, true, StandardCharsets.UTF_8));
@@ -210,5 +202,13 @@ class DrillIT {
     String text = report.toString(StandardCharsets.UTF_8);
     assertEquals(1, code, text);
     assertTrue(text.contains("DRILL FAILED: no lease was granted"), text);
+  }
+
+  /** Three workers for two seconds on the cluster's masters, admitted as a brand-new cluster. */
+  private static DrillPlan threeWorkersForTwoSeconds(RedisCluster cluster) {
+    return DrillPlan.defaults(cluster.uris())
+        .withWorkers(3)
+        .withDuration(Duration.ofSeconds(2))
+        .withAdmitFreshNodes(true);
   }
 }

@@ -36,6 +36,13 @@ class HtmlReportTest {
   private static final List<String> MASTERS =
       List.of("127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003");
 
+  /** Three workers' waits: 1,000 grants; none; two, one of them long. */
+  static final List<Summary> THREE_WAITS =
+      List.of(
+          new Summary(1000, 1_000_000, 10_000_000, 20_000_000),
+          new Summary(0, 0, 0, 0),
+          new Summary(2, 340_000, 186_400_000, 359_000_000));
+
   @Test
   void thePageHasALanePerWorkerAStripPerMasterAndEveryFault() throws Exception {
     FaultPlan plan =

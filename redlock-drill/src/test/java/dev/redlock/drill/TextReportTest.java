@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.drill.Percentiles.Summary;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -16,14 +15,12 @@ class TextReportTest {
   @Test
   void theResultsShowEachWorkersGrantsAndItsP50P99AndMaxWaitBeforeAGrant() throws Exception {
     Timeline timeline = HtmlReportTest.timeline(3, FaultPlan.NONE, List.of());
-    List<Summary> waits =
-        List.of(
-            new Summary(1000, 1_000_000, 10_000_000, 20_000_000),
-            new Summary(0, 0, 0, 0),
-            new Summary(2, 340_000, 186_400_000, 359_000_000));
     DrillResult drill =
         HtmlReportTest.drill(
-            FaultPlan.NONE, HtmlReportTest.result(false, List.of()), timeline, waits);
+            FaultPlan.NONE,
+            HtmlReportTest.result(false, List.of()),
+            timeline,
+            HtmlReportTest.THREE_WAITS);
 
     String text = TextReport.results(drill, Optional.empty());
 
