@@ -127,6 +127,11 @@ record DrillPlan(
     return faultPlan().breakingIntervals(masters(), duration);
   }
 
+  /** The most masters faulted at one instant of the run (every kind of fault counts). */
+  int mostFaultedAtOnce() {
+    return faultPlan().mostFaultedAtOnce(duration);
+  }
+
   /**
    * Whether overlaps, lost updates and falling tokens are reported without failing the drill: the
    * plan breaks the quorum assumption, on purpose ({@code --allow-breaking}).

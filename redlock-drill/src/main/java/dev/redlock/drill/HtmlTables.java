@@ -44,10 +44,10 @@ final class HtmlTables {
   static List<String[]> settings(DrillResult drill) {
     DrillPlan plan = drill.plan();
     List<String[]> rows = new ArrayList<>();
-    rows.add(new String[] {"masters", TextReport.masters(drill.setup())});
-    rows.add(new String[] {"workers", TextReport.workers(plan)});
-    rows.add(new String[] {"duration", TextReport.seconds(plan.duration())});
-    rows.add(new String[] {"lock", TextReport.lock(plan) + "; the library's defaults otherwise"});
+    for (String[] row : TextReport.run(plan, drill.setup())) {
+      boolean lock = row[0].equals("lock");
+      rows.add(lock ? new String[] {"lock", row[1] + "; the library's defaults otherwise"} : row);
+    }
     FaultPlan faults = plan.faultPlan();
     if (!faults.isEmpty()) {
       rows.add(new String[] {"fault plan", faults.source()});

@@ -42,7 +42,8 @@ final class TextReport {
     Optional<Admission> admission = setup.admission();
     out.println();
     out.println("RedLock drill");
-    rows.row("masters", masters(setup));
+    List<String[]> run = run(plan, setup);
+    rows.row(run.get(0)[0], run.get(0)[1]); // the masters, each on a line below
     for (int i = 0; i < uris.size(); i++) {
       String uri = Masters.redact(uris.get(i));
       String client = Masters.redact(clientUris.get(i));
@@ -52,9 +53,9 @@ final class TextReport {
               + uri
               + (client.equals(uri) ? "" : "  (through its fault proxy, " + client + ")"));
     }
-    rows.row("workers", workers(plan));
-    rows.row("duration", seconds(plan.duration()));
-    rows.row("lock", lock(plan));
+    for (String[] row : run.subList(1, run.size())) {
+      rows.row(row[0], row[1]);
+    }
     rows.row("worker loop", "tryAcquire; if refused, back off 1-5 ms and retry;");
     rows.row("", "holding the lease: read counter, yield, check validity, write counter - 1;");
     rows.row("", "release");
@@ -90,26 +91,28 @@ final class TextReport {
     return text.toString();
   }
 
-  /** The masters' row: {@code "5 (local ..., started in 40 ms), quorum 3"}. */
-  static String masters(Setup setup) {
+  /**
+   * The rows both reports describe the run with, as label and value: the masters ({@code "5 (local
+   * ..., started in 40 ms), quorum 3"}), the workers, the duration and the lock.
+   */
+  static List<String[]> run(DrillPlan plan, Setup setup) {
     int n = setup.uris().size();
-    return n + " (" + setup.origin() + "), quorum " + FaultPlan.quorum(n);
-  }
-
-  /** The workers' row. */
-  static String workers(DrillPlan plan) {
-    return plan.workers() + ", each with its own RedLock (as separate processes)";
-  }
-
-  /** The lock's row: the resource, the ttl and the node timeout. */
-  static String lock(DrillPlan plan) {
-    return "'"
-        + Drill.RESOURCE
-        + "', ttl "
-        + plan.ttl().toMillis()
-        + " ms, node timeout "
-        + plan.nodeTimeout().toMillis()
-        + " ms";
+    return List.of(
+        new String[] {"masters", n + " (" + setup.origin() + "), quorum " + FaultPlan.quorum(n)},
+        new String[] {
+          "workers", plan.workers() + ", each with its own RedLock (as separate processes)"
+        },
+        new String[] {"duration", seconds(plan.duration())},
+        new String[] {
+          "lock",
+          "'"
+              + Drill.RESOURCE
+              + "', ttl "
+              + plan.ttl().toMillis()
+              + " ms, node timeout "
+              + plan.nodeTimeout().toMillis()
+              + " ms"
+        });
   }
 
   /**
@@ -119,12 +122,11 @@ final class TextReport {
   private static void faults(Rows rows, DrillPlan drill, Setup setup) {
     FaultPlan plan = drill.faultPlan();
     int masters = setup.uris().size();
-    Duration runLength = drill.duration();
     if (plan.isEmpty()) {
       return;
     }
     int quorum = FaultPlan.quorum(masters);
-    int most = plan.mostFaultedAtOnce(runLength);
+    int most = drill.mostFaultedAtOnce();
     rows.row(
         "fault plan",
         plan.source()
@@ -148,7 +150,7 @@ final class TextReport {
     for (String note : setup.injectionNotes()) {
       rows.row("", note);
     }
-    List<FaultPlan.Interval> breaking = plan.breakingIntervals(masters, runLength);
+    List<FaultPlan.Interval> breaking = drill.breaking();
     if (breaking.isEmpty()) {
       rows.row(
           "quorum",

@@ -67,6 +67,14 @@ class HtmlReportTest {
     assertTrue(html.contains("<h2>Faults as they ran</h2>"), html);
     assertTrue(html.contains("<td>pause master 2</td><td class=\"num\">2.000</td>"), html);
     assertTrue(html.contains("<th>timed_out</th>"), html);
+    assertTrue(html.contains("<tr><th>masters</th><td>3 (made up), quorum 2</td></tr>"), html);
+    assertTrue(
+        html.contains(
+            "<tr><th>lock</th><td>&#39;drill:inventory&#39;, ttl 2000 ms, node timeout 50 ms;"
+                + " the library&#39;s defaults otherwise</td></tr>"),
+        html);
+    assertTrue(
+        html.contains("<tr><th></th><td>line 1: at 2s pause master 2 for 2s</td></tr>"), html);
   }
 
   @Test
