@@ -65,14 +65,14 @@ import picocli.CommandLine;
  *
  * <h2>Failover drills</h2>
  *
- * With a fault plan ({@code --plan FILE} or {@code --faults "...; ..."}, see {@link FaultPlan}) the
- * drill harms masters while the workers run: on its local masters it pauses and kills the {@code
- * redis-server} children and, for network faults, puts one fault proxy per master between the
- * workers and the masters; with {@code --toxiproxy} it drives the user's Toxiproxy in front of the
- * user's masters (network faults only). A plan that would leave more than a minority of the masters
- * faulted at once is refused unless {@code --allow-breaking}; then the quorum assumption is broken
- * on purpose, and overlaps, lost updates and falling tokens are reported but do not fail the drill
- * (exit code 0), while everything else still does.
+ * With a fault plan ({@code --plan FILE} or {@code --faults "...; ..."}, see {@link
+ * FaultPlanParser}) the drill harms masters while the workers run: on its local masters it pauses
+ * and kills the {@code redis-server} children and, for network faults, puts one fault proxy per
+ * master between the workers and the masters; with {@code --toxiproxy} it drives the user's
+ * Toxiproxy in front of the user's masters (network faults only). A plan that would leave more than
+ * a minority of the masters faulted at once is refused unless {@code --allow-breaking}; then the
+ * quorum assumption is broken on purpose, and overlaps, lost updates and falling tokens are
+ * reported but do not fail the drill (exit code 0), while everything else still does.
  *
  * <p>Everything is recorded on one monotonic clock: each worker's lease windows, what each master
  * answered in each acquire round, the latency of each granted call and each fault as it ran. The

@@ -234,12 +234,14 @@ final class DrillRunner {
       }
     }
     // A worker whose thread is still alive may still change its fields: only stopped ones count.
-    List<DrillWorker> stopped = new ArrayList<>();
+    List<Optional<DrillWorker>> stopped = new ArrayList<>();
     List<Summary> waits = new ArrayList<>();
     for (int i = 0; i < workers.size(); i++) {
-      boolean done = !threads.get(i).isAlive();
-      stopped.add(done ? workers.get(i) : null);
-      waits.add(done ? workers.get(i).waitLatency.summary() : Percentiles.summarize(new long[0]));
+      Optional<DrillWorker> worker =
+          threads.get(i).isAlive() ? Optional.empty() : Optional.of(workers.get(i));
+      stopped.add(worker);
+      waits.add(
+          worker.map(w -> w.waitLatency.summary()).orElse(Percentiles.summarize(new long[0])));
     }
     Result result = total(stopped, counter.value, elapsed, watch, failures);
     Timeline timeline = timeline(stopped, logs, start, elapsed, setup.masterNames(), faults);
@@ -284,9 +286,9 @@ final class DrillRunner {
     }
   }
 
-  /** The recording; {@code stopped} holds null for a worker that did not stop. */
+  /** The recording; {@code stopped} is empty for a worker that did not stop. */
   private static Timeline timeline(
-      List<DrillWorker> stopped,
+      List<Optional<DrillWorker>> stopped,
       List<RoundLog> logs,
       long start,
       long elapsed,
@@ -297,15 +299,15 @@ final class DrillRunner {
     List<long[]> grantLatencies = new ArrayList<>();
     List<RoundLog.Rounds> rounds = new ArrayList<>();
     for (int i = 0; i < stopped.size(); i++) {
-      DrillWorker w = stopped.get(i);
-      List<Grant> grants = w != null ? w.grants : List.of();
+      Optional<DrillWorker> w = stopped.get(i);
+      List<Grant> grants = w.map(worker -> worker.grants).orElse(List.of());
       long[] times = new long[grants.size()];
       long[] latencies = new long[grants.size()];
       for (int g = 0; g < grants.size(); g++) {
         times[g] = grants.get(g).acquiredAt();
-        latencies[g] = w.acquireLatency.get(g);
+        latencies[g] = w.get().acquireLatency.get(g);
       }
-      leases.add(w != null ? w.windows : List.of());
+      leases.add(w.map(worker -> worker.windows).orElse(List.of()));
       grantTimes.add(times);
       grantLatencies.add(latencies);
       rounds.add(logs.get(i).rounds(start));
@@ -331,11 +333,11 @@ final class DrillRunner {
   }
 
   /**
-   * Totals the tallies of the workers that stopped ({@code null} for one that did not, already
-   * reported) and has them checked.
+   * Totals the tallies of the workers that stopped (empty for one that did not, already reported)
+   * and has them checked.
    */
   private Result total(
-      List<DrillWorker> stopped,
+      List<Optional<DrillWorker>> stopped,
       long finalInventory,
       long elapsedNanos,
       Watch watch,
@@ -354,10 +356,10 @@ final class DrillRunner {
     Samples wait = new Samples();
     List<String> failures = new ArrayList<>(stopFailures);
     for (int i = 0; i < stopped.size(); i++) {
-      DrillWorker w = stopped.get(i);
-      if (w == null) {
+      if (stopped.get(i).isEmpty()) {
         continue;
       }
+      DrillWorker w = stopped.get(i).get();
       acquisitions += w.acquisitions;
       decrements += w.decrements;
       failed += w.failedRounds;

@@ -85,7 +85,7 @@ final class HtmlLanes {
       for (Window lease : leases) {
         addShare(held, lease.from(), lease.to());
       }
-      String color = WORKER_COLORS[w % WORKER_COLORS.length];
+      String color = WORKER_COLORS.get(w % WORKER_COLORS.size());
       // Run-length: neighbouring buckets of the same (rounded) shade are one rectangle.
       int runStart = -1;
       int runLevel = 0;

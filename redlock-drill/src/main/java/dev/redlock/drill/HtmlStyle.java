@@ -2,7 +2,9 @@ package dev.redlock.drill;
 
 import dev.redlock.NodeOutcome.Status;
 import dev.redlock.drill.FaultPlan.Kind;
+import java.util.Collections;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -24,6 +26,7 @@ final class HtmlStyle {
   /** Lane and strip height, in pixels; the markers are as tall. */
   static final int ROW_HEIGHT = 18;
 
+  // The page's geometry, in pixels: the plot is the page less the gutter of labels at its left.
   static final int PAGE_WIDTH = 1340;
   static final int GUTTER = 170;
   static final int RIGHT = 24;
@@ -35,36 +38,47 @@ final class HtmlStyle {
   static final int RATE_HEIGHT = 80;
 
   /** Worker colours, in turn; none is near a marker, red (overlaps) or the status colours' red. */
-  static final String[] WORKER_COLORS = {
-    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
-    "#8cd17d", "#a0cbe8"
-  };
+  static final List<String> WORKER_COLORS =
+      List.of(
+          "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
+          "#8cd17d", "#a0cbe8");
 
-  static final Map<Status, String> STATUS_COLORS = new EnumMap<>(Status.class);
-  static final Map<Status, String> STATUS_LABELS = new EnumMap<>(Status.class);
-  static final Map<Kind, String> FAULT_COLORS = new EnumMap<>(Kind.class);
+  /** The colour of each answer a master gives in a round. */
+  static final Map<Status, String> STATUS_COLORS =
+      Collections.unmodifiableMap(
+          new EnumMap<>(
+              Map.of(
+                  Status.GRANTED, "#2e9e5b",
+                  Status.TAKEN, "#8fbfe0",
+                  Status.GONE, "#c7c7c7",
+                  Status.RESTARTED, "#9467bd",
+                  Status.FAILED, "#d62728",
+                  Status.TIMED_OUT, "#ff9f1c",
+                  Status.PENDING, "#e9ecef")));
 
-  static {
-    STATUS_COLORS.put(Status.GRANTED, "#2e9e5b");
-    STATUS_COLORS.put(Status.TAKEN, "#8fbfe0");
-    STATUS_COLORS.put(Status.GONE, "#c7c7c7");
-    STATUS_COLORS.put(Status.RESTARTED, "#9467bd");
-    STATUS_COLORS.put(Status.FAILED, "#d62728");
-    STATUS_COLORS.put(Status.TIMED_OUT, "#ff9f1c");
-    STATUS_COLORS.put(Status.PENDING, "#e9ecef");
-    STATUS_LABELS.put(Status.GRANTED, "granted");
-    STATUS_LABELS.put(Status.TAKEN, "taken (held by another)");
-    STATUS_LABELS.put(Status.GONE, "gone");
-    STATUS_LABELS.put(Status.RESTARTED, "restarted (not voting)");
-    STATUS_LABELS.put(Status.FAILED, "failed / refused");
-    STATUS_LABELS.put(Status.TIMED_OUT, "timed out");
-    STATUS_LABELS.put(Status.PENDING, "pending (round decided first)");
-    FAULT_COLORS.put(Kind.PAUSE, "#f4b400");
-    FAULT_COLORS.put(Kind.PARTITION, "#e8452c");
-    FAULT_COLORS.put(Kind.BLACKHOLE, "#5f6b7a");
-    FAULT_COLORS.put(Kind.LATENCY, "#2a7de1");
-    FAULT_COLORS.put(Kind.KILL, "#7b3fb5");
-  }
+  /** What the legend calls each answer. */
+  static final Map<Status, String> STATUS_LABELS =
+      Collections.unmodifiableMap(
+          new EnumMap<>(
+              Map.of(
+                  Status.GRANTED, "granted",
+                  Status.TAKEN, "taken (held by another)",
+                  Status.GONE, "gone",
+                  Status.RESTARTED, "restarted (not voting)",
+                  Status.FAILED, "failed / refused",
+                  Status.TIMED_OUT, "timed out",
+                  Status.PENDING, "pending (round decided first)")));
+
+  /** The colour of each kind of fault: its bar, its shading, its outline on a strip. */
+  static final Map<Kind, String> FAULT_COLORS =
+      Collections.unmodifiableMap(
+          new EnumMap<>(
+              Map.of(
+                  Kind.PAUSE, "#f4b400",
+                  Kind.PARTITION, "#e8452c",
+                  Kind.BLACKHOLE, "#5f6b7a",
+                  Kind.LATENCY, "#2a7de1",
+                  Kind.KILL, "#7b3fb5")));
 
   private HtmlStyle() {}
 }
