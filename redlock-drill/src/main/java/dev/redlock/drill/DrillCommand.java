@@ -3,8 +3,7 @@ package dev.redlock.drill;
 import static java.util.Objects.requireNonNull;
 
 import dev.redlock.RedLock;
-import dev.redlock.drill.Drill.Config;
-import dev.redlock.drill.Drill.FaultOptions;
+import dev.redlock.drill.DrillPlan.FaultOptions;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -220,12 +219,10 @@ public final class DrillCommand implements Callable<Integer> {
    */
   @Override
   public Integer call() {
-    Config config = config();
+    DrillPlan plan = plan();
     boolean live = out == System.out && System.console() != null;
     try {
-      return Drill.drill(config, out, live).result().passed()
-          ? Harness.EXIT_OK
-          : Harness.EXIT_FAILED;
+      return Drill.drill(plan, out, live).passed() ? Harness.EXIT_OK : Harness.EXIT_FAILED;
     } catch (Harness.CannotRun e) {
       out.println("DRILL FAILED: " + e.getMessage());
       return Harness.EXIT_FAILED;
@@ -236,8 +233,12 @@ public final class DrillCommand implements Callable<Integer> {
     }
   }
 
-  /** The configuration the options give. */
-  Config config() {
+  /**
+   * The plan the options give, checked.
+   *
+   * @throws ParameterException for a bad option or a refused fault plan
+   */
+  DrillPlan plan() {
     List<String> nodeList = list("nodes", nodes);
     try {
       RedLock.builder().nodes(nodeList);
@@ -262,7 +263,7 @@ public final class DrillCommand implements Callable<Integer> {
               + " ms)");
     }
     List<FaultPlan.Problem> unreadable = new ArrayList<>();
-    FaultPlan faultPlan = plan(unreadable);
+    FaultPlan faultPlan = readFaultPlan(unreadable);
     Optional<String> toxi = Optional.ofNullable(toxiproxy).map(String::strip);
     List<String> proxyNames = list("proxies", proxies);
     if (toxi.isPresent()) {
@@ -289,28 +290,33 @@ public final class DrillCommand implements Callable<Integer> {
         runFor = planned;
       }
     }
-    int masters = nodeList.isEmpty() ? Masters.LOCAL_COUNT : nodeList.size();
     List<FaultPlan.Problem> problems = new ArrayList<>(unreadable);
-    problems.addAll(faultPlan.check(masters, runFor, nodeList.isEmpty(), allowBreaking));
+    DrillPlan checked = null;
+    try {
+      checked =
+          new DrillPlan(
+              nodeList,
+              workerCount,
+              runFor,
+              stock,
+              leaseTtl,
+              timeout,
+              admitFreshNodes,
+              new FaultOptions(faultPlan, toxi, proxyNames, allowBreaking),
+              Optional.of(Path.of(report == null ? Drill.DEFAULT_REPORT : report.strip())));
+    } catch (DrillPlan.Refused e) {
+      problems.addAll(e.problems());
+    }
     if (!problems.isEmpty()) {
       throw usage(
           "the fault plan is refused, nothing was run:\n  "
               + String.join("\n  ", FaultPlan.messages(problems)));
     }
-    return new Config(
-        nodeList,
-        workerCount,
-        runFor,
-        stock,
-        leaseTtl,
-        timeout,
-        admitFreshNodes,
-        new FaultOptions(faultPlan, toxi, proxyNames, allowBreaking),
-        Optional.of(Path.of(report == null ? Drill.DEFAULT_REPORT : report.strip())));
+    return checked;
   }
 
   /** The plan of --plan or --faults; lines that cannot be read go to {@code unreadable}. */
-  private FaultPlan plan(List<FaultPlan.Problem> unreadable) {
+  private FaultPlan readFaultPlan(List<FaultPlan.Problem> unreadable) {
     if (plan != null && faults != null) {
       throw usage("give --plan FILE or --faults \"...\", not both");
     }
@@ -323,12 +329,12 @@ public final class DrillCommand implements Callable<Integer> {
         } catch (IOException e) {
           throw usage("cannot read --plan " + path + ": " + e);
         }
-        return FaultPlan.parse(text, path.toString());
+        return FaultPlanParser.parse(text, path.toString());
       }
       if (faults != null) {
-        return FaultPlan.parseList(faults.strip(), "--faults");
+        return FaultPlanParser.parseList(faults.strip(), "--faults");
       }
-    } catch (FaultPlan.PlanException e) {
+    } catch (FaultPlanParser.PlanException e) {
       unreadable.addAll(e.problems());
       return e.readable();
     }

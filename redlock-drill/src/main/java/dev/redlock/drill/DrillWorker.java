@@ -4,9 +4,9 @@ import dev.redlock.Lease;
 import dev.redlock.LeaseLostException;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
-import dev.redlock.drill.Drill.Config;
 import dev.redlock.drill.DrillChecks.Grant;
 import dev.redlock.drill.DrillChecks.Window;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -23,7 +23,7 @@ final class DrillWorker implements Runnable {
   private static final long BACKOFF_MIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   private static final long BACKOFF_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
-  private final Config config;
+  private final Duration ttl;
   private final RedLock redlock;
   final Counter counter;
   private final long start;
@@ -44,14 +44,14 @@ final class DrillWorker implements Runnable {
   Throwable failure;
 
   DrillWorker(
-      Config config,
+      Duration ttl,
       RedLock redlock,
       Counter counter,
       long start,
       long deadline,
       CountDownLatch finished,
       RoundLog.Live live) {
-    this.config = config;
+    this.ttl = ttl;
     this.redlock = redlock;
     this.counter = counter;
     this.start = start;
@@ -86,7 +86,7 @@ final class DrillWorker implements Runnable {
       long before = System.nanoTime();
       Optional<Lease> lease;
       try {
-        lease = redlock.tryAcquire(Drill.RESOURCE, config.ttl());
+        lease = redlock.tryAcquire(Drill.RESOURCE, ttl);
       } catch (QuorumUnavailableException e) {
         unavailableRounds++;
         lease = null;

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.drill.Drill.Config;
 import dev.redlock.drill.DrillChecks.FencingOrder;
 import dev.redlock.drill.DrillChecks.Grant;
 import dev.redlock.drill.DrillChecks.Handovers;
@@ -101,11 +100,11 @@ class DrillChecksTest {
 
   @Test
   void mastersGivenByNodesAreAdmittedOnlyWithTheSwitch() {
-    Config plain = Drill.config("--nodes", "redis://a:1");
+    DrillPlan plain = Drill.plan("--nodes", "redis://a:1");
     assertFalse(plain.admitFreshNodes());
-    Config admitted = Drill.config("--nodes", "redis://a:1", "--admit-fresh-nodes");
+    DrillPlan admitted = Drill.plan("--nodes", "redis://a:1", "--admit-fresh-nodes");
     assertTrue(admitted.admitFreshNodes());
-    assertFalse(Config.defaults(List.of()).admitFreshNodes());
+    assertFalse(DrillPlan.defaults(List.of()).admitFreshNodes());
   }
 
   @Test

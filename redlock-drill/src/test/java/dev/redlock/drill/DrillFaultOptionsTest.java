@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.drill.Drill.Config;
 import dev.redlock.drill.DrillChecks.FencingOrder;
 import dev.redlock.drill.DrillChecks.Handovers;
 import dev.redlock.drill.DrillChecks.Result;
@@ -55,8 +54,8 @@ class DrillFaultOptionsTest {
 
   @Test
   void allowBreakingLetsTheSamePlanThrough() throws Exception {
-    Config config =
-        Drill.config(
+    DrillPlan config =
+        Drill.plan(
             "--faults",
             "at 1s pause master 2 for 5s; at 2s partition masters 1 and 3 for 1s",
             "--allow-breaking");
@@ -115,10 +114,10 @@ class DrillFaultOptionsTest {
 
   @Test
   void withoutADurationThePlanSetsIt() throws Exception {
-    Config planned = Drill.config("--faults", "at 20s pause master 1 for 3s");
+    DrillPlan planned = Drill.plan("--faults", "at 20s pause master 1 for 3s");
     assertEquals(Duration.ofSeconds(28), planned.duration());
 
-    Config early = Drill.config("--faults", "at 1s pause master 1 for 1s");
+    DrillPlan early = Drill.plan("--faults", "at 1s pause master 1 for 1s");
     assertEquals(Drill.DEFAULT_DURATION, early.duration());
 
     Output output = new Output();
@@ -134,12 +133,11 @@ class DrillFaultOptionsTest {
 
   @Test
   void theHtmlReportGoesToTheWorkingDirectoryUnlessToldOtherwise() throws Exception {
-    assertEquals(Optional.of(Path.of("drill-report.html")), Drill.config().report());
+    assertEquals(Optional.of(Path.of("drill-report.html")), Drill.plan().report());
+    assertEquals(Optional.of(Path.of("out/r.html")), Drill.plan("--report", "out/r.html").report());
     assertEquals(
-        Optional.of(Path.of("out/r.html")), Drill.config("--report", "out/r.html").report());
-    assertEquals(
-        Optional.of(Path.of("runs/a,b.html")), Drill.config("--report", "runs/a,b.html").report());
-    assertEquals(Optional.empty(), Config.defaults(List.of()).report());
+        Optional.of(Path.of("runs/a,b.html")), Drill.plan("--report", "runs/a,b.html").report());
+    assertEquals(Optional.empty(), DrillPlan.defaults(List.of()).report());
   }
 
   @Test
@@ -159,18 +157,18 @@ class DrillFaultOptionsTest {
     assertEquals(
         "DRILL FAILED: final inventory 90 but expected 89: 1 updates lost; 2 leases overlapped"
             + " another",
-        DrillReport.verdict(result(violations, false, List.of())));
+        ResultRows.verdict(result(violations, false, List.of())));
     assertEquals(
         "DRILL PASSED (quorum assumption broken on purpose; violations reported, not failed):"
             + " final inventory 90 but expected 89: 1 updates lost; 2 leases overlapped another",
-        DrillReport.verdict(result(List.of(), true, violations)));
+        ResultRows.verdict(result(List.of(), true, violations)));
     assertEquals(
         "DRILL PASSED (quorum assumption broken on purpose; no violation seen)",
-        DrillReport.verdict(result(List.of(), true, List.of())));
-    assertEquals("DRILL PASSED", DrillReport.verdict(result(List.of(), false, List.of())));
+        ResultRows.verdict(result(List.of(), true, List.of())));
+    assertEquals("DRILL PASSED", ResultRows.verdict(result(List.of(), false, List.of())));
     assertEquals(
         "DRILL FAILED: no lease was granted",
-        DrillReport.verdict(result(List.of("no lease was granted"), true, violations)));
+        ResultRows.verdict(result(List.of("no lease was granted"), true, violations)));
   }
 
   private static Result result(List<String> failures, boolean broken, List<String> tolerated) {

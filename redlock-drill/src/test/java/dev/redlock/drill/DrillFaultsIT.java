@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.NodeOutcome.Status;
-import dev.redlock.drill.Drill.Config;
-import dev.redlock.drill.DrillRun.Outcome;
 import dev.redlock.drill.FaultPlan.Kind;
 import dev.redlock.drill.FaultSchedule.FaultWindow;
 import dev.redlock.drill.RoundLog.Rounds;
@@ -33,8 +31,8 @@ class DrillFaultsIT {
   void everyFaultRunsOnItsMasterWhichDoesNotVoteMeanwhileAndTheDrillPasses(@TempDir Path dir)
       throws Exception {
     Path html = dir.resolve("report.html");
-    Config config =
-        Drill.config(
+    DrillPlan config =
+        Drill.plan(
             "--workers",
             "3",
             "--duration",
@@ -48,14 +46,14 @@ class DrillFaultsIT {
                 + " at 2.3s latency 150ms on master 1 for 0.5s;"
                 + " at 2.3s blackhole master 3 for 0.5s");
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    Outcome outcome =
+    DrillResult outcome =
         Drill.runRecorded(config, new PrintStream(bytes, true, StandardCharsets.UTF_8));
     String text = bytes.toString(StandardCharsets.UTF_8);
 
-    assertTrue(outcome.result().passed(), text);
+    assertTrue(outcome.checks().passed(), text);
     assertTrue(text.strip().endsWith("DRILL PASSED"), text);
-    assertEquals(0, outcome.result().violations(), text);
-    assertEquals(outcome.result().expectedInventory(), outcome.result().finalInventory(), text);
+    assertEquals(0, outcome.checks().violations(), text);
+    assertEquals(outcome.checks().expectedInventory(), outcome.checks().finalInventory(), text);
     assertTrue(text.contains("the workers connect through one fault proxy per master,"), text);
     assertTrue(text.contains("quorum               never needs a faulted master"), text);
     for (String fault :
@@ -88,8 +86,8 @@ class DrillFaultsIT {
     assertNoVote(timeline, 5, kill.ended(), Long.MAX_VALUE, text);
 
     String page = Files.readString(html, StandardCharsets.UTF_8);
-    assertEquals(3, count(page, String.format("fill=\"#%06x\"", HtmlReport.LANE_MARKER)));
-    assertEquals(5, count(page, String.format("fill=\"#%06x\"", HtmlReport.STRIP_MARKER)));
+    assertEquals(3, count(page, String.format("fill=\"#%06x\"", HtmlStyle.LANE_MARKER)));
+    assertEquals(5, count(page, String.format("fill=\"#%06x\"", HtmlStyle.STRIP_MARKER)));
   }
 
   private static void assertNoVote(Timeline timeline, int master, long from, long to, String text) {

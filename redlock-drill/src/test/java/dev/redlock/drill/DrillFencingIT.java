@@ -3,7 +3,6 @@ package dev.redlock.drill;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.drill.Drill.Config;
 import dev.redlock.drill.DrillChecks.Result;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
@@ -39,8 +38,8 @@ class DrillFencingIT {
     for (int i = 0; i < 2; i++) { // a bare majority of the three: every granting majority meets it
       cluster.node(i).admin().set("redlock:fence", Long.toString(SEED));
     }
-    Config config =
-        Config.defaults(cluster.uris())
+    DrillPlan config =
+        DrillPlan.defaults(cluster.uris())
             .withWorkers(3)
             .withDuration(Duration.ofSeconds(2))
             .withAdmitFreshNodes(true);

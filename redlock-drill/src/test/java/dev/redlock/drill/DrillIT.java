@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.drill.Drill.Config;
 import dev.redlock.drill.DrillChecks.Result;
+import dev.redlock.drill.Percentiles.Summary;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import java.io.ByteArrayOutputStream;
@@ -29,11 +29,7 @@ class DrillIT {
 
   @Test
   void aShortDrillPassesWithNoOverlapAndNoLostUpdateAndLogsNothingAtWarn(RedisCluster cluster) {
-    Config config =
-        Config.defaults(cluster.uris())
-            .withWorkers(3)
-            .withDuration(Duration.ofSeconds(2))
-            .withAdmitFreshNodes(true);
+    DrillPlan config = threeWorkersForTwoSeconds(cluster);
     ByteArrayOutputStream report = new ByteArrayOutputStream();
     ByteArrayOutputStream log = new ByteArrayOutputStream();
     Result result;
@@ -72,9 +68,49 @@ class DrillIT {
   }
 
   @Test
+  void eachWorkersWaitForTheLockComesFromItsOwnGrantsAndIsInTheReport(RedisCluster cluster) {
+    DrillPlan plan = threeWorkersForTwoSeconds(cluster);
+    ByteArrayOutputStream report = new ByteArrayOutputStream();
+    DrillResult drill =
+        Drill.runRecorded(plan, new PrintStream(report, true, StandardCharsets.UTF_8));
+    String text = report.toString(StandardCharsets.UTF_8);
+    Result result = drill.checks();
+
+    assertTrue(result.passed(), text);
+    assertEquals(3, drill.waits().size(), text);
+    long grants = 0;
+    long longest = 0;
+    for (int w = 0; w < 3; w++) {
+      Summary waits = drill.waits().get(w);
+      // The worker's own grants: as many as it acquired, and as many as its lane holds.
+      assertEquals(result.perWorker().get(w), waits.count(), "worker " + (w + 1) + "\n" + text);
+      assertEquals(drill.timeline().leases().get(w).size(), waits.count(), text);
+      assertTrue(waits.count() > 0, text);
+      assertTrue(0 < waits.p50() && waits.p50() <= waits.p99(), waits.toString());
+      assertTrue(waits.p99() <= waits.max(), waits.toString());
+      grants += waits.count();
+      longest = Math.max(longest, waits.max());
+      String row =
+          String.format(
+              Locale.ROOT,
+              "  %6d %,10d %11s %11s %11s%n",
+              w + 1,
+              waits.count(),
+              Percentiles.micros(waits.p50()),
+              Percentiles.micros(waits.p99()),
+              Percentiles.micros(waits.max()));
+      assertTrue(text.contains(row), "no row '" + row + "' in\n" + text);
+    }
+    // Together they are the run's waits: every grant, and the longest wait of all.
+    assertEquals(result.acquisitions(), grants, text);
+    assertEquals(result.waitLatency().count(), grants, text);
+    assertEquals(result.waitLatency().max(), longest, text);
+  }
+
+  @Test
   void aSmallInventorySellsOutExactlyAndEndsEarly(RedisCluster cluster) {
-    Config config =
-        Config.defaults(cluster.uris())
+    DrillPlan config =
+        DrillPlan.defaults(cluster.uris())
             .withWorkers(4)
             .withDuration(Duration.ofSeconds(30))
             .withInventory(200)
@@ -166,5 +202,13 @@ class DrillIT {
     String text = report.toString(StandardCharsets.UTF_8);
     assertEquals(1, code, text);
     assertTrue(text.contains("DRILL FAILED: no lease was granted"), text);
+  }
+
+  /** Three workers for two seconds on the cluster's masters, admitted as a brand-new cluster. */
+  private static DrillPlan threeWorkersForTwoSeconds(RedisCluster cluster) {
+    return DrillPlan.defaults(cluster.uris())
+        .withWorkers(3)
+        .withDuration(Duration.ofSeconds(2))
+        .withAdmitFreshNodes(true);
   }
 }

@@ -71,9 +71,9 @@ class DrillReportChromiumIT {
     assertEquals(WIDTH, image.getWidth());
     assertEquals(HEIGHT, image.getHeight());
     assertNotBlank(image);
-    List<int[]> lanes = markerRuns(image, HtmlReport.LANE_MARKER);
+    List<int[]> lanes = markerRuns(image, HtmlStyle.LANE_MARKER);
     assertEquals(WORKERS, lanes.size(), "worker lanes in the screenshot " + png);
-    assertEquals(MASTERS, markerRuns(image, HtmlReport.STRIP_MARKER).size(), "master strips");
+    assertEquals(MASTERS, markerRuns(image, HtmlStyle.STRIP_MARKER).size(), "master strips");
     for (int i = 0; i < lanes.size(); i++) {
       int[] lane = lanes.get(i);
       assertTrue(
@@ -106,7 +106,7 @@ class DrillReportChromiumIT {
    */
   private static List<int[]> markerRuns(BufferedImage image, int marker) {
     List<int[]> best = List.of();
-    int minRun = HtmlReport.ROW_HEIGHT * 3 / 4;
+    int minRun = HtmlStyle.ROW_HEIGHT * 3 / 4;
     for (int x = 0; x < image.getWidth() / 4; x++) {
       List<int[]> runs = new ArrayList<>();
       int start = -1;

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.NodeOutcome.Status;
-import dev.redlock.drill.DrillRun.Outcome;
 import dev.redlock.drill.FaultSchedule.FaultWindow;
 import dev.redlock.drill.RoundLog.Rounds;
 import dev.redlock.faultproxy.FaultProxyServer;
@@ -69,9 +68,9 @@ class DrillToxiproxyIT {
   void networkFaultsGoThroughTheUsersProxiesFoundByPortAndOnlyTheDrillsOwnAreUndone(
       @TempDir Path dir) throws Exception {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    Outcome outcome =
+    DrillResult outcome =
         Drill.runRecorded(
-            Drill.config(
+            Drill.plan(
                 "--nodes",
                 String.join(",", proxied),
                 "--admit-fresh-nodes",
@@ -88,7 +87,7 @@ class DrillToxiproxyIT {
             new PrintStream(bytes, true, StandardCharsets.UTF_8));
     String text = bytes.toString(StandardCharsets.UTF_8);
 
-    assertTrue(outcome.result().passed(), text);
+    assertTrue(outcome.checks().passed(), text);
     assertTrue(
         text.contains(
             "at "

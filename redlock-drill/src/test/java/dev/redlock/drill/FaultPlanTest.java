@@ -8,8 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.drill.FaultPlan.Fault;
 import dev.redlock.drill.FaultPlan.Interval;
 import dev.redlock.drill.FaultPlan.Kind;
-import dev.redlock.drill.FaultPlan.PlanException;
 import dev.redlock.drill.FaultPlan.Problem;
+import dev.redlock.drill.FaultPlanParser.PlanException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -24,7 +24,7 @@ class FaultPlanTest {
   @Test
   void theIssuesExamplePlanReadsAsWritten() throws Exception {
     FaultPlan plan =
-        FaultPlan.parseList(
+        FaultPlanParser.parseList(
             "at 10 s pause master 2 for 5 s; at 20 s partition masters 1 and 2 for 10 s;"
                 + " at 40 s kill master 3 and restart it after 2 s",
             "--faults");
@@ -71,7 +71,7 @@ class FaultPlanTest {
         at 40s kill master 2
         at 50s pause master 1
         """;
-    FaultPlan plan = FaultPlan.parse(text, "plan.txt");
+    FaultPlan plan = FaultPlanParser.parse(text, "plan.txt");
     List<Fault> faults = plan.faults();
 
     assertEquals(5, faults.size());
@@ -116,7 +116,7 @@ class FaultPlanTest {
             "at 11s pause masters 1 and 1 for 1s",
             "at 12s latency on master 1 for 1s",
             "at 13s pause master");
-    PlanException e = assertThrows(PlanException.class, () -> FaultPlan.parse(text, "p.txt"));
+    PlanException e = assertThrows(PlanException.class, () -> FaultPlanParser.parse(text, "p.txt"));
 
     assertEquals(
         List.of(
@@ -142,7 +142,7 @@ class FaultPlanTest {
   @Test
   void aPlanWithinTheAssumptionsPassesTheChecks() throws Exception {
     FaultPlan plan =
-        FaultPlan.parse(
+        FaultPlanParser.parse(
             """
             at 10s pause master 2 for 5s
             at 12s partition master 4 for 5s
@@ -151,7 +151,7 @@ class FaultPlanTest {
             """,
             "ok.txt");
 
-    assertEquals(List.of(), plan.check(5, MINUTE, true, false));
+    assertEquals(List.of(), FaultPlanCheck.check(plan, 5, MINUTE, true, false));
     assertEquals(2, plan.mostFaultedAtOnce(MINUTE));
     assertEquals(List.of(), plan.breakingIntervals(5, MINUTE));
   }
@@ -159,7 +159,7 @@ class FaultPlanTest {
   @Test
   void unknownMastersFaultsAfterTheEndAndTwoFaultsOnOneMasterAreRefused() throws Exception {
     FaultPlan plan =
-        FaultPlan.parse(
+        FaultPlanParser.parse(
             """
             at 1s pause master 6 for 1s
             at 70s partition master 1 for 1s
@@ -178,22 +178,22 @@ class FaultPlanTest {
                 + " per master at a time",
             "bad.txt line 6: master 3 is already faulted from 20 s to the end of the run (line"
                 + " 5); one fault per master at a time"),
-        FaultPlan.messages(plan.check(5, MINUTE, true, false)));
+        FaultPlan.messages(FaultPlanCheck.check(plan, 5, MINUTE, true, false)));
   }
 
   @Test
   void faultsBackToBackOnOneMasterAreFine() throws Exception {
     FaultPlan plan =
-        FaultPlan.parse(
+        FaultPlanParser.parse(
             "at 10s pause master 2 for 5s\nat 15s partition master 2 for 5s", "back.txt");
-    assertEquals(List.of(), plan.check(3, MINUTE, true, false));
+    assertEquals(List.of(), FaultPlanCheck.check(plan, 3, MINUTE, true, false));
   }
 
   @Test
   void moreThanAMinorityFaultedAtOnceIsRefusedWithoutAllowBreakingAndEveryKindCounts()
       throws Exception {
     FaultPlan plan =
-        FaultPlan.parse(
+        FaultPlanParser.parse(
             """
             at 10s pause master 1 for 10s
             at 12s latency 20ms on master 2 for 10s
@@ -210,8 +210,8 @@ class FaultPlanTest {
             "break.txt line 4: from 30 s, masters 1, 2 and 3 are faulted at once (line 4): more"
                 + " than a minority of 5 (at most 2, so that a quorum of 3 never needs a"
                 + " faulted master); pass --allow-breaking to run it anyway"),
-        FaultPlan.messages(plan.check(5, MINUTE, true, false)));
-    assertEquals(List.of(), plan.check(5, MINUTE, true, true));
+        FaultPlan.messages(FaultPlanCheck.check(plan, 5, MINUTE, true, false)));
+    assertEquals(List.of(), FaultPlanCheck.check(plan, 5, MINUTE, true, true));
     assertEquals(3, plan.mostFaultedAtOnce(MINUTE));
     assertEquals(
         List.of(
@@ -223,8 +223,8 @@ class FaultPlanTest {
   @Test
   void withThreeMastersOneFaultedIsTheMostAndAnOpenFaultLastsToTheEnd() throws Exception {
     FaultPlan plan =
-        FaultPlan.parse("at 5s kill master 1\nat 50s pause master 2 for 1s", "three.txt");
-    List<String> problems = FaultPlan.messages(plan.check(3, MINUTE, true, false));
+        FaultPlanParser.parse("at 5s kill master 1\nat 50s pause master 2 for 1s", "three.txt");
+    List<String> problems = FaultPlan.messages(FaultPlanCheck.check(plan, 3, MINUTE, true, false));
     assertEquals(1, problems.size(), problems.toString());
     assertTrue(problems.get(0).startsWith("three.txt line 2: from 50 s, masters 1 and 2"));
     assertEquals(
@@ -235,7 +235,7 @@ class FaultPlanTest {
   @Test
   void throughToxiproxyOnlyNetworkFaultsArePossible() throws Exception {
     FaultPlan plan =
-        FaultPlan.parseList(
+        FaultPlanParser.parseList(
             "at 1s pause master 1 for 1s; at 3s kill master 2; at 5s partition master 3 for 1s",
             "--faults");
     assertEquals(
@@ -244,17 +244,17 @@ class FaultPlanTest {
                 + " network faults work (partition, blackhole, latency)",
             "--faults fault 2: kill needs a local redis-server process; with --toxiproxy only"
                 + " network faults work (partition, blackhole, latency)"),
-        FaultPlan.messages(plan.check(5, MINUTE, false, false)));
-    assertEquals(List.of(), FaultPlan.messages(plan.check(5, MINUTE, true, false)));
+        FaultPlan.messages(FaultPlanCheck.check(plan, 5, MINUTE, false, false)));
+    assertEquals(List.of(), FaultPlan.messages(FaultPlanCheck.check(plan, 5, MINUTE, true, false)));
   }
 
   @Test
   void anEmptyPlanHasNoFaultsAndNothingToCheck() throws Exception {
-    FaultPlan plan = FaultPlan.parse("# nothing yet\n\n   \n", "empty.txt");
+    FaultPlan plan = FaultPlanParser.parse("# nothing yet\n\n   \n", "empty.txt");
     assertTrue(plan.isEmpty());
     assertFalse(plan.hasNetworkFaults());
     assertEquals(Duration.ZERO, plan.lastEnd());
-    assertEquals(List.of(), plan.check(1, MINUTE, true, false));
+    assertEquals(List.of(), FaultPlanCheck.check(plan, 1, MINUTE, true, false));
     assertTrue(FaultPlan.NONE.isEmpty());
   }
 

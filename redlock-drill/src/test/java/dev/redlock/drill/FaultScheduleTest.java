@@ -21,7 +21,7 @@ class FaultScheduleTest {
   @Test
   void faultsBeginAndEndOnTimeInOrderAndStopEndsWhatIsStillActive() throws Exception {
     FaultPlan plan =
-        FaultPlan.parse(
+        FaultPlanParser.parse(
             """
             at 50ms pause master 1 for 100ms
             at 100ms partition master 2
@@ -71,7 +71,7 @@ class FaultScheduleTest {
 
   @Test
   void stoppedBeforeItsTimeAFaultNeverBegins() throws Exception {
-    FaultPlan plan = FaultPlan.parse("at 1m pause master 1 for 1s", "later.txt");
+    FaultPlan plan = FaultPlanParser.parse("at 1m pause master 1 for 1s", "later.txt");
     Recording injector = new Recording(1);
     FaultSchedule schedule = new FaultSchedule(plan, injector, Duration.ofMinutes(2), new Heard(0));
     schedule.start(System.nanoTime());
@@ -83,7 +83,7 @@ class FaultScheduleTest {
 
   @Test
   void aFaultThatCannotBeMadeIsRecordedWithItsErrorAndStillUndone() throws Exception {
-    FaultPlan plan = FaultPlan.parse("at 10ms partition masters 1 and 2 for 20ms", "p.txt");
+    FaultPlan plan = FaultPlanParser.parse("at 10ms partition masters 1 and 2 for 20ms", "p.txt");
     Recording injector = new Recording(4);
     injector.failOn = "apply PARTITION 2";
     Heard heard = new Heard(0);

@@ -8,6 +8,8 @@ import dev.redlock.NodeOutcome.Status;
 import dev.redlock.drill.DrillChecks.FencingOrder;
 import dev.redlock.drill.DrillChecks.Result;
 import dev.redlock.drill.DrillChecks.Window;
+import dev.redlock.drill.DrillPlan.FaultOptions;
+import dev.redlock.drill.DrillResult.Setup;
 import dev.redlock.drill.FaultPlan.Fault;
 import dev.redlock.drill.FaultPlan.Interval;
 import dev.redlock.drill.FaultSchedule.FaultWindow;
@@ -34,17 +36,24 @@ class HtmlReportTest {
   private static final List<String> MASTERS =
       List.of("127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003");
 
+  /** Three workers' waits: 1,000 grants; none; two, one of them long. */
+  static final List<Summary> THREE_WAITS =
+      List.of(
+          new Summary(1000, 1_000_000, 10_000_000, 20_000_000),
+          new Summary(0, 0, 0, 0),
+          new Summary(2, 340_000, 186_400_000, 359_000_000));
+
   @Test
   void thePageHasALanePerWorkerAStripPerMasterAndEveryFault() throws Exception {
     FaultPlan plan =
-        FaultPlan.parse(
+        FaultPlanParser.parse(
             "at 2s pause master 2 for 2s\nat 5s latency 80ms on master 3 for 1s", "plan.txt");
     Timeline timeline = timeline(4, plan, List.of());
 
-    String html = HtmlReport.render(page(plan, result(false, List.of())), timeline);
+    String html = HtmlReport.render(drill(plan, result(false, List.of()), timeline));
 
-    assertEquals(4, count(html, String.format("fill=\"#%06x\"", HtmlReport.LANE_MARKER)));
-    assertEquals(3, count(html, String.format("fill=\"#%06x\"", HtmlReport.STRIP_MARKER)));
+    assertEquals(4, count(html, String.format("fill=\"#%06x\"", HtmlStyle.LANE_MARKER)));
+    assertEquals(3, count(html, String.format("fill=\"#%06x\"", HtmlStyle.STRIP_MARKER)));
     for (int w = 1; w <= 4; w++) {
       assertTrue(html.contains(">worker " + w + "  ("), "lane " + w);
     }
@@ -58,13 +67,52 @@ class HtmlReportTest {
     assertTrue(html.contains("<h2>Faults as they ran</h2>"), html);
     assertTrue(html.contains("<td>pause master 2</td><td class=\"num\">2.000</td>"), html);
     assertTrue(html.contains("<th>timed_out</th>"), html);
+    assertTrue(html.contains("<tr><th>masters</th><td>3 (made up), quorum 2</td></tr>"), html);
+    assertTrue(
+        html.contains(
+            "<tr><th>lock</th><td>&#39;drill:inventory&#39;, ttl 2000 ms, node timeout 50 ms;"
+                + " the library&#39;s defaults otherwise</td></tr>"),
+        html);
+    assertTrue(
+        html.contains("<tr><th></th><td>line 1: at 2s pause master 2 for 2s</td></tr>"), html);
+  }
+
+  @Test
+  void thePageShowsEachWorkersWaitForTheLock() throws Exception {
+    Timeline timeline = timeline(3, FaultPlan.NONE, List.of());
+    List<Summary> waits =
+        List.of(
+            new Summary(1000, 1_000_000, 10_000_000, 20_000_000),
+            new Summary(0, 0, 0, 0),
+            new Summary(2, 340_000, 186_400_000, 359_000_000));
+
+    String html =
+        HtmlReport.render(drill(FaultPlan.NONE, result(false, List.of()), timeline, waits));
+
+    assertTrue(html.contains("<h2>Wait for the lock per worker</h2>"), html);
+    assertTrue(
+        html.contains(
+            "<tr><th>worker</th><th>grants</th><th>p50 us</th><th>p99 us</th><th>max us</th></tr>"),
+        html);
+    assertTrue(html.contains(waitRow("1", "1,000", "1,000", "10,000", "20,000")), html);
+    assertTrue(html.contains(waitRow("2", "0", "-", "-", "-")), html);
+    assertTrue(html.contains(waitRow("3", "2", "340", "186,400", "359,000")), html);
+    assertFalse(html.contains("<tr><td class=\"num\">4</td>"), "three workers, three rows");
+  }
+
+  private static String waitRow(String... cells) {
+    StringBuilder row = new StringBuilder("<tr>");
+    for (String cell : cells) {
+      row.append("<td class=\"num\">").append(cell).append("</td>");
+    }
+    return row.append("</tr>").toString();
   }
 
   @Test
   void thePageFetchesNothing() throws Exception {
-    FaultPlan plan = FaultPlan.parse("at 2s pause master 2 for 2s", "plan.txt");
+    FaultPlan plan = FaultPlanParser.parse("at 2s pause master 2 for 2s", "plan.txt");
     String html =
-        HtmlReport.render(page(plan, result(false, List.of())), timeline(2, plan, List.of()));
+        HtmlReport.render(drill(plan, result(false, List.of()), timeline(2, plan, List.of())));
 
     String lower = html.toLowerCase(Locale.ROOT);
     for (String fetch :
@@ -87,7 +135,7 @@ class HtmlReportTest {
 
     String failed =
         HtmlReport.render(
-            page(FaultPlan.NONE, result(false, List.of("1 leases overlapped another"))), timeline);
+            drill(FaultPlan.NONE, result(false, List.of("1 leases overlapped another")), timeline));
     assertEquals(2, count(failed, "class=\"overlap\""));
     assertTrue(
         failed.contains(
@@ -96,7 +144,7 @@ class HtmlReportTest {
 
     String broken =
         HtmlReport.render(
-            page(FaultPlan.NONE, result(true, List.of("1 leases overlapped another"))), timeline);
+            drill(FaultPlan.NONE, result(true, List.of("1 leases overlapped another")), timeline));
     assertTrue(
         broken.contains(
             "<p class=\"verdict broken\">DRILL PASSED (quorum assumption broken on purpose;"
@@ -107,12 +155,13 @@ class HtmlReportTest {
   @Test
   void plannedIntervalsBeyondAMinorityAreMarkedAsQuorumAtRisk() throws Exception {
     FaultPlan plan =
-        FaultPlan.parse("at 2s pause master 1 for 2s\nat 3s partition master 2 for 2s", "b.txt");
+        FaultPlanParser.parse(
+            "at 2s pause master 1 for 2s\nat 3s partition master 2 for 2s", "b.txt");
     Timeline timeline = timeline(2, plan, List.of());
     assertEquals(
         List.of(new Interval(Duration.ofSeconds(3), Duration.ofSeconds(4))), timeline.breaking());
 
-    String html = HtmlReport.render(page(plan, result(true, List.of())), timeline);
+    String html = HtmlReport.render(drill(plan, result(true, List.of()), timeline));
     assertEquals(1, count(html, "quorum at risk (planned)"));
   }
 
@@ -121,8 +170,7 @@ class HtmlReportTest {
     Path path = dir.resolve("reports/run-1.html");
     HtmlReport.write(
         path,
-        page(FaultPlan.NONE, result(false, List.of())),
-        timeline(1, FaultPlan.NONE, List.of()));
+        drill(FaultPlan.NONE, result(false, List.of()), timeline(1, FaultPlan.NONE, List.of())));
     String html = Files.readString(path, StandardCharsets.UTF_8);
     assertTrue(html.endsWith("</html>\n"));
   }
@@ -135,7 +183,7 @@ class HtmlReportTest {
 
   // ---- a made-up recording: 10 s, workers taking turns, every master answering ----
 
-  private static Timeline timeline(int workers, FaultPlan plan, List<Window> extraForWorker0)
+  static Timeline timeline(int workers, FaultPlan plan, List<Window> extraForWorker0)
       throws Exception {
     long span = 10 * SECOND;
     long lease = 2_000_000; // 2 ms leases, back to back in turn
@@ -198,13 +246,39 @@ class HtmlReportTest {
     return false;
   }
 
-  private static HtmlReport.Page page(FaultPlan plan, Result result) {
-    List<String[]> settings = new ArrayList<>();
-    settings.add(new String[] {"masters", "3 (made up), quorum 2"});
-    return new HtmlReport.Page("RedLock drill: test", settings, plan, result);
+  /** The result of a made-up run of the timeline's workers on {@link #MASTERS}. */
+  static DrillResult drill(FaultPlan plan, Result result, Timeline timeline) {
+    return drill(plan, result, timeline, waits(timeline.workers()));
   }
 
-  private static Result result(boolean broken, List<String> violations) {
+  static DrillResult drill(FaultPlan plan, Result result, Timeline timeline, List<Summary> waits) {
+    DrillPlan drillPlan =
+        new DrillPlan(
+            List.of(), // local masters: process faults are allowed
+            timeline.workers(),
+            Duration.ofSeconds(10),
+            1_000_000,
+            Duration.ofSeconds(2),
+            Duration.ofMillis(50),
+            false,
+            new FaultOptions(plan, Optional.empty(), List.of(), true),
+            Optional.empty());
+    List<String> uris = MASTERS.stream().map(m -> "redis://" + m).toList();
+    Setup setup =
+        new Setup("made up", uris, uris, MASTERS, Optional.empty(), List.of("made up"), List.of());
+    return new DrillResult(drillPlan, setup, result, timeline, waits);
+  }
+
+  /** Made-up waits: worker w waited w ms at the median, 10 w ms at p99, 20 w ms at most. */
+  static List<Summary> waits(int workers) {
+    List<Summary> waits = new ArrayList<>();
+    for (int w = 1; w <= workers; w++) {
+      waits.add(new Summary(1000 * w, w * 1_000_000L, w * 10_000_000L, w * 20_000_000L));
+    }
+    return waits;
+  }
+
+  static Result result(boolean broken, List<String> violations) {
     Summary latency = new Summary(100, 300_000, 600_000, 700_000);
     List<String> failures = broken ? List.of() : violations;
     return new Result(
