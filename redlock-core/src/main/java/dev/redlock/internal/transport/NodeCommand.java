@@ -30,6 +30,11 @@ public final class NodeCommand {
     ACQUIRE,
     /** Any other script: answers 1, 0 or -1. */
     SCRIPT,
+    /**
+     * The acquire of a {@link KeySet}: one call of the key-set script, whose one reply holds what
+     * the ACQUIRE's three do.
+     */
+    ACQUIRE_SET,
     /** {@code SCRIPT LOAD}: the transport's own; its reply is not a vote. */
     LOAD,
     /** A read-only diagnostic ({@code INFO}, {@code CONFIG GET}, {@code TIME}): a raw answer. */
@@ -190,6 +195,9 @@ public final class NodeCommand {
    */
   static NodeCommand acquire(
       byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+    if (KeySet.isKeySet(key)) {
+      return acquireSet(key, token, ttlMillis, guardMillis);
+    }
     if (legacyFenceKey == null && guardMillis == 0) {
       return set(key, token, ttlMillis);
     }
@@ -208,23 +216,84 @@ public final class NodeCommand {
 
   /** The fence script: stores a fencing token in the master's counter while the key holds ours. */
   static NodeCommand fence(byte[] key, byte[] token, long fence) {
+    if (KeySet.isKeySet(key)) {
+      return onSet("fence", key, token, fence, LuaScript.FENCE_COUNTER);
+    }
     return script(
         LuaScript.FENCE, new byte[][] {key, LuaScript.FENCE_COUNTER}, token, number(fence));
   }
 
   /** The release script: compare-and-delete. */
   static NodeCommand release(byte[] key, byte[] token) {
+    if (KeySet.isKeySet(key)) {
+      return onSet("release", key, token, 0);
+    }
     return script(LuaScript.RELEASE, new byte[][] {key}, token);
   }
 
   /** The extend script: compare-and-lengthen, never re-creating the key. */
   static NodeCommand extend(byte[] key, byte[] token, long ttlMillis) {
+    if (KeySet.isKeySet(key)) {
+      return onSet("extend", key, token, ttlMillis);
+    }
     return script(LuaScript.EXTEND, new byte[][] {key}, token, number(ttlMillis));
   }
 
   /** The shorten script: compare-and-shorten, never lengthening or re-creating the key. */
   static NodeCommand shorten(byte[] key, byte[] token, long ttlMillis) {
+    if (KeySet.isKeySet(key)) {
+      return onSet("shorten", key, token, ttlMillis);
+    }
     return script(LuaScript.SHORTEN, new byte[][] {key}, token, number(ttlMillis));
+  }
+
+  /**
+   * The acquire of every key of a {@link KeySet} at once, all or nothing, by the key-set script: it
+   * reads the master's clock, sets every key only if none exists, then reads the fence counter (and
+   * each resource's counter of earlier versions), the dataset-birth marker and the admitted run, in
+   * one atomic call. Its reply is decoded as the three of {@link #acquire}'s, with the same fencing
+   * and restart guard (a master too young to vote still sets the keys, as the single acquire's
+   * {@code SET} does).
+   */
+  private static NodeCommand acquireSet(
+      byte[] keySet, byte[] token, long ttlMillis, long guardMillis) {
+    List<byte[]> lockKeys = KeySet.keys(keySet);
+    int n = lockKeys.size();
+    byte[][] keys = new byte[2 * n + 3][];
+    for (int i = 0; i < n; i++) {
+      keys[i] = lockKeys.get(i);
+      keys[n + i] = LuaScript.legacyFenceKey(lockKeys.get(i));
+    }
+    keys[2 * n] = LuaScript.FENCE_COUNTER;
+    keys[2 * n + 1] = LuaScript.DATASET_MARKER;
+    keys[2 * n + 2] = LuaScript.ADMITTED;
+    return new NodeCommand(
+        Kind.ACQUIRE_SET,
+        null,
+        LuaScript.KEY_SET,
+        guardMillis,
+        false,
+        keys,
+        ascii("acquire"),
+        token,
+        number(ttlMillis),
+        number(n));
+  }
+
+  /**
+   * The key-set script's {@code operation} (release, extend, shorten, fence) on every key of a
+   * {@link KeySet}, compare-and-act; {@code extra} keys follow the lock keys.
+   */
+  private static NodeCommand onSet(
+      String operation, byte[] keySet, byte[] token, long number, byte[]... extra) {
+    List<byte[]> lockKeys = KeySet.keys(keySet);
+    byte[][] keys = new byte[lockKeys.size() + extra.length][];
+    for (int i = 0; i < lockKeys.size(); i++) {
+      keys[i] = lockKeys.get(i);
+    }
+    System.arraycopy(extra, 0, keys, lockKeys.size(), extra.length);
+    return script(
+        LuaScript.KEY_SET, keys, ascii(operation), token, number(number), number(lockKeys.size()));
   }
 
   /** A read-only diagnostic command, e.g. {@code INFO replication} or {@code CONFIG GET x}. */
@@ -365,6 +434,10 @@ public final class NodeCommand {
       completeAcquire(earlier[0], earlier[1], answer); // collect() kept the first two
       return;
     }
+    if (kind == Kind.ACQUIRE_SET) {
+      completeAcquireSet(answer);
+      return;
+    }
     if (answer instanceof ServerError error) {
       reply.completeExceptionally(new NodeUnavailableException(error.firstLine()));
       return;
@@ -389,7 +462,7 @@ public final class NodeCommand {
    * safe).
    */
   boolean callsScript() {
-    return kind == Kind.SCRIPT;
+    return kind == Kind.SCRIPT || kind == Kind.ACQUIRE_SET;
   }
 
   /**
@@ -399,12 +472,17 @@ public final class NodeCommand {
   boolean sameLease(NodeCommand other) {
     return ofLease()
         && other.ofLease()
-        && Arrays.equals(args[0], other.args[0])
+        && Arrays.equals(token(), other.token())
         && Arrays.equals(keys[0], other.keys[0]);
   }
 
   private boolean ofLease() {
-    return kind == Kind.SCRIPT && script != LuaScript.ADMIT;
+    return (kind == Kind.SCRIPT && script != LuaScript.ADMIT) || kind == Kind.ACQUIRE_SET;
+  }
+
+  /** The lease's token: the key-set script's second argument, every other script's first. */
+  private byte[] token() {
+    return script == LuaScript.KEY_SET ? args[1] : args[0];
   }
 
   /** Fails the command: the master could not answer it. */
@@ -426,6 +504,42 @@ public final class NodeCommand {
       default:
         throw new AssertionError(kind);
     }
+  }
+
+  /**
+   * Decodes the key-set script's reply to an acquire, {@code {time, OK or nil, {counter, marker,
+   * admitted, legacy counters...}}}, as the three replies of an ACQUIRE: the highest of the legacy
+   * counters stands for the one legacy counter.
+   */
+  private void completeAcquireSet(Object answer) {
+    if (answer instanceof ServerError error) {
+      reply.completeExceptionally(new NodeUnavailableException(error.firstLine()));
+      return;
+    }
+    if (!(answer instanceof List<?> parts
+        && parts.size() == 3
+        && parts.get(2) instanceof List<?> read
+        && read.size() >= 4)) {
+      reply.completeExceptionally(new NodeUnavailableException("unexpected reply to ACQUIRE_SET"));
+      return;
+    }
+    Object highest = null;
+    long legacy = 0;
+    try {
+      for (Object counter : read.subList(3, read.size())) {
+        if (counter != null && parse(counter) > legacy) {
+          legacy = parse(counter);
+          highest = counter;
+        }
+      }
+    } catch (NumberFormatException e) {
+      reply.completeExceptionally(new NodeUnavailableException("unexpected reply to ACQUIRE_SET"));
+      return;
+    }
+    completeAcquire(
+        parts.get(0),
+        parts.get(1),
+        java.util.Arrays.asList(read.get(0), highest, read.get(1), read.get(2)));
   }
 
   /**
