@@ -124,6 +124,7 @@ class MultiResourceContentionIT {
     ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
     AtomicInteger sets = new AtomicInteger();
     AtomicInteger unavailable = new AtomicInteger();
+    AtomicInteger lost = new AtomicInteger();
     int[] counters = new int[RESOURCES]; // deliberately unsynchronized: only the locks protect them
     AtomicInteger[] granted = new AtomicInteger[RESOURCES];
     for (int r = 0; r < RESOURCES; r++) {
@@ -164,6 +165,10 @@ class MultiResourceContentionIT {
                       tokens = lease.fencingTokens();
                     } catch (QuorumUnavailableException e) {
                       unavailable.incrementAndGet(); // no token: the hold is not used
+                      lease.close();
+                      continue;
+                    } catch (LeaseLostException e) {
+                      lost.incrementAndGet(); // another holder took a key: asserted below
                       lease.close();
                       continue;
                     }
@@ -219,10 +224,11 @@ class MultiResourceContentionIT {
         checker.overlaps,
         checker.fallingTokens,
         unavailable.get());
-    assertEquals(List.of(), List.copyOf(failures), "no worker failed");
-    assertTrue(sets.get() > 30, "enough set leases to mean something: " + sets.get());
     assertEquals(0, checker.totalOverlaps(), "validity windows overlap: " + checker.overlaps);
     assertEquals(0, checker.totalFallingTokens(), "tokens fell: " + checker.fallingTokens);
+    assertEquals(List.of(), List.copyOf(failures), "no worker failed");
+    assertEquals(0, lost.get(), "leases lost before their tokens were stored");
+    assertTrue(sets.get() > 30, "enough set leases to mean something: " + sets.get());
     for (int r = 0; r < RESOURCES; r++) {
       assertEquals(granted[r].get(), counters[r], "lost updates on r" + r);
     }
