@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.internal.transport.Trouble;
 import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
@@ -206,6 +207,41 @@ class MultiResourceIT {
           }
           assertThrows(IllegalArgumentException.class, () -> lease.fencingToken("d"));
         }
+      }
+    }
+  }
+
+  @Test
+  void aResourcesCounterLeftByAnEarlierVersionRaisesTheSetsToken(RedisCluster cluster) {
+    long old = 9_000_000_000_000_000L; // above every clock: the token can only come from it
+    for (int i = 0; i < 5; i++) {
+      cluster.node(i).admin().set("redlock:fence:stock:9", Long.toString(old));
+    }
+    try (RedLock redlock = redlock(cluster, 5);
+        Lease lease = redlock.tryAcquireAll(SET, TTL).orElseThrow()) {
+      assertEquals(old + 1, lease.fencingToken("cart:3"));
+      assertEquals(old + 1, lease.fencingToken("stock:9"));
+      assertEquals(Long.toString(old), cluster.node(0).admin().get("redlock:fence:stock:9"));
+    }
+  }
+
+  @Test
+  void theRestartGuardKeepsYoungMastersFromGrantingASetAndNothingIsLeft(RedisCluster cluster) {
+    try (RedLock young = RedLock.builder().nodes(cluster.uris().subList(0, 3)).build()) {
+      QuorumUnavailableException refused =
+          assertThrows(QuorumUnavailableException.class, () -> young.tryAcquireAll(SET, TTL));
+      // Decided once a majority cannot grant: the last master may still be pending.
+      assertTrue(
+          refused.outcomes().stream()
+                  .filter(o -> o.status() == NodeOutcome.Status.RESTARTED)
+                  .count()
+              >= 2,
+          refused.outcomes()::toString);
+      for (int i = 0; i < 3; i++) {
+        int node = i;
+        eventually("released on node " + i, () -> userKeys(cluster, node).isEmpty());
+        assertTrue(
+            cluster.node(i).admin().exists(Trouble.DATASET_MARKER_KEY), "a birth marker stored");
       }
     }
   }
