@@ -345,12 +345,13 @@ public final class RedLock implements AutoCloseable {
    * cycle: two contenders either split the votes and both retry, as on one resource, or one of them
    * wins. Blocks for at most the node timeout.
    *
-   * <p>The lease's {@link Lease#resource()} names the set ({@code [a, b, c]}, sorted); {@link
-   * Lease#resources()} lists it. Extend, release, renewal and {@code releaseAfter} act on every key
-   * of the set on every master, compare-and-act; an extend counts a master only where every key
-   * still holds the lease's token. With fencing, {@link Lease#fencingToken(String)} gives each
-   * resource's token: one number for the whole set, above every earlier lease's token on each of
-   * its resources, whether that lease was on one resource or on a set.
+   * <p>The lease's {@link Lease#resource()} names the set ({@code [a, b, c]}, sorted), and so do
+   * the listener's events and exceptions' messages; {@link Lease#resources()} lists it. Extend,
+   * release, renewal and {@code releaseAfter} act on every key of the set on every master,
+   * compare-and-act; an extend counts a master only where every key still holds the lease's token.
+   * With fencing, {@link Lease#fencingToken(String)} gives each resource's token: one number for
+   * the whole set, above every earlier lease's token on each of its resources, whether that lease
+   * was on one resource or on a set.
    *
    * @param resources the resources, each named as for {@link #tryAcquire}; at least one, at most
    *     {@link #MAX_RESOURCES_PER_LEASE}, none twice, their names together at most {@link

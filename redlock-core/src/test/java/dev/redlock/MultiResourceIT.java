@@ -12,6 +12,7 @@ import dev.redlock.internal.transport.Trouble;
 import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
+import dev.redlock.testkit.RedisProcess;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -309,6 +310,28 @@ class MultiResourceIT {
       LeaseLock overlapping = other.newLock(List.of("stock:9", "x"), ttl);
       assertTrue(overlapping.tryLock());
       overlapping.unlock();
+    }
+  }
+
+  @Test
+  void theMinimalAclOfTheDocsHoldsASet(RedisCluster cluster) {
+    List<String> uris = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      RedisProcess node = cluster.node(i);
+      node.admin().command(LeastPrivilegeIT.MINIMAL_ACL.split(" "));
+      uris.add("redis://redlock:s3cret@" + node.host() + ":" + node.port());
+    }
+    try (RedLock redlock = redlock(uris)) {
+      Lease lease = redlock.tryAcquireAll(SET, TTL).orElseThrow();
+      assertTrue(lease.fencingToken("stock:9") > 0);
+      assertTrue(lease.extend(TTL));
+      assertTrue(redlock.tryAcquireAll(List.of("stock:9", "x"), TTL).isEmpty());
+      assertTrue(lease.releaseAfter(Duration.ofSeconds(5)));
+      assertTrue(redlock.tryAcquireAll(List.of("a", "b"), TTL).orElseThrow().isValid());
+    } finally {
+      for (int i = 0; i < 3; i++) {
+        cluster.node(i).admin().command("ACL", "DELUSER", "redlock");
+      }
     }
   }
 

@@ -16,6 +16,10 @@ import java.util.concurrent.CompletableFuture;
  * {@link #arguments(int)}) and hands each reply it reads back, in order, to {@link #collect}, then
  * the last to {@link #complete}: a {@link Long}, a {@code byte[]}, a {@link List}, {@code null}, or
  * a {@link ServerError}.
+ *
+ * <p>A lease's key may be a {@link KeySet} (a multi-resource lease): then every command on it is
+ * one call of the key-set script ({@code keyset.lua}) over all of its keys, and the acquire's one
+ * reply is read as the three of the single acquire.
  */
 public final class NodeCommand {
 
@@ -537,9 +541,7 @@ public final class NodeCommand {
       return;
     }
     completeAcquire(
-        parts.get(0),
-        parts.get(1),
-        java.util.Arrays.asList(read.get(0), highest, read.get(1), read.get(2)));
+        parts.get(0), parts.get(1), Arrays.asList(read.get(0), highest, read.get(1), read.get(2)));
   }
 
   /**
