@@ -228,7 +228,7 @@ class MultiResourceContentionIT {
     assertEquals(0, checker.totalFallingTokens(), "tokens fell: " + checker.fallingTokens);
     assertEquals(List.of(), List.copyOf(failures), "no worker failed");
     assertEquals(0, lost.get(), "leases lost before their tokens were stored");
-    assertTrue(sets.get() > 30, "enough set leases to mean something: " + sets.get());
+    assertTrue(sets.get() > 20, "enough set leases to mean something: " + sets.get());
     for (int r = 0; r < RESOURCES; r++) {
       assertEquals(granted[r].get(), counters[r], "lost updates on r" + r);
     }
