@@ -200,7 +200,7 @@ public final class NodeCommand {
   static NodeCommand acquire(
       byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
     if (KeySet.isKeySet(key)) {
-      return acquireSet(key, token, ttlMillis, guardMillis);
+      return KeySetCommands.acquire(key, token, ttlMillis, guardMillis);
     }
     if (legacyFenceKey == null && guardMillis == 0) {
       return set(key, token, ttlMillis);
@@ -221,7 +221,7 @@ public final class NodeCommand {
   /** The fence script: stores a fencing token in the master's counter while the key holds ours. */
   static NodeCommand fence(byte[] key, byte[] token, long fence) {
     if (KeySet.isKeySet(key)) {
-      return onSet("fence", key, token, fence, LuaScript.FENCE_COUNTER);
+      return KeySetCommands.onSet("fence", key, token, fence, LuaScript.FENCE_COUNTER);
     }
     return script(
         LuaScript.FENCE, new byte[][] {key, LuaScript.FENCE_COUNTER}, token, number(fence));
@@ -230,7 +230,7 @@ public final class NodeCommand {
   /** The release script: compare-and-delete. */
   static NodeCommand release(byte[] key, byte[] token) {
     if (KeySet.isKeySet(key)) {
-      return onSet("release", key, token, 0);
+      return KeySetCommands.onSet("release", key, token, 0);
     }
     return script(LuaScript.RELEASE, new byte[][] {key}, token);
   }
@@ -238,7 +238,7 @@ public final class NodeCommand {
   /** The extend script: compare-and-lengthen, never re-creating the key. */
   static NodeCommand extend(byte[] key, byte[] token, long ttlMillis) {
     if (KeySet.isKeySet(key)) {
-      return onSet("extend", key, token, ttlMillis);
+      return KeySetCommands.onSet("extend", key, token, ttlMillis);
     }
     return script(LuaScript.EXTEND, new byte[][] {key}, token, number(ttlMillis));
   }
@@ -246,58 +246,17 @@ public final class NodeCommand {
   /** The shorten script: compare-and-shorten, never lengthening or re-creating the key. */
   static NodeCommand shorten(byte[] key, byte[] token, long ttlMillis) {
     if (KeySet.isKeySet(key)) {
-      return onSet("shorten", key, token, ttlMillis);
+      return KeySetCommands.onSet("shorten", key, token, ttlMillis);
     }
     return script(LuaScript.SHORTEN, new byte[][] {key}, token, number(ttlMillis));
   }
 
   /**
-   * The acquire of every key of a {@link KeySet} at once, all or nothing, by the key-set script: it
-   * reads the master's clock, sets every key only if none exists, then reads the fence counter (and
-   * each resource's counter of earlier versions), the dataset-birth marker and the admitted run, in
-   * one atomic call. Its reply is decoded as the three of {@link #acquire}'s, with the same fencing
-   * and restart guard (a master too young to vote still sets the keys, as the single acquire's
-   * {@code SET} does).
+   * A call of the key-set script, for {@link KeySetCommands}: an ACQUIRE_SET (whose restart guard
+   * asks {@code guardMillis}) or a SCRIPT.
    */
-  private static NodeCommand acquireSet(
-      byte[] keySet, byte[] token, long ttlMillis, long guardMillis) {
-    List<byte[]> lockKeys = KeySet.keys(keySet);
-    int n = lockKeys.size();
-    byte[][] keys = new byte[2 * n + 3][];
-    for (int i = 0; i < n; i++) {
-      keys[i] = lockKeys.get(i);
-      keys[n + i] = LuaScript.legacyFenceKey(lockKeys.get(i));
-    }
-    keys[2 * n] = LuaScript.FENCE_COUNTER;
-    keys[2 * n + 1] = LuaScript.DATASET_MARKER;
-    keys[2 * n + 2] = LuaScript.ADMITTED;
-    return new NodeCommand(
-        Kind.ACQUIRE_SET,
-        null,
-        LuaScript.KEY_SET,
-        guardMillis,
-        false,
-        keys,
-        ascii("acquire"),
-        token,
-        number(ttlMillis),
-        number(n));
-  }
-
-  /**
-   * The key-set script's {@code operation} (release, extend, shorten, fence) on every key of a
-   * {@link KeySet}, compare-and-act; {@code extra} keys follow the lock keys.
-   */
-  private static NodeCommand onSet(
-      String operation, byte[] keySet, byte[] token, long number, byte[]... extra) {
-    List<byte[]> lockKeys = KeySet.keys(keySet);
-    byte[][] keys = new byte[lockKeys.size() + extra.length][];
-    for (int i = 0; i < lockKeys.size(); i++) {
-      keys[i] = lockKeys.get(i);
-    }
-    System.arraycopy(extra, 0, keys, lockKeys.size(), extra.length);
-    return script(
-        LuaScript.KEY_SET, keys, ascii(operation), token, number(number), number(lockKeys.size()));
+  static NodeCommand keySetScript(Kind kind, long guardMillis, byte[][] keys, byte[]... args) {
+    return new NodeCommand(kind, null, LuaScript.KEY_SET, guardMillis, false, keys, args);
   }
 
   /** A read-only diagnostic command, e.g. {@code INFO replication} or {@code CONFIG GET x}. */
@@ -439,7 +398,16 @@ public final class NodeCommand {
       return;
     }
     if (kind == Kind.ACQUIRE_SET) {
-      completeAcquireSet(answer);
+      Object[] replies = KeySetCommands.asAcquire(answer); // the three of an ACQUIRE, or null
+      if (replies != null) {
+        completeAcquire(replies[0], replies[1], replies[2]);
+      } else {
+        reply.completeExceptionally(
+            new NodeUnavailableException(
+                answer instanceof ServerError error
+                    ? error.firstLine()
+                    : "unexpected reply to ACQUIRE_SET"));
+      }
       return;
     }
     if (answer instanceof ServerError error) {
@@ -508,40 +476,6 @@ public final class NodeCommand {
       default:
         throw new AssertionError(kind);
     }
-  }
-
-  /**
-   * Decodes the key-set script's reply to an acquire, {@code {time, OK or nil, {counter, marker,
-   * admitted, legacy counters...}}}, as the three replies of an ACQUIRE: the highest of the legacy
-   * counters stands for the one legacy counter.
-   */
-  private void completeAcquireSet(Object answer) {
-    if (answer instanceof ServerError error) {
-      reply.completeExceptionally(new NodeUnavailableException(error.firstLine()));
-      return;
-    }
-    if (!(answer instanceof List<?> parts
-        && parts.size() == 3
-        && parts.get(2) instanceof List<?> read
-        && read.size() >= 4)) {
-      reply.completeExceptionally(new NodeUnavailableException("unexpected reply to ACQUIRE_SET"));
-      return;
-    }
-    Object highest = null;
-    long legacy = 0;
-    try {
-      for (Object counter : read.subList(3, read.size())) {
-        if (counter != null && parse(counter) > legacy) {
-          legacy = parse(counter);
-          highest = counter;
-        }
-      }
-    } catch (NumberFormatException e) {
-      reply.completeExceptionally(new NodeUnavailableException("unexpected reply to ACQUIRE_SET"));
-      return;
-    }
-    completeAcquire(
-        parts.get(0), parts.get(1), Arrays.asList(read.get(0), highest, read.get(1), read.get(2)));
   }
 
   /**
@@ -620,7 +554,7 @@ public final class NodeCommand {
         writtenAt, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(guardMillis), admitted);
   }
 
-  private static long parse(Object word) {
+  static long parse(Object word) {
     if (word instanceof byte[] bytes) {
       String text = new String(bytes, StandardCharsets.US_ASCII);
       try {
@@ -640,11 +574,11 @@ public final class NodeCommand {
   /** The admit script's run argument when it admits no run; filled in when written otherwise. */
   private static final byte[] NO_RUN = new byte[0];
 
-  private static byte[] number(long value) {
+  static byte[] number(long value) {
     return ascii(Long.toString(value));
   }
 
-  private static byte[] ascii(String text) {
+  static byte[] ascii(String text) {
     return text.getBytes(StandardCharsets.US_ASCII);
   }
 
