@@ -2,7 +2,11 @@ package dev.redlock;
 
 import dev.redlock.internal.lease.Grant;
 import dev.redlock.internal.lease.Grant.FenceFailure;
+import dev.redlock.internal.lease.ResourceSet;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -28,10 +32,68 @@ public final class Lease implements AutoCloseable {
   /**
    * Returns the resource this lease was acquired on.
    *
-   * @return the resource name, as passed to {@link RedLock#tryAcquire}
+   * @return the resource name, as passed to {@link RedLock#tryAcquire}; for a lease on a set
+   *     ({@link RedLock#tryAcquireAll}), the set's name, {@code [a, b, c]}, sorted
    */
   public String resource() {
     return grant.resource();
+  }
+
+  /**
+   * Returns every resource this lease holds: the set given to {@link RedLock#tryAcquireAll} (and
+   * the other multi-resource calls), sorted by the names' UTF-8 bytes; for a lease on one resource,
+   * that resource.
+   *
+   * @return an immutable list of one or more names
+   */
+  public List<String> resources() {
+    return ResourceSet.namesOf(grant);
+  }
+
+  /**
+   * Returns the fencing token of {@code resource}, one of {@link #resources()}: greater than the
+   * token of every earlier lease that held the same resource, alone or in a set, under the same
+   * conditions as {@link #fencingToken()}. Every resource of a set has the same token, the lease's
+   * one token; it is stored on the masters by the first call of this method, of {@link
+   * #fencingTokens()} or of {@link #fencingToken()}, by one quorum round that stores it only where
+   * every key of the set still holds this lease's token.
+   *
+   * @param resource a resource this lease holds
+   * @return a positive token, fixed for the lease's lifetime
+   * @throws NullPointerException if {@code resource} is null
+   * @throws IllegalArgumentException if this lease does not hold {@code resource}
+   * @throws IllegalStateException if the RedLock was built with fencing turned off
+   * @throws LeaseLostException as for {@link #fencingToken()}
+   * @throws QuorumUnavailableException as for {@link #fencingToken()}
+   */
+  public long fencingToken(String resource) {
+    java.util.Objects.requireNonNull(resource, "resource");
+    if (!resources().contains(resource)) {
+      throw new IllegalArgumentException(
+          "this lease does not hold "
+              + (resource.length() <= 64 ? resource : resource.substring(0, 64) + "...")
+              + "; it holds "
+              + shownResource());
+    }
+    return fencingToken();
+  }
+
+  /**
+   * Returns the fencing token of each resource this lease holds, as {@link #fencingToken(String)}
+   * gives it.
+   *
+   * @return an immutable map from each of {@link #resources()}, in their order, to its token
+   * @throws IllegalStateException if the RedLock was built with fencing turned off
+   * @throws LeaseLostException as for {@link #fencingToken()}
+   * @throws QuorumUnavailableException as for {@link #fencingToken()}
+   */
+  public Map<String, Long> fencingTokens() {
+    long token = fencingToken();
+    Map<String, Long> tokens = new LinkedHashMap<>();
+    for (String resource : resources()) {
+      tokens.put(resource, token);
+    }
+    return java.util.Collections.unmodifiableMap(tokens);
   }
 
   /**

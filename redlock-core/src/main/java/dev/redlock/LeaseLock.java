@@ -12,7 +12,9 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * A {@link Lock} on one resource, held across processes by a quorum lease: each outermost {@link
  * #lock()} acquires a lease on the masters and renews it automatically while held; the last {@link
- * #unlock()} releases it. Obtained from {@link RedLock#newLock}.
+ * #unlock()} releases it. Obtained from {@link RedLock#newLock(String, java.time.Duration)}, or
+ * from {@link RedLock#newLock(java.util.Collection, java.time.Duration)} for a lock on a set of
+ * resources, each lease then taking the whole set all or nothing.
  *
  * <p>Within one process the lock behaves as a {@link ReentrantLock} (it is built on one): it is
  * reentrant for the holding thread, which must unlock as many times as it locked; an {@code

@@ -6,8 +6,10 @@ import dev.redlock.internal.lease.Arguments;
 import dev.redlock.internal.lease.Attempt;
 import dev.redlock.internal.lease.Coordinator;
 import dev.redlock.internal.lease.Renewer;
+import dev.redlock.internal.lease.ResourceSet;
 import dev.redlock.internal.transport.SelectorLoop;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
@@ -105,6 +107,12 @@ public final class RedLock implements AutoCloseable {
 
   /** The longest resource name accepted, in UTF-8 bytes: 16 KiB. */
   public static final int MAX_RESOURCE_BYTES = Arguments.MAX_RESOURCE_BYTES;
+
+  /**
+   * The most resources one multi-resource lease ({@link #tryAcquireAll}) may hold: 64. Their names
+   * together may have at most {@link #MAX_RESOURCE_BYTES} UTF-8 bytes.
+   */
+  public static final int MAX_RESOURCES_PER_LEASE = ResourceSet.MAX_RESOURCES;
 
   private final Coordinator coordinator;
 
@@ -323,6 +331,187 @@ public final class RedLock implements AutoCloseable {
 
   private static Lease lease(Attempt attempt) {
     return attempt.grant() == null ? null : new Lease(attempt.grant());
+  }
+
+  // ---- multi-resource leases: all or nothing over a set of resources
+
+  /**
+   * Tries once to acquire every resource of {@code resources} for {@code ttl}, all or nothing: one
+   * parallel round in which each master runs one script that sets every key of the set only if none
+   * of them is held there, so a master never holds part of a set. The lease is granted, as a single
+   * resource's is, only with a majority and a validity above the minimum; otherwise every key the
+   * round set is released on every master. The keys are sent in one fixed order (sorted by their
+   * UTF-8 bytes), whatever the order given, so overlapping sets never wait on each other in a
+   * cycle: two contenders either split the votes and both retry, as on one resource, or one of them
+   * wins. Blocks for at most the node timeout.
+   *
+   * <p>The lease's {@link Lease#resource()} names the set ({@code [a, b, c]}, sorted), and so do
+   * the listener's events and exceptions' messages; {@link Lease#resources()} lists it. Extend,
+   * release, renewal and {@code releaseAfter} act on every key of the set on every master,
+   * compare-and-act; an extend counts a master only where every key still holds the lease's token.
+   * With fencing, {@link Lease#fencingToken(String)} gives each resource's token: one number for
+   * the whole set, above every earlier lease's token on each of its resources, whether that lease
+   * was on one resource or on a set.
+   *
+   * @param resources the resources, each named as for {@link #tryAcquire}; at least one, at most
+   *     {@link #MAX_RESOURCES_PER_LEASE}, none twice, their names together at most {@link
+   *     #MAX_RESOURCE_BYTES} UTF-8 bytes
+   * @param ttl how long the masters keep every key of the set, as for {@link #tryAcquire}
+   * @return the lease on the whole set, or empty if another client holds any resource of it (or
+   *     competing clients split the votes)
+   * @throws NullPointerException if an argument or a resource is null
+   * @throws IllegalArgumentException if an argument is out of range, {@code resources} is empty,
+   *     too large, or names a resource twice
+   * @throws QuorumUnavailableException if too many masters failed or answered too slowly for a
+   *     lease to be granted
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public Optional<Lease> tryAcquireAll(Collection<String> resources, Duration ttl) {
+    ResourceSet set = ResourceSet.of(resources);
+    long ttlMillis = coordinator.arguments().ttlMillis(ttl);
+    Attempt attempt = coordinator.attemptOnce(set.shown(), set.key(), ttlMillis);
+    if (attempt.grant() != null) {
+      return Optional.of(new Lease(attempt.grant()));
+    }
+    if (attempt.unavailable()) {
+      throw Outcomes.failure(
+          attempt, "could not acquire " + Arguments.quote(set.shown()), coordinator);
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Acquires every resource of {@code resources} for {@code ttl}, all or nothing, as {@link
+   * #tryAcquireAll} does, retrying after randomized pauses until {@code maxWait} has passed, as
+   * {@link #acquire} does.
+   *
+   * @param resources the resources, as for {@link #tryAcquireAll}
+   * @param ttl how long the masters keep every key of the set, as for {@link #tryAcquire}
+   * @param maxWait how long to keep trying; positive
+   * @return the lease on the whole set
+   * @throws NullPointerException if an argument or a resource is null
+   * @throws IllegalArgumentException if an argument is out of range, {@code resources} is empty,
+   *     too large, or names a resource twice
+   * @throws LockTakenException if the wait ran out while any resource of the set was held by others
+   * @throws QuorumUnavailableException if the wait ran out while too many masters were failing
+   * @throws InterruptedException if the thread was interrupted while waiting; nothing is left
+   *     locked
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public Lease acquireAll(Collection<String> resources, Duration ttl, Duration maxWait)
+      throws InterruptedException {
+    ResourceSet set = ResourceSet.of(resources);
+    long ttlMillis = coordinator.arguments().ttlMillis(ttl);
+    long waitNanos = Arguments.positiveNanos(maxWait, "maxWait");
+    coordinator.checkOpen();
+    Attempt attempt = coordinator.retry(set.shown(), set.key(), ttlMillis, waitNanos, true);
+    if (attempt.grant() == null) {
+      throw Outcomes.failure(
+          attempt,
+          "could not acquire "
+              + Arguments.quote(set.shown())
+              + " within "
+              + maxWait.toMillis()
+              + " ms",
+          coordinator);
+    }
+    return new Lease(attempt.grant());
+  }
+
+  /**
+   * Runs {@code body} while holding every resource of {@code resources}: acquires them all or
+   * nothing as {@link #acquireAll} does, renews the lease on the whole set as {@link
+   * #withLock(String, Duration, Duration, Consumer)} does, and releases every key of it when the
+   * body returns or throws.
+   *
+   * @param resources the resources, as for {@link #tryAcquireAll}
+   * @param ttl the TTL of the lease and of each renewal, as for {@link #tryAcquire}
+   * @param maxWait how long to wait for the whole set, as for {@link #acquire}
+   * @param body the work; runs on the calling thread
+   * @throws NullPointerException if an argument or a resource is null
+   * @throws IllegalArgumentException if an argument is out of range, {@code resources} is empty,
+   *     too large, or names a resource twice
+   * @throws LockTakenException if the wait ran out while any resource of the set was held by others
+   * @throws QuorumUnavailableException if the wait ran out while too many masters were failing
+   * @throws InterruptedException if interrupted while waiting for the set
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public void withLock(
+      Collection<String> resources, Duration ttl, Duration maxWait, Consumer<Lease> body)
+      throws InterruptedException {
+    requireNonNull(body, "body");
+    callWithLock(
+        resources,
+        ttl,
+        maxWait,
+        lease -> {
+          body.accept(lease);
+          return null;
+        });
+  }
+
+  /**
+   * Like {@link #withLock(Collection, Duration, Duration, Consumer)}, for a body that returns a
+   * value.
+   *
+   * @param <T> the type of the body's result
+   * @param resources the resources, as for {@link #tryAcquireAll}
+   * @param ttl the TTL of the lease and of each renewal, as for {@link #tryAcquire}
+   * @param maxWait how long to wait for the whole set, as for {@link #acquire}
+   * @param body the work; runs on the calling thread
+   * @return what the body returned
+   * @throws NullPointerException if an argument or a resource is null
+   * @throws IllegalArgumentException if an argument is out of range, {@code resources} is empty,
+   *     too large, or names a resource twice
+   * @throws LockTakenException if the wait ran out while any resource of the set was held by others
+   * @throws QuorumUnavailableException if the wait ran out while too many masters were failing
+   * @throws InterruptedException if interrupted while waiting for the set
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public <T> T callWithLock(
+      Collection<String> resources,
+      Duration ttl,
+      Duration maxWait,
+      Function<Lease, ? extends T> body)
+      throws InterruptedException {
+    requireNonNull(body, "body");
+    long ttlMillis = coordinator.arguments().ttlMillis(ttl);
+    Lease lease = acquireAll(resources, ttl, maxWait);
+    Renewer.Renewal renewal;
+    try {
+      renewal = renew(lease, ttlMillis);
+    } catch (RuntimeException | Error e) {
+      lease.release();
+      throw e;
+    }
+    try {
+      return body.apply(lease);
+    } finally {
+      renewal.cancel();
+      lease.release();
+    }
+  }
+
+  /**
+   * Returns a {@link java.util.concurrent.locks.Lock} on every resource of {@code resources} at
+   * once: each outermost {@code lock()} acquires a lease on the whole set, all or nothing (as
+   * {@link #acquireAll} does), for {@code ttl} and renews it while held; the last {@code unlock()}
+   * releases every key of it. Otherwise as {@link #newLock(String, Duration)}; the lock's {@link
+   * LeaseLock#resource()} names the set ({@code [a, b, c]}, sorted).
+   *
+   * @param resources the resources, as for {@link #tryAcquireAll}
+   * @param ttl the TTL of each lease and each renewal, as for {@link #tryAcquire}
+   * @return a new lock object; thread-safe, and cheap (nothing is sent until it is locked)
+   * @throws NullPointerException if an argument or a resource is null
+   * @throws IllegalArgumentException if an argument is out of range, {@code resources} is empty,
+   *     too large, or names a resource twice
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public LeaseLock newLock(Collection<String> resources, Duration ttl) {
+    ResourceSet set = ResourceSet.of(resources);
+    long ttlMillis = coordinator.arguments().ttlMillis(ttl);
+    coordinator.checkOpen();
+    return new LeaseLock(this, set.shown(), set.key(), ttlMillis);
   }
 
   /**

@@ -50,6 +50,15 @@ class ApiTour {
         });
   }
 
+  static void sets(RedLock redlock, Store store) throws InterruptedException {
+    // All or nothing over up to 64 resources, in any order: one lease, a token per resource.
+    // tryAcquireAll, and withLock, callWithLock and newLock given a collection, take sets too.
+    List<String> both = List.of("stock:9", "cart:3");
+    try (Lease lease = redlock.acquireAll(both, Duration.ofSeconds(10), Duration.ofSeconds(3))) {
+      store.write("stock 9", lease.fencingToken("stock:9")); // extend, release: every key
+    }
+  }
+
   static void lock(RedLock redlock, Store store) {
     // A java.util.concurrent.locks.Lock, reentrant, its lease renewed while held:
     LeaseLock lock = redlock.newLock("orders:42", Duration.ofSeconds(10));

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.RedLock;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -24,6 +25,19 @@ class ReadmeExamplesIT {
       ApiTour.leases(redlock, (what, token) -> writes.add(what + " " + token), List.of("a", "b"));
     }
     assertEquals(3, writes.size(), "one write under acquire, two under withLock: " + writes);
+  }
+
+  @Test
+  void theSetExampleRunsAsWritten(RedisCluster cluster) throws Exception {
+    List<Long> tokens = new ArrayList<>();
+    try (RedLock redlock = ApiTour.create(cluster.uris())) {
+      redlock.admitFreshNodes();
+      ApiTour.sets(redlock, (what, token) -> tokens.add(token));
+      ApiTour.sets(redlock, (what, token) -> tokens.add(token));
+      assertTrue(redlock.tryAcquire("cart:3", Duration.ofSeconds(1)).isPresent(), "released");
+    }
+    assertEquals(2, tokens.size());
+    assertTrue(tokens.get(1) > tokens.get(0), "fencing tokens rise: " + tokens);
   }
 
   @Test

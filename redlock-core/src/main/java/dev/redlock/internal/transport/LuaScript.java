@@ -21,9 +21,12 @@ public final class LuaScript {
   static final LuaScript ADMIT = load("admit.lua");
   static final LuaScript SHORTEN = load("shorten.lua");
 
+  /** The multi-resource lease's script: every operation on every key of a {@link KeySet}. */
+  static final LuaScript KEY_SET = load("keyset.lua");
+
   /** Every script, loaded on each new connection. */
   static final java.util.List<LuaScript> ALL =
-      java.util.List.of(FENCE, RELEASE, EXTEND, ADMIT, SHORTEN);
+      java.util.List.of(FENCE, RELEASE, EXTEND, ADMIT, SHORTEN, KEY_SET);
 
   /**
    * The key of each master's dataset-birth marker, read by the acquire, written by the admit

@@ -16,6 +16,10 @@ import java.util.concurrent.CompletableFuture;
  * {@link #arguments(int)}) and hands each reply it reads back, in order, to {@link #collect}, then
  * the last to {@link #complete}: a {@link Long}, a {@code byte[]}, a {@link List}, {@code null}, or
  * a {@link ServerError}.
+ *
+ * <p>A lease's key may be a {@link KeySet} (a multi-resource lease): then every command on it is
+ * one call of the key-set script ({@code keyset.lua}) over all of its keys, and the acquire's one
+ * reply is read as the three of the single acquire.
  */
 public final class NodeCommand {
 
@@ -30,6 +34,11 @@ public final class NodeCommand {
     ACQUIRE,
     /** Any other script: answers 1, 0 or -1. */
     SCRIPT,
+    /**
+     * The acquire of a {@link KeySet}: one call of the key-set script, whose one reply holds what
+     * the ACQUIRE's three do.
+     */
+    ACQUIRE_SET,
     /** {@code SCRIPT LOAD}: the transport's own; its reply is not a vote. */
     LOAD,
     /** A read-only diagnostic ({@code INFO}, {@code CONFIG GET}, {@code TIME}): a raw answer. */
@@ -190,6 +199,9 @@ public final class NodeCommand {
    */
   static NodeCommand acquire(
       byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+    if (KeySet.isKeySet(key)) {
+      return KeySetCommands.acquire(key, token, ttlMillis, guardMillis);
+    }
     if (legacyFenceKey == null && guardMillis == 0) {
       return set(key, token, ttlMillis);
     }
@@ -208,23 +220,43 @@ public final class NodeCommand {
 
   /** The fence script: stores a fencing token in the master's counter while the key holds ours. */
   static NodeCommand fence(byte[] key, byte[] token, long fence) {
+    if (KeySet.isKeySet(key)) {
+      return KeySetCommands.onSet("fence", key, token, fence, LuaScript.FENCE_COUNTER);
+    }
     return script(
         LuaScript.FENCE, new byte[][] {key, LuaScript.FENCE_COUNTER}, token, number(fence));
   }
 
   /** The release script: compare-and-delete. */
   static NodeCommand release(byte[] key, byte[] token) {
+    if (KeySet.isKeySet(key)) {
+      return KeySetCommands.onSet("release", key, token, 0);
+    }
     return script(LuaScript.RELEASE, new byte[][] {key}, token);
   }
 
   /** The extend script: compare-and-lengthen, never re-creating the key. */
   static NodeCommand extend(byte[] key, byte[] token, long ttlMillis) {
+    if (KeySet.isKeySet(key)) {
+      return KeySetCommands.onSet("extend", key, token, ttlMillis);
+    }
     return script(LuaScript.EXTEND, new byte[][] {key}, token, number(ttlMillis));
   }
 
   /** The shorten script: compare-and-shorten, never lengthening or re-creating the key. */
   static NodeCommand shorten(byte[] key, byte[] token, long ttlMillis) {
+    if (KeySet.isKeySet(key)) {
+      return KeySetCommands.onSet("shorten", key, token, ttlMillis);
+    }
     return script(LuaScript.SHORTEN, new byte[][] {key}, token, number(ttlMillis));
+  }
+
+  /**
+   * A call of the key-set script, for {@link KeySetCommands}: an ACQUIRE_SET (whose restart guard
+   * asks {@code guardMillis}) or a SCRIPT.
+   */
+  static NodeCommand keySetScript(Kind kind, long guardMillis, byte[][] keys, byte[]... args) {
+    return new NodeCommand(kind, null, LuaScript.KEY_SET, guardMillis, false, keys, args);
   }
 
   /** A read-only diagnostic command, e.g. {@code INFO replication} or {@code CONFIG GET x}. */
@@ -365,6 +397,19 @@ public final class NodeCommand {
       completeAcquire(earlier[0], earlier[1], answer); // collect() kept the first two
       return;
     }
+    if (kind == Kind.ACQUIRE_SET) {
+      Object[] replies = KeySetCommands.asAcquire(answer); // the three of an ACQUIRE, or null
+      if (replies != null) {
+        completeAcquire(replies[0], replies[1], replies[2]);
+      } else {
+        reply.completeExceptionally(
+            new NodeUnavailableException(
+                answer instanceof ServerError error
+                    ? error.firstLine()
+                    : "unexpected reply to ACQUIRE_SET"));
+      }
+      return;
+    }
     if (answer instanceof ServerError error) {
       reply.completeExceptionally(new NodeUnavailableException(error.firstLine()));
       return;
@@ -389,7 +434,7 @@ public final class NodeCommand {
    * safe).
    */
   boolean callsScript() {
-    return kind == Kind.SCRIPT;
+    return kind == Kind.SCRIPT || kind == Kind.ACQUIRE_SET;
   }
 
   /**
@@ -399,12 +444,17 @@ public final class NodeCommand {
   boolean sameLease(NodeCommand other) {
     return ofLease()
         && other.ofLease()
-        && Arrays.equals(args[0], other.args[0])
+        && Arrays.equals(token(), other.token())
         && Arrays.equals(keys[0], other.keys[0]);
   }
 
   private boolean ofLease() {
-    return kind == Kind.SCRIPT && script != LuaScript.ADMIT;
+    return (kind == Kind.SCRIPT && script != LuaScript.ADMIT) || kind == Kind.ACQUIRE_SET;
+  }
+
+  /** The lease's token: the key-set script's second argument, every other script's first. */
+  private byte[] token() {
+    return script == LuaScript.KEY_SET ? args[1] : args[0];
   }
 
   /** Fails the command: the master could not answer it. */
@@ -504,7 +554,7 @@ public final class NodeCommand {
         writtenAt, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(guardMillis), admitted);
   }
 
-  private static long parse(Object word) {
+  static long parse(Object word) {
     if (word instanceof byte[] bytes) {
       String text = new String(bytes, StandardCharsets.US_ASCII);
       try {
@@ -524,11 +574,11 @@ public final class NodeCommand {
   /** The admit script's run argument when it admits no run; filled in when written otherwise. */
   private static final byte[] NO_RUN = new byte[0];
 
-  private static byte[] number(long value) {
+  static byte[] number(long value) {
     return ascii(Long.toString(value));
   }
 
-  private static byte[] ascii(String text) {
+  static byte[] ascii(String text) {
     return text.getBytes(StandardCharsets.US_ASCII);
   }
 

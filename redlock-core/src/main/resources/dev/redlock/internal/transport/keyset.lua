@@ -1,0 +1,119 @@
+-- The multi-resource lease's one script: acts on every lock key of a set at once, in one atomic
+-- call, so a master never holds part of a set. ARGV[1] = the operation, ARGV[2] = the lease's
+-- token, ARGV[3] = its number (a TTL in milliseconds, or the fencing token), ARGV[4] = n, how many
+-- lock keys; KEYS[1..n] = the lock keys, distinct, in the same sorted order on every master.
+-- Only GET, SET, DEL, PTTL, PEXPIRE and TIME are called: the single-resource scripts' permissions.
+local op = ARGV[1]
+local token = ARGV[2]
+local n = tonumber(ARGV[4])
+
+-- Whose the keys are: 'ours' if every key holds our token, 'taken' if any holds another token,
+-- else 'gone' (some key is missing, none is another's). Counts how many hold ours.
+local function owner()
+  local mine, gone = 0, false
+  for i = 1, n do
+    local value = redis.call('GET', KEYS[i])
+    if value == token then
+      mine = mine + 1
+    elseif value == false then
+      gone = true
+    else
+      return 'taken', mine
+    end
+  end
+  return gone and 'gone' or 'ours', mine
+end
+
+local function code(state)
+  return state == 'ours' and 1 or (state == 'taken' and 0 or -1)
+end
+
+if op == 'acquire' then
+  -- KEYS[n+1..2n] = each resource's fence counter of earlier versions (read only), KEYS[2n+1] =
+  -- the master's fence counter, KEYS[2n+2] = the dataset-birth marker, KEYS[2n+3] = the admitted
+  -- server run. Sets every key only if none exists. Answers as the single acquire's TIME, SET and
+  -- MGET do: {time, 'OK' or false, {counter, marker, admitted, legacy counters...}}.
+  redis.replicate_commands()
+  local now = redis.call('TIME')
+  local free = true
+  for i = 1, n do
+    if redis.call('GET', KEYS[i]) ~= false then
+      free = false
+      break
+    end
+  end
+  local set = false
+  if free then
+    for i = 1, n do
+      redis.call('SET', KEYS[i], token, 'PX', ARGV[3])
+    end
+    set = 'OK'
+  end
+  local read = {redis.call('GET', KEYS[2 * n + 1]), redis.call('GET', KEYS[2 * n + 2]),
+    redis.call('GET', KEYS[2 * n + 3])}
+  for i = n + 1, 2 * n do
+    read[#read + 1] = redis.call('GET', KEYS[i])
+  end
+  return {now, set, read}
+elseif op == 'release' then
+  -- Deletes each key that holds our token. 1 if any did, else 0 if any holds another token, -1.
+  local deleted, taken = 0, false
+  for i = 1, n do
+    local value = redis.call('GET', KEYS[i])
+    if value == token then
+      redis.call('DEL', KEYS[i])
+      deleted = deleted + 1
+    elseif value ~= false then
+      taken = true
+    end
+  end
+  return deleted > 0 and 1 or (taken and 0 or -1)
+elseif op == 'extend' then
+  -- Only if every key holds our token: lengthens each to ARGV[3] ms, never shortening one.
+  local state = owner()
+  if state == 'ours' then
+    local ttl = tonumber(ARGV[3])
+    for i = 1, n do
+      if redis.call('PTTL', KEYS[i]) < ttl then
+        redis.call('PEXPIRE', KEYS[i], ttl)
+      end
+    end
+  end
+  return code(state)
+elseif op == 'shorten' then
+  -- Shortens each key that holds our token to ARGV[3] ms, never lengthening one. As release.
+  local ttl = tonumber(ARGV[3])
+  local done, taken = 0, false
+  for i = 1, n do
+    local value = redis.call('GET', KEYS[i])
+    if value == token then
+      local left = redis.call('PTTL', KEYS[i])
+      if left < 0 or left > ttl then
+        redis.call('PEXPIRE', KEYS[i], ttl)
+      end
+      done = done + 1
+    elseif value ~= false then
+      taken = true
+    end
+  end
+  return done > 0 and 1 or (taken and 0 or -1)
+elseif op == 'fence' then
+  -- Only if every key holds our token: stores ARGV[3] in the master's one fence counter,
+  -- KEYS[n+1], never lowering it (compared as decimal strings, as fence.lua does).
+  local state = owner()
+  if state == 'ours' then
+    local function digits(text)
+      if text == false or not string.match(text, '^%d+$') then
+        return nil
+      end
+      return string.match(text, '^0*(%d-%d)$')
+    end
+    local fence = digits(redis.call('GET', KEYS[n + 1]))
+    local wanted = digits(ARGV[3])
+    if fence == nil or #fence < #wanted or (#fence == #wanted and fence < wanted) then
+      redis.call('SET', KEYS[n + 1], wanted)
+    end
+  end
+  return code(state)
+end
+return redis.error_reply('ERR unknown key-set operation')
