@@ -241,12 +241,12 @@ public final class RedLock implements AutoCloseable {
    * released at once on every master. {@code cancel} returns false once the lease was handed over;
    * it is then yours to release.
    *
-   * <p><b>Reactive code and coroutines</b> adapt the future as it is: Reactor's {@code
-   * Mono.fromFuture(() -> redlock.acquireAsync(...))} (which cancels the future when the
-   * subscription is cancelled, in Reactor 3.5 and later), RxJava's {@code
-   * Single.fromCompletionStage}, Kotlin's {@code await()}; release with {@code
-   * Mono.fromFuture(lease::releaseAsync)}, for example in {@code Mono.usingWhen}. From a virtual
-   * thread, the blocking {@link #acquire} is as cheap: it waits unmounted.
+   * <p><b>Reactive code and coroutines</b> adapt the future as it is, with no dependency here:
+   * Reactor's {@code Mono.fromFuture(future).doOnCancel(() -> future.cancel(false))} inside a
+   * {@code Mono.defer}, RxJava's {@code Single.fromCompletionStage}, Kotlin's {@code await()};
+   * release with {@code Mono.fromFuture(lease::releaseAsync)}, for example in {@code
+   * Mono.usingWhen}. From a virtual thread, the blocking {@link #acquire} is as cheap: it waits
+   * unmounted. {@code docs/async.md} has the details.
    *
    * @param resource the name of the lock, as for {@link #tryAcquire}
    * @param ttl how long the masters keep the lock, as for {@link #tryAcquire}

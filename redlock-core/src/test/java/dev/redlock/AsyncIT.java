@@ -92,12 +92,15 @@ class AsyncIT {
     PrintStream original = System.err;
     System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
     try (RedLock redlock = redlock(cluster, n, new Rounds())) {
+      // Held first, so that the future completes only after the stage below is attached.
+      Lease first = redlock.acquire("async:orders", Duration.ofSeconds(2), Duration.ofSeconds(1));
       AtomicReference<String> completedOn = new AtomicReference<>();
-      Lease lease =
-          await(
-              redlock
-                  .acquireAsync("async:orders", Duration.ofSeconds(2), Duration.ofSeconds(1))
-                  .whenComplete((l, e) -> completedOn.set(Thread.currentThread().getName())));
+      CompletableFuture<Lease> pending =
+          redlock
+              .acquireAsync("async:orders", Duration.ofSeconds(2), Duration.ofSeconds(5))
+              .whenComplete((l, e) -> completedOn.set(Thread.currentThread().getName()));
+      first.release();
+      Lease lease = await(pending);
       assertTrue(lease.isValid());
       assertTrue(
           completedOn.get().startsWith("redlock-events-"),
@@ -265,6 +268,65 @@ class AsyncIT {
       assertNoRoundGrantedFor(Duration.ofMillis(500), rounds);
       assertTrue(RedLocks.keysGone(cluster, "async:stop", 0, 1, 2));
     }
+  }
+
+  @Test
+  void workersJoiningAsyncCallsExcludeEachOtherAndAreNeverPinnedInTheLibrary(RedisCluster cluster)
+      throws Exception {
+    try (VirtualThreads threads = new VirtualThreads();
+        RedLock redlock =
+            RedLocks.admitted(
+                RedLock.builder()
+                    .nodes(cluster.uris().subList(0, 3))
+                    .nodeTimeout(Duration.ofMillis(200))
+                    .retryDelay(Duration.ofMillis(5))
+                    .build())) {
+      if (threads.virtual()) {
+        joinInTurn(redlock, threads, 20); // warm-up: classes load and initialize
+      }
+      threads.record();
+      int[] counter = joinInTurn(redlock, threads, 50);
+      assertEquals(8 * 50, counter[0], "no update lost: the leases never overlapped");
+      assertEquals(List.of(), threads.pinnedInLibrary(), "virtual threads pinned in the library");
+    }
+  }
+
+  /** Eight workers, each {@code rounds} times: acquire (joined), a guarded update, release. */
+  private static int[] joinInTurn(RedLock redlock, VirtualThreads threads, int rounds)
+      throws InterruptedException {
+    int[] counter = {0}; // deliberately unsynchronized: only the lock protects it
+    AtomicReference<Throwable> failed = new AtomicReference<>();
+    List<Thread> workers = new ArrayList<>();
+    for (int w = 0; w < 8; w++) {
+      Thread worker =
+          threads
+              .factory("async-worker-" + w)
+              .newThread(
+                  () -> {
+                    try {
+                      for (int i = 0; i < rounds; i++) {
+                        Lease lease =
+                            redlock.acquireAsync("async:turns", TTL, Duration.ofSeconds(30)).join();
+                        int read = counter[0];
+                        Thread.yield(); // invite an overlap, should the lock allow one
+                        counter[0] = read + 1;
+                        lease.releaseAsync().join();
+                      }
+                    } catch (Throwable e) {
+                      failed.compareAndSet(null, e);
+                    }
+                  });
+      workers.add(worker);
+      worker.start();
+    }
+    for (Thread worker : workers) {
+      worker.join(TimeUnit.SECONDS.toMillis(60));
+      assertFalse(worker.isAlive(), "worker finished");
+    }
+    if (failed.get() != null) {
+      throw new AssertionError("a worker failed", failed.get());
+    }
+    return counter;
   }
 
   @Test

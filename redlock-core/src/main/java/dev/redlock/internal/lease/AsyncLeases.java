@@ -6,13 +6,16 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -28,7 +31,9 @@ import org.slf4j.LoggerFactory;
  * decision arrives on this RedLock's async timer thread ({@code redlock-async-N}, one, started on
  * first use and stopped after a few idle seconds or at close); the pause before the next round is a
  * task on the same timer ({@link #pause}). A thousand waiters are a thousand small objects and
- * scheduled tasks, not a thousand threads. The timer thread never blocks and never runs user code.
+ * scheduled tasks, not a thousand threads. The timer thread never blocks, and runs no caller's
+ * stage: only the listener's round events, as the renewal thread does. A blocking acquire's retries
+ * wait on the same {@link #pause}, on their own thread ({@link #awaitPause}).
  *
  * <p><b>Where the caller's future completes.</b> On the RedLock's event thread ({@link
  * Events#offer}), as the listener's I/O-learned events are told: never on an I/O thread, never
@@ -46,14 +51,14 @@ import org.slf4j.LoggerFactory;
  * IllegalStateException}, waits (bounded) for the rounds in flight so that whatever they granted is
  * released while the connections are still open, then stops the timer.
  */
-public final class AsyncLeases {
+final class AsyncLeases {
 
   private static final Logger log = LoggerFactory.getLogger(AsyncLeases.class);
   private static final AtomicInteger THREADS = new AtomicInteger();
 
   /** One acquisition round, sent now; its attempt completes on {@code timer}. */
   @FunctionalInterface
-  public interface Round {
+  interface Round {
     /**
      * Sends one acquisition round.
      *
@@ -106,7 +111,7 @@ public final class AsyncLeases {
    * @return the caller's future; cancelling it stops the acquisition and releases what it got
    * @throws IllegalStateException if closed
    */
-  public <T> CompletableFuture<T> acquire(
+  <T> CompletableFuture<T> acquire(
       String resource,
       byte[] key,
       long waitNanos,
@@ -201,17 +206,23 @@ public final class AsyncLeases {
   }
 
   /**
-   * The pause before a waiter's next round on {@code key}: completes on the timer after {@code
-   * delayNanos}. The one place a waiter waits, so that a wake-up (a release seen on the masters)
-   * can complete it early; cancelling it cancels the timer task. Completes exceptionally if the
-   * timer is shut down.
+   * The pause before a waiter's next round on {@code key}, blocking ({@link #awaitPause}) or not:
+   * the one place every waiter waits, so that a wake-up (a release seen on the masters) can
+   * complete it early. It completes after {@code delayNanos}: on the timer if {@code onTimer}, or
+   * when the blocking waiter's timed wait runs out. Cancelling it cancels the timer task. Completes
+   * exceptionally if the timer is shut down.
    *
    * @param key the key waited for
    * @param delayNanos how long to wait at most
+   * @param onTimer whether the timer completes it (an async waiter), rather than the waiter's own
+   *     timed wait (a blocking one)
    * @return completed when it is time to try again
    */
-  CompletableFuture<Void> pause(byte[] key, long delayNanos) {
+  CompletableFuture<Void> pause(byte[] key, long delayNanos, boolean onTimer) {
     CompletableFuture<Void> pause = new CompletableFuture<>();
+    if (!onTimer) {
+      return pause;
+    }
     try {
       ScheduledFuture<?> task =
           timer.schedule(() -> pause.complete(null), delayNanos, TimeUnit.NANOSECONDS);
@@ -220,6 +231,50 @@ public final class AsyncLeases {
       pause.completeExceptionally(closing);
     }
     return pause;
+  }
+
+  /**
+   * Waits on {@link #pause}, blocking the calling thread for at most {@code delayNanos}: the pause
+   * of the blocking acquire's retries, so that a wake-up that completes the pause early wakes
+   * blocking waiters too. Needs no timer thread.
+   *
+   * @param key the key waited for
+   * @param delayNanos how long to wait at most
+   * @param interruptible whether an interrupt ends the wait
+   * @return whether the thread was interrupted (and not interruptible): the caller re-asserts it
+   * @throws InterruptedException if interruptible and interrupted
+   */
+  boolean awaitPause(byte[] key, long delayNanos, boolean interruptible)
+      throws InterruptedException {
+    if (interruptible && Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    CompletableFuture<Void> pause = pause(key, delayNanos, false);
+    long deadline = ticker.read() + delayNanos;
+    boolean interrupted = false;
+    try {
+      while (true) {
+        long left = deadline - ticker.read();
+        if (left <= 0) {
+          return interrupted;
+        }
+        try {
+          pause.get(left, TimeUnit.NANOSECONDS);
+          return interrupted;
+        } catch (InterruptedException e) {
+          if (interruptible) {
+            throw e;
+          }
+          interrupted = true;
+        } catch (TimeoutException e) {
+          return interrupted;
+        } catch (ExecutionException | CancellationException e) {
+          return interrupted; // ended by whoever completed it: time to try again
+        }
+      }
+    } finally {
+      pause.cancel(false); // no one completes it any more
+    }
   }
 
   /** How many acquisitions are pending: for tests and metrics. */
@@ -423,7 +478,7 @@ public final class AsyncLeases {
       long wait =
           Math.min(
               left, retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos));
-      CompletableFuture<Void> next = pause(key, wait);
+      CompletableFuture<Void> next = pause(key, wait, true);
       pause = next;
       if (stopped) {
         next.cancel(false); // stop() ran while the pause was being set

@@ -15,7 +15,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -154,15 +153,7 @@ public final class Coordinator {
         long pause =
             Math.min(
                 left, retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos));
-        if (interruptible) {
-          if (Thread.interrupted()) {
-            throw new InterruptedException();
-          }
-          TimeUnit.NANOSECONDS.sleep(pause);
-        } else {
-          LockSupport.parkNanos(pause);
-          interrupted |= Thread.interrupted();
-        }
+        interrupted |= leases.async().awaitPause(key, pause, interruptible);
         checkOpen();
       }
     } finally {
