@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -39,7 +40,7 @@ class AsyncIT {
   private static final long WAIT_SECONDS = 10; // every future here completes well within this
 
   /** Counts the rounds the listener hears of. */
-  static final class Rounds implements RedLockListener {
+  static class Rounds implements RedLockListener {
     final AtomicInteger acquired = new AtomicInteger();
     final AtomicInteger denied = new AtomicInteger();
 
@@ -250,6 +251,76 @@ class AsyncIT {
       assertEquals(0, redlock.leasesHeld());
       assertThrows(CancellationException.class, pending::join);
     }
+  }
+
+  @Test
+  void cancellingAfterTheGrantButBeforeTheHandOverReleasesIt(RedisCluster cluster)
+      throws Exception {
+    CountDownLatch eventThreadFree = new CountDownLatch(1);
+    CountDownLatch eventThreadBusy = new CountDownLatch(1);
+    Rounds rounds =
+        new Rounds() {
+          @Override
+          public void releaseCompleted(
+              String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+            if (resource.equals("async:blocker")) {
+              eventThreadBusy.countDown();
+              try {
+                eventThreadFree.await(WAIT_SECONDS, TimeUnit.SECONDS); // holds the event thread
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+          }
+        };
+    try (RedLock redlock = redlock(cluster, 3, rounds)) {
+      redlock.acquire("async:blocker", TTL, Duration.ofSeconds(1)).release();
+      assertTrue(eventThreadBusy.await(WAIT_SECONDS, TimeUnit.SECONDS));
+      int before = rounds.acquired.get();
+      CompletableFuture<Lease> pending =
+          redlock.acquireAsync("async:race", TTL, Duration.ofSeconds(5));
+      // Granted on the masters; its hand-over waits behind the busy event thread.
+      RedLocks.eventually("granted", () -> rounds.acquired.get() == before + 1);
+      assertTrue(cluster.node(0).admin().exists("async:race"));
+      assertTrue(pending.cancel(true), "not handed over yet");
+      eventThreadFree.countDown();
+      RedLocks.eventually(
+          "the grant cancelled before its hand-over released on every master",
+          () -> RedLocks.keysGone(cluster, "async:race", 0, 1, 2));
+      RedLocks.eventually("no lease held", () -> redlock.leasesHeld() == 0);
+    } finally {
+      eventThreadFree.countDown();
+    }
+  }
+
+  @Test
+  void closeReleasesWhatARoundInFlightIsGranted(RedisCluster cluster) throws Exception {
+    Rounds rounds = new Rounds();
+    RedLock redlock =
+        RedLocks.admitted(
+            RedLock.builder()
+                .nodes(cluster.uris().subList(0, 3))
+                .nodeTimeout(Duration.ofSeconds(3))
+                .listener(rounds)
+                .build());
+    for (int i = 0; i < 3; i++) {
+      cluster.node(i).pause();
+    }
+    CompletableFuture<Lease> pending =
+        redlock.acquireAsync("async:closing-grant", Duration.ofSeconds(30), Duration.ofSeconds(10));
+    Thread closing = new Thread(redlock::close, "closing");
+    closing.start();
+    assertInstanceOf(IllegalStateException.class, failure(pending)); // failed first, at once
+    assertTrue(closing.isAlive(), "close waits for the round in flight");
+    for (int i = 0; i < 3; i++) {
+      cluster.node(i).resume(); // the masters grant now, while close waits
+    }
+    closing.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+    assertFalse(closing.isAlive(), "close returned");
+    assertTrue(
+        RedLocks.keysGone(cluster, "async:closing-grant", 0, 1, 2),
+        "released before the connections closed");
+    assertEquals(1, rounds.acquired.get(), "the round in flight was granted");
   }
 
   @Test
