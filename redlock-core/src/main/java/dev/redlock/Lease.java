@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -196,6 +197,35 @@ public final class Lease implements AutoCloseable {
    */
   public boolean extend(Duration ttl) {
     return grant.extend(ttl);
+  }
+
+  /**
+   * Like {@link #extend}, without blocking the calling thread: the returned future completes with
+   * what {@code extend} would return once the round is decided (within about the node timeout), on
+   * the RedLock's event thread (see {@link RedLock#acquireAsync} for the threads). If the lease is
+   * no longer valid it completes at once with false, contacting no master.
+   *
+   * @param ttl the new time to live, as for {@link #extend}
+   * @return a future of true if the lease was extended, false if not (check {@link #isValid()})
+   * @throws NullPointerException if {@code ttl} is null
+   * @throws IllegalArgumentException if {@code ttl} is not positive, is not above the node timeout
+   *     and minimum validity, or is too long
+   */
+  public CompletableFuture<Boolean> extendAsync(Duration ttl) {
+    return grant.extendAsync(ttl);
+  }
+
+  /**
+   * Like {@link #release()}, without blocking the calling thread: the returned future completes
+   * once a majority of masters answered, or at the node timeout, on the RedLock's event thread (see
+   * {@link RedLock#acquireAsync} for the threads); the other masters are followed in the background
+   * as for {@code release()}. This handle is released from the call on: {@link #isValid()} is false
+   * at once. Idempotent: a lease already released completes at once.
+   *
+   * @return a future completed when the release round is decided; never completed exceptionally
+   */
+  public CompletableFuture<Void> releaseAsync() {
+    return grant.releaseAsync();
   }
 
   /**

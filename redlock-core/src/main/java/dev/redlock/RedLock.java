@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -194,6 +195,101 @@ public final class RedLock implements AutoCloseable {
           coordinator);
     }
     return new Lease(attempt.grant());
+  }
+
+  /**
+   * Like {@link #tryAcquire}, without blocking the calling thread: one parallel round on every
+   * master, whose answers complete the returned future (within about the node timeout). See {@link
+   * #acquireAsync} for the threads, cancellation and close.
+   *
+   * @param resource the name of the lock, as for {@link #tryAcquire}
+   * @param ttl how long the masters keep the lock, as for {@link #tryAcquire}
+   * @return a future of the lease, or of empty if another client holds the lock (or competing
+   *     clients split the votes); completed exceptionally with {@link QuorumUnavailableException}
+   *     if too many masters failed or answered too slowly for a lease to be granted
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if an argument is out of range
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public CompletableFuture<Optional<Lease>> tryAcquireAsync(String resource, Duration ttl) {
+    byte[] key = Arguments.resourceKey(resource);
+    long ttlMillis = coordinator.arguments().ttlMillis(ttl);
+    return coordinator.acquireAsync(
+        resource,
+        key,
+        ttlMillis,
+        0,
+        attempt -> {
+          if (attempt.grant() != null) {
+            return Optional.of(new Lease(attempt.grant()));
+          }
+          if (attempt.unavailable()) {
+            throw Outcomes.failure(
+                attempt, "could not acquire " + Arguments.quote(resource), coordinator);
+          }
+          return Optional.empty();
+        });
+  }
+
+  /**
+   * Like {@link #acquire}, without blocking a thread while it waits: the rounds' answers and the
+   * randomized pauses between rounds run on this RedLock's own timer thread ({@code
+   * redlock-async-N}, one for all waiters), so a thousand pending acquisitions hold no thread each.
+   * The future completes at most one round (the node timeout) after {@code maxWait}.
+   *
+   * <p><b>Threads.</b> The future is completed on this RedLock's event thread ({@code
+   * redlock-events-N}), never on an I/O thread nor while the library holds a lock of its own;
+   * stages added to it without an executor run there, after the listener's events, and must be
+   * quick: hand blocking work to your own executor ({@code thenApplyAsync(fn, executor)}) or to a
+   * virtual thread. A future completed by {@link #close()} completes on the closing thread.
+   *
+   * <p><b>Cancellation.</b> Cancelling the future ({@code cancel}), or completing it yourself (for
+   * example through {@code orTimeout}), stops the acquisition: no further round is sent, and a
+   * lease granted by a round that was in flight, or whose grant arrives after the cancel, is
+   * released at once on every master. {@code cancel} returns false once the lease was handed over;
+   * it is then yours to release.
+   *
+   * <p><b>Reactive code and coroutines</b> adapt the future as it is, with no dependency here:
+   * Reactor's {@code Mono.fromFuture(future).doOnCancel(() -> future.cancel(false))} inside a
+   * {@code Mono.defer}, RxJava's {@code Single.fromCompletionStage}, Kotlin's {@code await()};
+   * release with {@code Mono.fromFuture(lease::releaseAsync)}, for example in {@code
+   * Mono.usingWhen}. From a virtual thread, the blocking {@link #acquire} is as cheap: it waits
+   * unmounted. {@code docs/async.md} has the details.
+   *
+   * @param resource the name of the lock, as for {@link #tryAcquire}
+   * @param ttl how long the masters keep the lock, as for {@link #tryAcquire}
+   * @param maxWait how long to keep trying; positive
+   * @return a future of the lease; completed exceptionally with {@link LockTakenException} if the
+   *     wait ran out while the lock was held by others, {@link QuorumUnavailableException} if it
+   *     ran out while too many masters were failing, {@link IllegalStateException} if this RedLock
+   *     was closed while waiting, or {@link java.util.concurrent.CancellationException} once
+   *     cancelled
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if an argument is out of range
+   * @throws IllegalStateException if this RedLock is closed
+   */
+  public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, Duration maxWait) {
+    byte[] key = Arguments.resourceKey(resource);
+    long ttlMillis = coordinator.arguments().ttlMillis(ttl);
+    long waitNanos = Arguments.positiveNanos(maxWait, "maxWait");
+    return coordinator.acquireAsync(
+        resource,
+        key,
+        ttlMillis,
+        waitNanos,
+        attempt -> {
+          if (attempt.grant() == null) {
+            throw Outcomes.failure(
+                attempt,
+                "could not acquire "
+                    + Arguments.quote(resource)
+                    + " within "
+                    + maxWait.toMillis()
+                    + " ms",
+                coordinator);
+          }
+          return new Lease(attempt.grant());
+        });
   }
 
   /**
@@ -575,6 +671,11 @@ public final class RedLock implements AutoCloseable {
   /** The selector the plaintext masters share, or null: for tests. */
   SelectorLoop selectorLoop() {
     return coordinator.selectorLoop();
+  }
+
+  /** How many asynchronous acquisitions are pending: for tests. */
+  int pendingAcquisitions() {
+    return coordinator.pendingAcquisitions();
   }
 
   /** Waits until the listener has been told every event handed to the event thread: for tests. */

@@ -8,13 +8,14 @@ import java.util.List;
  * override what you need. Each call carries what every master answered in the round ({@code
  * outcomes}, in configuration order) and how long the round took.
  *
- * <p>Methods are called synchronously on the thread that ran the round (a caller's thread, or the
- * renewal thread), so they must be quick and must not block; except {@link #circuitChanged}, {@link
- * #internalError} and {@link #releaseCompleted}, which learn what an I/O thread saw and are called
- * on the RedLock's event thread ({@code redlock-events-N}), never on an I/O thread: a listener
- * cannot stall the masters' replies, even one that calls back into the RedLock. A listener that
- * throws is logged at WARN and otherwise ignored: it can never fail or change a lock operation.
- * Implementations must be thread-safe.
+ * <p>Methods are called synchronously on the thread that ran the round (a caller's thread, the
+ * renewal thread, or for the async API the RedLock's async timer thread {@code redlock-async-N}),
+ * so they must be quick and must not block; except {@link #circuitChanged}, {@link #internalError}
+ * and {@link #releaseCompleted}, which learn what an I/O thread saw and are called on the RedLock's
+ * event thread ({@code redlock-events-N}), never on an I/O thread: a listener cannot stall the
+ * masters' replies, even one that calls back into the RedLock. A listener that throws is logged at
+ * WARN and otherwise ignored: it can never fail or change a lock operation. Implementations must be
+ * thread-safe.
  */
 public interface RedLockListener {
 

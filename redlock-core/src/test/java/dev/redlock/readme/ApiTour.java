@@ -8,6 +8,9 @@ import dev.redlock.RedLock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 
 class ApiTour {
   interface Store { // what the lock protects: it refuses a token lower than one it has seen
@@ -57,6 +60,17 @@ class ApiTour {
     try (Lease lease = redlock.acquireAll(both, Duration.ofSeconds(10), Duration.ofSeconds(3))) {
       store.write("stock 9", lease.fencingToken("stock:9")); // extend, release: every key
     }
+  }
+
+  static CompletableFuture<Void> async(RedLock redlock, Executor pool, Consumer<Lease> work) {
+    // No thread waits for the lock; cancel() stops the wait and releases what it was granted.
+    // The future completes on the library's event thread: hand blocking work to your executor.
+    return redlock
+        .acquireAsync("orders:42", Duration.ofSeconds(10), Duration.ofSeconds(3))
+        .thenCompose(
+            lease ->
+                CompletableFuture.runAsync(() -> work.accept(lease), pool)
+                    .whenComplete((done, failed) -> lease.releaseAsync()));
   }
 
   static void lock(RedLock redlock, Store store) {

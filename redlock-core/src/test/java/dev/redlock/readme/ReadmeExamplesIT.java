@@ -41,6 +41,24 @@ class ReadmeExamplesIT {
   }
 
   @Test
+  void theAsyncExampleRunsAsWritten(RedisCluster cluster) throws Exception {
+    List<String> done = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(1);
+    try (RedLock redlock = ApiTour.create(cluster.uris())) {
+      redlock.admitFreshNodes();
+      ApiTour.async(redlock, pool, lease -> done.add(lease.resource() + " " + lease.isValid()))
+          .get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertEquals(List.of("orders:42 true"), done);
+      dev.redlock.testkit.Poll.until(
+          "released on every master",
+          () -> cluster.nodes().stream().noneMatch(node -> node.admin().exists("orders:42")));
+    } finally {
+      pool.shutdown();
+    }
+  }
+
+  @Test
   void theLockExampleRunsAsWritten(RedisCluster cluster) {
     List<Long> tokens = new ArrayList<>();
     try (RedLock redlock = ApiTour.create(cluster.uris())) {

@@ -10,11 +10,13 @@ import dev.redlock.internal.transport.Ticker;
 import dev.redlock.internal.transport.Vote;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -151,15 +153,7 @@ public final class Coordinator {
         long pause =
             Math.min(
                 left, retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos));
-        if (interruptible) {
-          if (Thread.interrupted()) {
-            throw new InterruptedException();
-          }
-          TimeUnit.NANOSECONDS.sleep(pause);
-        } else {
-          LockSupport.parkNanos(pause);
-          interrupted |= Thread.interrupted();
-        }
+        interrupted |= leases.async().awaitPause(key, pause, interruptible);
         checkOpen();
       }
     } finally {
@@ -167,6 +161,33 @@ public final class Coordinator {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /**
+   * Acquires without blocking a thread, as {@link #retry} (or, with {@code waitNanos} 0, {@link
+   * #attemptOnce}) does: see {@link AsyncLeases}.
+   *
+   * @param <T> the caller's result
+   * @param resource the resource, as the caller named it
+   * @param key its key
+   * @param ttlMillis the TTL, checked
+   * @param waitNanos how long to keep trying; 0 for one round
+   * @param result turns the last attempt into the caller's value, or throws its exception
+   * @return the caller's future; cancelling it stops the retries and releases what was granted
+   * @throws IllegalStateException if closed
+   */
+  public <T> CompletableFuture<T> acquireAsync(
+      String resource, byte[] key, long ttlMillis, long waitNanos, Function<Attempt, T> result) {
+    checkOpen();
+    return leases
+        .async()
+        .acquire(
+            resource,
+            key,
+            waitNanos,
+            settings.retryDelayNanos(),
+            timer -> attemptAsync(resource, key, ttlMillis, timer),
+            result);
   }
 
   /**
@@ -232,7 +253,29 @@ public final class Coordinator {
 
     Tally votes =
         masters.vote((node, i) -> node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis));
+    return settle(resource, key, token, ttlMillis, votes);
+  }
 
+  /**
+   * One acquisition as {@link #attempt}, without blocking: the round's votes are counted, and the
+   * attempt completed, on {@code timer}'s thread.
+   */
+  private CompletableFuture<Attempt> attemptAsync(
+      String resource, byte[] key, long ttlMillis, ScheduledExecutorService timer) {
+    byte[] token = tokens.next();
+    byte[] legacyFenceKey =
+        settings.fencing() || settings.restartGuard() ? LuaScript.legacyFenceKey(key) : null;
+    long guardMillis = settings.guardMillis();
+    return masters
+        .voteAsync(
+            (node, i) -> node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis), timer)
+        .thenApply(votes -> settle(resource, key, token, ttlMillis, votes));
+  }
+
+  /**
+   * The rest of {@link #attempt} once the votes are in: the validity; the lease, or the release.
+   */
+  private Attempt settle(String resource, byte[] key, byte[] token, long ttlMillis, Tally votes) {
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     long validity = Validity.remainingNanos(ttlNanos, votes.elapsedNanos(), settings.driftFactor());
     long took = votes.elapsedNanos();
@@ -374,6 +417,7 @@ public final class Coordinator {
       renewerLock.unlock();
     }
     long grace = masters.nodeTimeoutNanos() + TimeUnit.SECONDS.toNanos(1);
+    leases.async().close(grace); // first: what its rounds granted is released on open links
     if (stopping != null) {
       stopping.close(grace);
     }
@@ -410,6 +454,15 @@ public final class Coordinator {
    */
   public SelectorLoop selectorLoop() {
     return masters.io();
+  }
+
+  /**
+   * Returns how many asynchronous acquisitions are pending: for tests.
+   *
+   * @return a snapshot
+   */
+  public int pendingAcquisitions() {
+    return leases.async().pending();
   }
 
   /** Waits until the listener has been told every event handed to the event thread: for tests. */

@@ -59,7 +59,13 @@ public final class Events {
               t.setDaemon(true);
               return t;
             },
-            (task, executor) -> dropped(executor));
+            (task, executor) -> {
+              if (task instanceof Offer offer) {
+                offer.refused = true; // the caller runs it itself
+              } else {
+                dropped(executor);
+              }
+            });
     thread.allowCoreThreadTimeOut(true); // no thread at all until an event needs one
   }
 
@@ -133,6 +139,39 @@ public final class Events {
       thread.execute(work);
     } catch (RejectedExecutionException closed) {
       // shut down: the RedLock is closed, and nothing is told any more
+    }
+  }
+
+  /**
+   * Runs {@code work} on the event thread, soon, unless it cannot take it (shut down, or its queue
+   * full): then returns false and runs nothing, and the caller runs it. For what must not be
+   * dropped: the completion of a caller's future ({@link AsyncLeases}). Never blocks.
+   *
+   * @param work what to run
+   * @return whether the event thread took it
+   */
+  boolean offer(Runnable work) {
+    Offer offer = new Offer(work);
+    try {
+      thread.execute(offer);
+    } catch (RejectedExecutionException closed) {
+      return false;
+    }
+    return !offer.refused;
+  }
+
+  /** A task the caller runs itself if the event thread refuses it. */
+  private static final class Offer implements Runnable {
+    private final Runnable work;
+    private boolean refused; // set by the rejection handler, on the offering thread
+
+    Offer(Runnable work) {
+      this.work = work;
+    }
+
+    @Override
+    public void run() {
+      work.run();
     }
   }
 

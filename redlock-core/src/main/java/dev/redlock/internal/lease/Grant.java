@@ -208,6 +208,27 @@ public final class Grant {
     return owner.extend(this, ttl);
   }
 
+  /**
+   * Extends as {@link #extend} does, without blocking; see {@link AsyncLeases#extend}.
+   *
+   * @param ttl the new time to live
+   * @return whether the lease was extended
+   * @throws NullPointerException if {@code ttl} is null
+   * @throws IllegalArgumentException if {@code ttl} is out of range
+   */
+  public CompletableFuture<Boolean> extendAsync(Duration ttl) {
+    return owner.async().extend(this, ttl);
+  }
+
+  /**
+   * Releases as {@link #release} does, without blocking; see {@link AsyncLeases#release}.
+   *
+   * @return completed when a majority answered, or at the node timeout; never exceptionally
+   */
+  public CompletableFuture<Void> releaseAsync() {
+    return owner.async().release(this);
+  }
+
   /** Releases the lease on every master; idempotent. See {@link Leases#release}. */
   public void release() {
     owner.release(this);

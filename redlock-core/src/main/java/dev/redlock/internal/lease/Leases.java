@@ -52,6 +52,7 @@ final class Leases {
   private final double driftFactor;
   private final long minValidityNanos;
   private final AtomicInteger held = new AtomicInteger(); // granted, not yet released or lost
+  private final AsyncLeases async;
 
   Leases(
       Masters masters,
@@ -66,6 +67,16 @@ final class Leases {
     this.arguments = arguments;
     this.driftFactor = driftFactor;
     this.minValidityNanos = minValidityNanos;
+    this.async = new AsyncLeases(this, events, masters.ticker());
+  }
+
+  /** The asynchronous operations on these leases. */
+  AsyncLeases async() {
+    return async;
+  }
+
+  Arguments arguments() {
+    return arguments;
   }
 
   Ticker ticker() {
@@ -282,6 +293,35 @@ final class Leases {
             lease.keysExpireBy(),
             (node, now) -> node.release(key, token));
     released(lease, masters.freed(job::send));
+  }
+
+  /**
+   * Releases {@code lease} as {@link #release} does, without blocking: the result completes on
+   * {@code timer} once a majority answered, or at the node timeout.
+   */
+  CompletableFuture<Void> releaseAsync(Grant lease, ScheduledExecutorService timer) {
+    if (ended(lease)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    byte[] key = lease.key();
+    byte[] token = lease.token();
+    Releases.Job job =
+        releases.start(
+            lease.resource(),
+            lease.landing(),
+            lease.keysExpireBy(),
+            (node, now) -> node.release(key, token));
+    return masters.freedAsync(job::send, timer).thenAccept(tally -> released(lease, tally));
+  }
+
+  /**
+   * Releases a lease no caller received (its acquisition was cancelled or closed meanwhile) on
+   * every master, without waiting; {@link Releases} follows it.
+   */
+  void discard(Grant lease) {
+    if (!ended(lease)) {
+      releases.releaseAll(lease.key(), lease.token(), lease.landing(), lease.keysExpireBy());
+    }
   }
 
   /**

@@ -154,6 +154,17 @@ public final class Masters {
     return round(Mode.FREED, call);
   }
 
+  /**
+   * A release round, as {@link #freed(Call)}, whose result is completed on {@code timer}'s thread:
+   * for a caller that must not block.
+   */
+  CompletableFuture<Tally> freedAsync(Call call, ScheduledExecutorService timer) {
+    QuorumRound round =
+        QuorumRound.start(
+            names, timeoutNanos, quorum, Mode.FREED, ticker, i -> call.send(nodes.get(i), i));
+    return round.whenDecided(timer, round.startNanos() + longestTimeoutNanos);
+  }
+
   private Tally round(Mode mode, Call call) {
     enterRound();
     try {

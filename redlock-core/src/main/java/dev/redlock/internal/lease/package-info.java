@@ -6,6 +6,7 @@
  * {@link dev.redlock.internal.lease.Leases} moves each {@link dev.redlock.internal.lease.Grant}
  * through extend, release and loss; {@link dev.redlock.internal.lease.Renewer} and {@link
  * dev.redlock.internal.lease.Releases} follow what outlives a call; {@link
+ * dev.redlock.internal.lease.AsyncLeases} runs the async API and every retry's pause; {@link
  * dev.redlock.internal.lease.Events} tells the {@link dev.redlock.internal.lease.Listener}.
  *
  * <p>Imports the preflight (for {@code inspect()}) and the transport, never the API: what the API

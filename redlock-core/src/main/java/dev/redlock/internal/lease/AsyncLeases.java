@@ -1,0 +1,521 @@
+package dev.redlock.internal.lease;
+
+import dev.redlock.internal.transport.Ticker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The API's asynchronous operations: acquisitions that wait without a thread, and extends and
+ * releases that return at once.
+ *
+ * <p><b>No thread per waiter.</b> A round is sent (each client only queues or writes it) and its
+ * decision arrives on this RedLock's async timer thread ({@code redlock-async-N}, one, started on
+ * first use and stopped after a few idle seconds or at close); the pause before the next round is a
+ * task on the same timer ({@link #pause}). A thousand waiters are a thousand small objects and
+ * scheduled tasks, not a thousand threads. The timer thread never blocks, and runs no caller's
+ * stage: only the listener's round events, as the renewal thread does. A blocking acquire's retries
+ * wait on the same {@link #pause}, on their own thread ({@link #awaitPause}).
+ *
+ * <p><b>Where the caller's future completes.</b> On the RedLock's event thread ({@link
+ * Events#offer}), as the listener's I/O-learned events are told: never on an I/O thread, never
+ * under a lock of the library, and never on the timer (a dependent stage that blocks would stall
+ * every waiter's retries). When the event thread is shut down or its queue is full, on the thread
+ * that decided (the timer, or the caller's own thread), so a future is never left incomplete.
+ *
+ * <p><b>Cancellation.</b> A caller's future that completes before the library completed it
+ * (cancelled, or completed by the caller, e.g. {@code orTimeout}) stops the acquisition: no further
+ * round is sent, the pending pause is cancelled, and a lease granted by a round in flight at that
+ * moment (or whose completion loses the race with the cancel) is released at once on every master,
+ * without blocking anyone.
+ *
+ * <p><b>Close.</b> {@link #close} completes every pending acquisition exceptionally with {@code
+ * IllegalStateException}, waits (bounded) for the rounds in flight so that whatever they granted is
+ * released while the connections are still open, then stops the timer.
+ */
+final class AsyncLeases {
+
+  private static final Logger log = LoggerFactory.getLogger(AsyncLeases.class);
+  private static final AtomicInteger THREADS = new AtomicInteger();
+
+  /** One acquisition round, sent now; its attempt completes on {@code timer}. */
+  @FunctionalInterface
+  interface Round {
+    /**
+     * Sends one acquisition round.
+     *
+     * @param timer the thread its decision is completed on
+     * @return how the round ended
+     */
+    CompletableFuture<Attempt> send(ScheduledExecutorService timer);
+  }
+
+  private final Leases leases;
+  private final Events events;
+  private final Ticker ticker;
+  private final ScheduledThreadPoolExecutor timer;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition idle = lock.newCondition();
+  private final Set<Acquisition<?>> pending = new HashSet<>(); // guarded by lock
+  private int inFlight; // guarded by lock: rounds sent and not yet decided
+  private boolean closed; // guarded by lock
+
+  AsyncLeases(Leases leases, Events events, Ticker ticker) {
+    this.leases = leases;
+    this.events = events;
+    this.ticker = ticker;
+    int number = THREADS.incrementAndGet();
+    this.timer =
+        new ScheduledThreadPoolExecutor(
+            1,
+            task -> {
+              Thread thread = new Thread(task, "redlock-async-" + number);
+              thread.setDaemon(true);
+              return thread;
+            });
+    timer.setRemoveOnCancelPolicy(true);
+    timer.setKeepAliveTime(5, TimeUnit.SECONDS);
+    timer.allowCoreThreadTimeOut(true); // no thread until the first async call
+  }
+
+  /**
+   * Acquires without blocking: rounds until one grants, or once only if {@code waitNanos} is 0, or
+   * until {@code waitNanos} has passed; then {@code result} turns the last attempt into the
+   * caller's value (or throws the caller's exception). Checks that this is open.
+   *
+   * @param <T> the caller's result
+   * @param resource the resource, as the caller named it
+   * @param key its key, for the pause
+   * @param waitNanos how long to keep trying; 0 for one round
+   * @param retryDelayNanos the mean pause between rounds
+   * @param round sends one round
+   * @param result the caller's value of the last attempt; may throw the caller's exception
+   * @return the caller's future; cancelling it stops the acquisition and releases what it got
+   * @throws IllegalStateException if closed
+   */
+  <T> CompletableFuture<T> acquire(
+      String resource,
+      byte[] key,
+      long waitNanos,
+      long retryDelayNanos,
+      Round round,
+      Function<Attempt, T> result) {
+    Acquisition<T> acquisition =
+        new Acquisition<>(resource, key, waitNanos, retryDelayNanos, round, result);
+    lock.lock();
+    try {
+      checkOpenLocked();
+      pending.add(acquisition);
+    } finally {
+      lock.unlock();
+    }
+    acquisition.future.whenComplete((value, error) -> acquisition.stop());
+    acquisition.next();
+    return acquisition.future;
+  }
+
+  /**
+   * Extends {@code lease} as {@link Leases#extend} does, without blocking. After close, the
+   * blocking extend answers (it fails fast: the connections are closed).
+   *
+   * @param lease the lease
+   * @param ttl the new time to live
+   * @return true if extended; false if not
+   * @throws NullPointerException if {@code ttl} is null
+   * @throws IllegalArgumentException if {@code ttl} is out of range
+   */
+  CompletableFuture<Boolean> extend(Grant lease, Duration ttl) {
+    long ttlMillis = leases.arguments().ttlMillis(ttl);
+    if (!lease.isValid()) {
+      return CompletableFuture.completedFuture(false);
+    }
+    if (!enter()) {
+      return CompletableFuture.completedFuture(lease.extend(ttl));
+    }
+    CompletableFuture<Boolean> future = new CompletableFuture<>();
+    try {
+      leases
+          .extendAsync(lease, ttlMillis, timer)
+          .whenComplete(
+              (extension, error) -> {
+                leave();
+                deliver(
+                    () -> {
+                      if (error != null) {
+                        future.completeExceptionally(QuorumRound.cause(error));
+                      } else {
+                        future.complete(extension == Leases.Extension.EXTENDED);
+                      }
+                    });
+              });
+    } catch (RuntimeException e) {
+      leave();
+      throw e;
+    }
+    return future;
+  }
+
+  /**
+   * Releases {@code lease} as {@link Leases#release} does, without blocking: the future completes
+   * once a majority answered, or at the node timeout. Never completes exceptionally.
+   *
+   * @param lease the lease
+   * @return completed when the release round is decided
+   */
+  CompletableFuture<Void> release(Grant lease) {
+    if (!enter()) {
+      lease.release();
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> future = new CompletableFuture<>();
+    try {
+      leases
+          .releaseAsync(lease, timer)
+          .whenComplete(
+              (ignored, error) -> {
+                leave();
+                if (error != null) {
+                  log.debug("release of {} failed", Arguments.quote(lease.resource()), error);
+                }
+                deliver(() -> future.complete(null));
+              });
+    } catch (RuntimeException e) {
+      leave();
+      log.debug("release of {} failed", Arguments.quote(lease.resource()), e);
+      deliver(() -> future.complete(null));
+    }
+    return future;
+  }
+
+  /**
+   * The pause before a waiter's next round on {@code key}, blocking ({@link #awaitPause}) or not:
+   * the one place every waiter waits, so that a wake-up (a release seen on the masters) can
+   * complete it early. It completes after {@code delayNanos}: on the timer if {@code onTimer}, or
+   * when the blocking waiter's timed wait runs out. Cancelling it cancels the timer task. Completes
+   * exceptionally if the timer is shut down.
+   *
+   * @param key the key waited for
+   * @param delayNanos how long to wait at most
+   * @param onTimer whether the timer completes it (an async waiter), rather than the waiter's own
+   *     timed wait (a blocking one)
+   * @return completed when it is time to try again
+   */
+  CompletableFuture<Void> pause(byte[] key, long delayNanos, boolean onTimer) {
+    CompletableFuture<Void> pause = new CompletableFuture<>();
+    if (!onTimer) {
+      return pause;
+    }
+    try {
+      ScheduledFuture<?> task =
+          timer.schedule(() -> pause.complete(null), delayNanos, TimeUnit.NANOSECONDS);
+      pause.whenComplete((ignored, error) -> task.cancel(false));
+    } catch (RejectedExecutionException closing) {
+      pause.completeExceptionally(closing);
+    }
+    return pause;
+  }
+
+  /**
+   * Waits on {@link #pause}, blocking the calling thread for at most {@code delayNanos}: the pause
+   * of the blocking acquire's retries, so that a wake-up that completes the pause early wakes
+   * blocking waiters too. Needs no timer thread.
+   *
+   * @param key the key waited for
+   * @param delayNanos how long to wait at most
+   * @param interruptible whether an interrupt ends the wait
+   * @return whether the thread was interrupted (and not interruptible): the caller re-asserts it
+   * @throws InterruptedException if interruptible and interrupted
+   */
+  boolean awaitPause(byte[] key, long delayNanos, boolean interruptible)
+      throws InterruptedException {
+    if (interruptible && Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    CompletableFuture<Void> pause = pause(key, delayNanos, false);
+    long deadline = ticker.read() + delayNanos;
+    boolean interrupted = false;
+    try {
+      while (true) {
+        long left = deadline - ticker.read();
+        if (left <= 0) {
+          return interrupted;
+        }
+        try {
+          pause.get(left, TimeUnit.NANOSECONDS);
+          return interrupted;
+        } catch (InterruptedException e) {
+          if (interruptible) {
+            throw e;
+          }
+          interrupted = true;
+        } catch (TimeoutException e) {
+          return interrupted;
+        } catch (ExecutionException | CancellationException e) {
+          return interrupted; // ended by whoever completed it: time to try again
+        }
+      }
+    } finally {
+      pause.cancel(false); // no one completes it any more
+    }
+  }
+
+  /** How many acquisitions are pending: for tests and metrics. */
+  int pending() {
+    lock.lock();
+    try {
+      return pending.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Fails every pending acquisition with {@code IllegalStateException}, waits until the rounds in
+   * flight are decided (their grants then released) or {@code graceNanos} passed, and stops the
+   * timer. Idempotent.
+   *
+   * @param graceNanos how long to wait at most
+   */
+  void close(long graceNanos) {
+    List<Acquisition<?>> failing;
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      failing = new ArrayList<>(pending);
+    } finally {
+      lock.unlock();
+    }
+    IllegalStateException closedWhileWaiting =
+        new IllegalStateException("RedLock is closed (while the acquisition was pending)");
+    for (Acquisition<?> acquisition : failing) {
+      acquisition.future.completeExceptionally(closedWhileWaiting); // on this (the caller's) thread
+    }
+    long deadline = ticker.read() + graceNanos;
+    boolean interrupted = false;
+    lock.lock();
+    try {
+      while (inFlight > 0) {
+        long left = deadline - ticker.read();
+        if (left <= 0) {
+          log.debug("{} async rounds still undecided at close", inFlight);
+          break;
+        }
+        try {
+          idle.awaitNanos(left);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    // A grant decided just before the close may be on its way to a caller whose future the close
+    // failed: the event thread then discards it, and must do so while the connections are open.
+    events.awaitTold(Math.max(0, deadline - ticker.read()));
+    timer.shutdownNow();
+    try {
+      if (!timer.awaitTermination(Math.max(0, deadline - ticker.read()), TimeUnit.NANOSECONDS)) {
+        log.debug("the async timer thread did not stop in time");
+      }
+    } catch (InterruptedException e) {
+      interrupted = true;
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void checkOpenLocked() {
+    if (closed) {
+      throw new IllegalStateException("RedLock is closed");
+    }
+  }
+
+  /** Counts a round in flight; false if closed (nothing counted). */
+  private boolean enter() {
+    lock.lock();
+    try {
+      if (closed) {
+        return false;
+      }
+      inFlight++;
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void leave() {
+    lock.lock();
+    try {
+      if (--inFlight == 0) {
+        idle.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Completes a caller's future where user code may run: on the event thread, or, when it cannot
+   * take it (shut down, queue full), here: the timer or the caller's thread, never an I/O thread.
+   */
+  private void deliver(Runnable completion) {
+    if (!events.offer(completion)) {
+      completion.run();
+    }
+  }
+
+  /** One acquisition in progress: its rounds, its pauses, and the caller's future. */
+  private final class Acquisition<T> {
+    private final String resource;
+    private final byte[] key;
+    private final boolean once;
+    private final long deadlineNanos;
+    private final long retryDelayNanos;
+    private final Round round;
+    private final Function<Attempt, T> result;
+    private final CompletableFuture<T> future = new CompletableFuture<>();
+    private volatile boolean stopped; // the caller's future is complete: no more rounds
+    private volatile CompletableFuture<Void> pause; // the current pause, if any
+
+    Acquisition(
+        String resource,
+        byte[] key,
+        long waitNanos,
+        long retryDelayNanos,
+        Round round,
+        Function<Attempt, T> result) {
+      this.resource = resource;
+      this.key = key;
+      this.once = waitNanos == 0;
+      this.deadlineNanos = ticker.read() + waitNanos;
+      this.retryDelayNanos = retryDelayNanos;
+      this.round = round;
+      this.result = result;
+    }
+
+    /** Sends the next round, unless stopped or closed; its decision comes on the timer. */
+    void next() {
+      if (stopped || !enter()) {
+        return; // a close has failed (or will fail) the future
+      }
+      CompletableFuture<Attempt> attempt;
+      try {
+        attempt = round.send(timer);
+      } catch (RuntimeException | Error e) {
+        leave();
+        finish(() -> future.completeExceptionally(e));
+        return;
+      }
+      attempt.whenComplete(
+          (decided, error) -> {
+            try {
+              decided(decided, error);
+            } finally {
+              leave(); // after a grant to discard was released, so a close sends it first
+            }
+          });
+    }
+
+    /** On the timer's thread: the round's attempt. */
+    private void decided(Attempt attempt, Throwable error) {
+      if (error != null) {
+        finish(() -> future.completeExceptionally(QuorumRound.cause(error)));
+        return;
+      }
+      Grant grant = attempt.grant();
+      if (grant != null) {
+        if (stopped) {
+          leases.discard(grant); // cancelled (or closed) while the round was in flight
+          return;
+        }
+        T value = result.apply(attempt);
+        finish(
+            () -> {
+              if (!future.complete(value)) {
+                leases.discard(grant); // cancelled just before the lease could be handed over
+              }
+            });
+        return;
+      }
+      long left = deadlineNanos - ticker.read();
+      if (once || left <= 0) {
+        finish(
+            () -> {
+              try {
+                future.complete(result.apply(attempt));
+              } catch (RuntimeException e) {
+                future.completeExceptionally(e);
+              }
+            });
+        return;
+      }
+      if (stopped) {
+        return;
+      }
+      long wait =
+          Math.min(
+              left, retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos));
+      CompletableFuture<Void> next = pause(key, wait, true);
+      pause = next;
+      if (stopped) {
+        next.cancel(false); // stop() ran while the pause was being set
+        return;
+      }
+      next.whenCompleteAsync(
+          (ignored, pauseError) -> {
+            if (pauseError == null) {
+              next();
+            }
+          },
+          timer);
+    }
+
+    /**
+     * Completes the caller's future (see {@link #deliver}); the acquisition is no longer pending.
+     */
+    private void finish(Runnable completion) {
+      deliver(completion);
+    }
+
+    /** The caller's future completed (by us, a cancel, a timeout, or a close): stop rounds. */
+    void stop() {
+      stopped = true;
+      CompletableFuture<Void> waiting = pause;
+      if (waiting != null) {
+        waiting.cancel(false);
+      }
+      lock.lock();
+      try {
+        pending.remove(this);
+      } finally {
+        lock.unlock();
+      }
+      if (future.isCancelled() && log.isDebugEnabled()) {
+        log.debug("acquisition of {} cancelled", Arguments.quote(resource));
+      }
+    }
+  }
+}
