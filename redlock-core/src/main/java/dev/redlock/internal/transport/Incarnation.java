@@ -21,9 +21,10 @@ import java.util.concurrent.TimeUnit;
  *
  * @param runId the server's {@code run_id}, or null when it could not be read
  * @param startedAtNanos when the run started, on the pipeline's ticker: the uptime read at the
- *     handshake taken back from the moment the handshake ended (uptime is whole seconds, rounded
- *     down, so the run is taken to be younger than it is, never older); or the moment a different
- *     server was found behind the address (see {@link #after})
+ *     handshake, less a second, taken back from the moment the handshake ended (Redis's uptime is
+ *     the difference of two whole seconds, up to a second more than the run has been up, so the run
+ *     is taken to be younger than it is, never older); or the moment a different server was found
+ *     behind the address (see {@link #after})
  * @param lossless whether the server's persistence loses no acknowledged write on a restart
  * @param replaced whether a different server (another {@code run_id}, up since before the last one
  *     was last heard) now answers at this address: a failover, not a restart
@@ -107,7 +108,10 @@ record Incarnation(
     if (facts.unknown() != null) {
       return new Incarnation(null, nowNanos, facts.lossless(), false, facts.unknown());
     }
-    long started = nowNanos - TimeUnit.SECONDS.toNanos(facts.uptimeSeconds());
+    // Redis reports uptime_in_seconds as the whole seconds of now minus those of its start, up to
+    // a second more than the run has been up (started at 10.9 s, asked at 11.1 s: 1 s): a second
+    // is taken off, so that the run is taken to be younger than it is, never older.
+    long started = nowNanos - TimeUnit.SECONDS.toNanos(Math.max(0, facts.uptimeSeconds() - 1));
     boolean replaced =
         previous != null
             && previous.runId() != null

@@ -74,10 +74,41 @@ class IncarnationTest {
     long now = 1000 * SECOND;
     Incarnation run =
         Incarnation.after(null, 0, Incarnation.Facts.of(info(RUN_A, 10), config("no", "")), now);
+    // Up "10 s" by Redis's whole seconds is up more than 9 s: counted as 9.
     String refusal = run.refusal(now, GUARD, null);
-    assertTrue(refusal.contains("restarted 10 s ago: votes in 50 s"), refusal);
-    assertNotNull(run.refusal(now + 49 * SECOND, GUARD, null));
-    assertNull(run.refusal(now + 50 * SECOND, GUARD, null));
+    assertTrue(refusal.contains("restarted 9 s ago: votes in 51 s"), refusal);
+    assertNotNull(run.refusal(now + 50 * SECOND, GUARD, null));
+    assertNull(run.refusal(now + 51 * SECOND, GUARD, null));
+  }
+
+  @Test
+  void anUptimeAsLongAsTheGuardStillWaitsTheSecondRedisMayHaveAdded() {
+    long now = 1000 * SECOND;
+    long guardSeconds = GUARD / SECOND;
+    // Started at 0.9 s past a whole second, asked 0.2 s past the one guardSeconds later: Redis
+    // says guardSeconds, the run has been up guardSeconds - 0.7 s.
+    Incarnation run =
+        Incarnation.after(
+            null, 0, Incarnation.Facts.of(info(RUN_A, guardSeconds), config("no", "")), now);
+    assertNotNull(run.refusal(now, GUARD, null), "up less than the guard: no vote");
+    assertNull(run.refusal(now + SECOND, GUARD, null));
+  }
+
+  @Test
+  void aRestartThatRedisCallsOneSecondOldIsARestartNotAFailover() {
+    long lastHeard = 1000 * SECOND;
+    Incarnation before =
+        Incarnation.after(
+            null, 0, Incarnation.Facts.of(info(RUN_A, 86_400), config("no", "")), 900 * SECOND);
+    // Heard last at 1000.0 s, restarted at 1000.1 s, asked at 1000.4 s after a whole second went
+    // by: Redis says up 1 s. Taken at its word, the run began before the old one was last heard,
+    // and the restart looked like a failover to another server (RestartGuardIT saw it, rarely).
+    long now = lastHeard + 400_000_000L;
+    Incarnation after =
+        Incarnation.after(
+            before, lastHeard, Incarnation.Facts.of(info(RUN_B, 1), config("no", "")), now);
+    assertFalse(after.replaced());
+    assertTrue(after.refusal(now, GUARD, null).startsWith("restarted 0 s ago"));
   }
 
   @Test
