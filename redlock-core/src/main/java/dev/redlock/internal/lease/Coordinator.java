@@ -10,10 +10,12 @@ import dev.redlock.internal.transport.Ticker;
 import dev.redlock.internal.transport.Vote;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,6 +62,7 @@ public final class Coordinator {
   private final Events events;
   private final Preflight preflight;
   private final Settings settings;
+  private final Wakeups wakeups;
   private final Tokens tokens = new Tokens();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final ReentrantLock renewerLock = new ReentrantLock();
@@ -74,6 +77,21 @@ public final class Coordinator {
    * @param settings the settings
    */
   public Coordinator(Masters masters, Events events, Preflight preflight, Settings settings) {
+    this(masters, events, preflight, settings, Wakeups.off(masters.ticker()));
+  }
+
+  /**
+   * The coordinator of {@code masters}, whose waits are woken by {@code wakeups}.
+   *
+   * @param masters the masters, their clients built and connecting
+   * @param events the listener's events
+   * @param preflight the checks of {@link #inspect()}
+   * @param settings the settings
+   * @param wakeups the wake-ups and hand-offs of the waits, closed with this
+   */
+  public Coordinator(
+      Masters masters, Events events, Preflight preflight, Settings settings, Wakeups wakeups) {
+    this.wakeups = wakeups;
     this.masters = masters;
     this.events = events;
     this.preflight = preflight;
@@ -140,31 +158,71 @@ public final class Coordinator {
     Ticker ticker = masters.ticker();
     long deadline = waitNanos == Long.MAX_VALUE ? 0 : ticker.read() + waitNanos;
     boolean interrupted = false;
+    Wakeups.Waiter waiter = null; // entered after the first round fails
     try {
+      // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
+      long handOff = wakeups.handOffNanos(key);
+      if (handOff > 0) {
+        long left = waitNanos == Long.MAX_VALUE ? handOff : deadline - ticker.read();
+        interrupted |= await(new CompletableFuture<>(), Math.min(handOff, left), interruptible);
+      }
       while (true) {
+        // Armed before the round: a release while the round runs wakes the next wait at once.
+        CompletableFuture<Void> wake = waiter == null ? null : waiter.next();
         Attempt attempt = attempt(resource, key, ttlMillis);
         long left = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - ticker.read();
         if (attempt.grant() != null || left <= 0) {
           return attempt;
         }
+        if (waiter == null) {
+          waiter = wakeups.enter(key);
+          wake = waiter.next();
+        }
         long retryDelayNanos = settings.retryDelayNanos();
         long pause =
             Math.min(
                 left, retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos));
-        if (interruptible) {
-          if (Thread.interrupted()) {
-            throw new InterruptedException();
-          }
-          TimeUnit.NANOSECONDS.sleep(pause);
-        } else {
-          LockSupport.parkNanos(pause);
-          interrupted |= Thread.interrupted();
-        }
+        interrupted |= await(wake, pause, interruptible);
         checkOpen();
       }
     } finally {
+      if (waiter != null) {
+        waiter.close();
+      }
       if (interrupted) {
         Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * Waits until {@code wake} completes or {@code nanos} pass. Returns whether an interrupt came and
+   * was kept for the caller: if not {@code interruptible}, an interrupt does not end the wait.
+   *
+   * @throws InterruptedException if interruptible and interrupted
+   */
+  private boolean await(CompletableFuture<Void> wake, long nanos, boolean interruptible)
+      throws InterruptedException {
+    Ticker ticker = masters.ticker();
+    long until = ticker.read() + nanos;
+    boolean interrupted = false;
+    while (true) {
+      long left = until - ticker.read();
+      if (left <= 0 || wake.isDone()) {
+        return interrupted;
+      }
+      if (interruptible && Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      try {
+        wake.get(left, TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        if (interruptible) {
+          throw e;
+        }
+        interrupted = true;
+      } catch (TimeoutException | ExecutionException e) {
+        return interrupted;
       }
     }
   }
@@ -236,6 +294,7 @@ public final class Coordinator {
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     long validity = Validity.remainingNanos(ttlNanos, votes.elapsedNanos(), settings.driftFactor());
     long took = votes.elapsedNanos();
+    wakeups.roundTook(took);
     List<Outcome> outcomes = votes.outcomes();
     if (votes.reachedQuorum() && validity > settings.minValidityNanos()) {
       long fence = settings.fencing() ? nextFence(votes) : Grant.NO_FENCE;
@@ -378,6 +437,7 @@ public final class Coordinator {
       stopping.close(grace);
     }
     releases.close();
+    wakeups.close(grace);
     masters.close(masters.ticker().read() + grace);
     events.close(grace);
   }

@@ -1,9 +1,18 @@
--- Deletes the lock only if it still holds our token.
+-- Deletes the lock only if it still holds our token, and tells the clients waiting on it.
 -- KEYS[1] = resource, ARGV[1] = token.
--- Returns 1 released, 0 held by another token, -1 already gone.
+-- Returns 1 released, 2 released and some client was told (a subscriber of the resource's wake-up
+-- channel: a waiter), 0 held by another token, -1 already gone.
+-- The notice is published in the same script as the delete, so no waiter can miss the delete and
+-- still see the notice before it. By pcall: a user whose ACL denies PUBLISH or the channel still
+-- releases (its waiters retry on their timers). The channel holds the key: only clients waiting on
+-- this resource hear it.
 local value = redis.call('GET', KEYS[1])
 if value == ARGV[1] then
   redis.call('DEL', KEYS[1])
+  local told = redis.pcall('PUBLISH', 'redlock:wake:' .. KEYS[1], '')
+  if type(told) == 'number' and told > 0 then
+    return 2
+  end
   return 1
 elseif value == false then
   return -1
