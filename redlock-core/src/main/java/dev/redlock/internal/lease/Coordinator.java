@@ -177,6 +177,17 @@ public final class Coordinator {
         if (waiter == null) {
           waiter = wakeups.enter(key);
           wake = waiter.next();
+        } else if (waiter.woken() && split(attempt)) {
+          // Woken with others, the votes split: everyone releases and tries again. Do so after a
+          // random part of two rounds, not at the next notice, so that the retries spread out.
+          long spread = Math.max(1, Math.min(left, 2 * wakeups.roundNanos()));
+          interrupted |=
+              await(
+                  new CompletableFuture<>(),
+                  ThreadLocalRandom.current().nextLong(spread),
+                  interruptible);
+          checkOpen();
+          continue;
         }
         long retryDelayNanos = settings.retryDelayNanos();
         long pause =
@@ -193,6 +204,16 @@ public final class Coordinator {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /** Whether a round that granted no lease had some master's vote: competing clients split. */
+  private static boolean split(Attempt attempt) {
+    for (Outcome outcome : attempt.outcomes()) {
+      if (outcome.vote() == Vote.GRANTED) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

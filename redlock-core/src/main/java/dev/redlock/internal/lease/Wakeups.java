@@ -52,6 +52,9 @@ public final class Wakeups implements AutoCloseable {
   /** The most releases to waiters remembered for a hand-off. */
   static final int MAX_HAND_OFFS = 256;
 
+  /** How many releases a group remembers to wake once for each. */
+  private static final int RELEASES_KEPT = 8;
+
   /** The shortest hand-off pause. */
   static final long MIN_HAND_OFF_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
@@ -178,6 +181,11 @@ public final class Wakeups implements AutoCloseable {
     roundNanos.lazySet(before + (nanos - before) / 8);
   }
 
+  /** About how long one round takes here: a moving average. */
+  long roundNanos() {
+    return roundNanos.get();
+  }
+
   private long pauseNanos() {
     return Math.min(maxHandOffNanos, Math.max(MIN_HAND_OFF_NANOS, 3 * roundNanos.get()));
   }
@@ -216,15 +224,25 @@ public final class Wakeups implements AutoCloseable {
     close(TimeUnit.SECONDS.toNanos(1));
   }
 
-  private void wake(String name, boolean subscribed, boolean afterReset) {
+  /**
+   * Wakes the waiters of {@code name} for a release ({@code release}: once, however many masters
+   * tell of it) or for a confirmed subscription ({@code release} null: the first, or any after a
+   * reset).
+   */
+  private void wake(String name, String release, boolean afterReset) {
+    boolean subscribed = release == null;
     List<CompletableFuture<Void>> woken;
     lock.lock();
     try {
       Group group = groups.get(name);
-      if (group == null || group.armed.isEmpty()) {
-        if (group != null && subscribed) {
-          group.confirmed = true;
-        }
+      if (group == null) {
+        return;
+      }
+      if (!subscribed && !group.heard(release)) {
+        return; // another master's notice of a release that woke the group already
+      }
+      if (group.armed.isEmpty()) {
+        group.confirmed |= subscribed;
         return;
       }
       if (subscribed) {
@@ -246,13 +264,13 @@ public final class Wakeups implements AutoCloseable {
   /** Hears the links, on their threads. */
   private final class Heard implements NoticeLink.Listener {
     @Override
-    public void notice(String key) {
-      wake(key, false, false);
+    public void notice(String key, String release) {
+      wake(key, release, false);
     }
 
     @Override
     public void subscribed(String key, boolean afterReset) {
-      wake(key, true, afterReset);
+      wake(key, null, afterReset);
     }
   }
 
@@ -262,9 +280,24 @@ public final class Wakeups implements AutoCloseable {
     final Set<CompletableFuture<Void>> armed = new HashSet<>(); // guarded by the Wakeups' lock
     int waiters; // guarded by the Wakeups' lock
     boolean confirmed; // guarded by the Wakeups' lock: some master confirmed the subscription
+    // guarded by the Wakeups' lock: the last releases heard, so each wakes the group once
+    private final String[] releases = new String[RELEASES_KEPT];
+    private int next; // guarded by the Wakeups' lock
 
     Group(String name) {
       this.name = name;
+    }
+
+    /** Records {@code release}; returns false if it was heard already (from another master). */
+    boolean heard(String release) {
+      for (String seen : releases) {
+        if (release.equals(seen)) {
+          return false;
+        }
+      }
+      releases[next] = release;
+      next = (next + 1) % RELEASES_KEPT;
+      return true;
     }
   }
 
@@ -279,6 +312,11 @@ public final class Wakeups implements AutoCloseable {
 
     private Waiter(Group group) {
       this.group = group;
+    }
+
+    /** Whether notices wake this waiter: false without wake-ups, or beyond the bound. */
+    boolean woken() {
+      return group != null;
     }
 
     /**

@@ -63,8 +63,9 @@ public final class NoticeLink implements AutoCloseable {
      * A release of {@code key} was published.
      *
      * @param key the resource's key, one char per byte (ISO-8859-1)
+     * @param release names the release: the same on every master that published it
      */
-    void notice(String key);
+    void notice(String key, String release);
 
     /**
      * The master confirmed the subscription of {@code key}.
@@ -403,7 +404,12 @@ public final class NoticeLink implements AutoCloseable {
                 StandardCharsets.ISO_8859_1);
         String what = new String(kind, StandardCharsets.US_ASCII);
         if (what.equals("message")) {
-          listener.notice(key);
+          Object payload = parts.get(2);
+          listener.notice(
+              key,
+              payload instanceof byte[] bytes
+                  ? new String(bytes, StandardCharsets.ISO_8859_1)
+                  : "");
         } else if (what.equals("subscribe")) {
           listener.subscribed(key, afterReset);
         }
