@@ -20,6 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -201,6 +202,41 @@ class WakeUpsIT {
                     n ->
                         ((List<?>) n.admin().command("PUBSUB", "CHANNELS", "redlock:wake:*"))
                             .isEmpty()));
+    assertNothingWarned();
+  }
+
+  @Test
+  void aReleaserThatAsksAgainAtOnceLetsTheWaiterGoFirst(RedisCluster cluster) throws Exception {
+    RedLock releaser = redlock(cluster, Duration.ofMillis(50));
+    RedLock waiter = redlock(cluster, Duration.ofMillis(50));
+    int rounds = 20;
+    int waiterFirst = 0;
+    for (int i = 0; i < rounds; i++) {
+      AtomicInteger order = new AtomicInteger();
+      int[] waiterWas = new int[1];
+      Lease held = releaser.acquire("yield", TTL, Duration.ofSeconds(10));
+      Future<Lease> waiting =
+          threads.submit(
+              () -> {
+                Lease got = waiter.acquire("yield", TTL, Duration.ofSeconds(30));
+                waiterWas[0] = order.incrementAndGet();
+                TimeUnit.MILLISECONDS.sleep(5); // the work under the lock
+                got.close();
+                return got;
+              });
+      awaitSubscribers(cluster, "yield", 1);
+      held.close();
+      try (Lease again = releaser.acquire("yield", TTL, Duration.ofSeconds(30))) {
+        order.incrementAndGet();
+      }
+      waiting.get(30, TimeUnit.SECONDS);
+      if (waiterWas[0] == 1) {
+        waiterFirst++;
+      }
+    }
+    assertTrue(
+        waiterFirst * 10 >= rounds * 7,
+        "the waiter went first in only " + waiterFirst + " of " + rounds + " hand-offs");
     assertNothingWarned();
   }
 

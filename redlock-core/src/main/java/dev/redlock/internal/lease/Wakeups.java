@@ -35,10 +35,10 @@ import java.util.function.Function;
  * <p><b>Handing off.</b> A release answered 2 by a master was heard there by some waiting client
  * ({@link dev.redlock.internal.transport.HandOffNodeClient}). For a short while after such a
  * release, a round of this RedLock's own waits for the same resource starts only after a pause
- * ({@link #handOffNanos}): about three rounds' time, so a woken waiter elsewhere, which needs one
- * round, gets the lock first. Without waiters the release answers 1 and nothing waits: an
- * uncontended lock is taken again at once. At most {@value #MAX_HAND_OFFS} such releases are
- * remembered, each for one pause.
+ * ({@link #handOffNanos}): four rounds' time (at least 2 ms, at most half the retry delay), so a
+ * woken waiter elsewhere, which needs one round, gets the lock first. Without waiters the release
+ * answers 1 and nothing waits: an uncontended lock is taken again at once. At most {@value
+ * #MAX_HAND_OFFS} such releases are remembered, each for one pause.
  *
  * <p>The futures are completed on the notice links' threads; blocking callers wait on them with a
  * bound, and an asynchronous caller can chain on them with a timer: no thread waits per waiter
@@ -56,7 +56,7 @@ public final class Wakeups implements AutoCloseable {
   private static final int RELEASES_KEPT = 8;
 
   /** The shortest hand-off pause. */
-  static final long MIN_HAND_OFF_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  static final long MIN_HAND_OFF_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
   private final Ticker ticker;
   private final long maxHandOffNanos;
@@ -187,7 +187,7 @@ public final class Wakeups implements AutoCloseable {
   }
 
   private long pauseNanos() {
-    return Math.min(maxHandOffNanos, Math.max(MIN_HAND_OFF_NANOS, 3 * roundNanos.get()));
+    return Math.min(maxHandOffNanos, Math.max(MIN_HAND_OFF_NANOS, 4 * roundNanos.get()));
   }
 
   /**
