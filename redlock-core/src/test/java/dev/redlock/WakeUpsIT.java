@@ -234,6 +234,7 @@ class WakeUpsIT {
         waiterFirst++;
       }
     }
+    System.out.println("the waiter went first in " + waiterFirst + " of " + rounds);
     assertTrue(
         waiterFirst * 10 >= rounds * 7,
         "the waiter went first in only " + waiterFirst + " of " + rounds + " hand-offs");
