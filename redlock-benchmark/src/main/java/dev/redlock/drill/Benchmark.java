@@ -34,6 +34,7 @@ import java.util.Set;
  * ./mvnw -q -Pbench package -DskipTests -Dbench.args="--iterations 20000 --chart docs/benchmark.svg"
  * ./mvnw -q -Pbench package -DskipTests -Dbench.args="--only heal --heal-repeats 10"
  * ./mvnw -q -Pbench package -DskipTests -pl redlock-benchmark -am -Dbench.args="--only isolation"
+ * ./mvnw -q -Pbench package -DskipTests -pl redlock-benchmark -am -Dbench.args="--only handoff"
  * </pre>
  *
  * The Maven profile runs this class with the test class path and {@code bench.args} split at spaces
@@ -94,6 +95,13 @@ import java.util.Set;
  *       with {@code SIGSTOP} while the default RedLock fails to acquire, then resumed; the time
  *       from the last one running again to the first lease, held against a goal of 100 ms, and the
  *       outcome of a tryAcquire 1.5 s later. {@code --only heal} runs this section alone.
+ *   <li><b>Hand-off</b> ({@link HandOffRun}, issue 18), before the heal: {@value
+ *       HandOffRun#CONTENDERS} contenders on one resource, each with its own client, holding it
+ *       {@value HandOffRun#HOLD_MILLIS} ms and pausing {@value HandOffRun#PAUSE_MILLIS} ms between
+ *       holds, then not at all: wait p50, p99 and max, utilization, grants of the fewest and the
+ *       most, for the default RedLock, the RedLock with {@code wakeUps(false)}, Redisson's {@code
+ *       RLock} on one master and {@code RedissonRedLock}; the issue's goals against the default's
+ *       figures. {@code --only handoff} runs it alone, {@code --skip handoff} leaves it out.
  * </ol>
  *
  * Every measurement is warmed up first. The latency measurements then run in rounds of short
@@ -314,7 +322,13 @@ public final class Benchmark {
             config, masters, admit, report, new IsolationReport(out), new BenchmarkSummary(out));
       }
       if (config.handOff()) {
-        HandOffRun.measure(masters.uris(), config.nodeTimeout(), admit, config.handOffTime(), out);
+        HandOffRun.measure(
+            masters.uris(),
+            config.nodeTimeout(),
+            admit,
+            config.handOffTime(),
+            !config.skip().contains(REDISSON),
+            out);
       }
       if (!config.onlyIsolation() && !config.onlyHandOff()) {
         if (masters.local()) {

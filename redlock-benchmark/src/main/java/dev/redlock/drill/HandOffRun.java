@@ -116,10 +116,15 @@ final class HandOffRun {
    * prints both tables and the goals.
    */
   static void measure(
-      List<String> uris, Duration nodeTimeout, boolean admit, Duration time, PrintStream out)
+      List<String> uris,
+      Duration nodeTimeout,
+      boolean admit,
+      Duration time,
+      boolean redisson,
+      PrintStream out)
       throws InterruptedException {
     requireNonNull(out, "out");
-    List<Row> rows = rows(uris, nodeTimeout, admit);
+    List<Row> rows = rows(uris, nodeTimeout, admit, redisson);
     out.printf(
         Locale.ROOT,
         "%nHand-off: %d contenders on one resource, each with its own client; hold %d ms; %d s per"
@@ -132,7 +137,8 @@ final class HandOffRun {
     goals(rows, paused, unpaused, out);
   }
 
-  private static List<Row> rows(List<String> uris, Duration nodeTimeout, boolean admit) {
+  private static List<Row> rows(
+      List<String> uris, Duration nodeTimeout, boolean admit, boolean redisson) {
     List<Row> rows = new ArrayList<>();
     rows.add(
         new Row(
@@ -142,6 +148,9 @@ final class HandOffRun {
         new Row(
             "RedLock, wakeUps(false)",
             redlocks(uris, nodeTimeout, admit, builder -> builder.wakeUps(false))));
+    if (!redisson) {
+      return rows; // --skip redisson
+    }
     rows.add(
         new Row(
             "Redisson RLock, 1 master",
@@ -351,7 +360,7 @@ final class HandOffRun {
   private static void goals(List<Row> rows, Result[] paused, Result[] unpaused, PrintStream out) {
     Result ours = paused[0];
     Result oursFlat = unpaused[0];
-    Result rlock = paused[2];
+    Result rlock = paused.length > 2 ? paused[2] : null;
     out.printf(Locale.ROOT, "%nHand-off goals (issue 18), the default RedLock:%n");
     if (ours == null || oursFlat == null) {
       out.println("  not measured");
