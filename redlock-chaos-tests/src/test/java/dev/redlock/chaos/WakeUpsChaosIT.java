@@ -158,6 +158,39 @@ class WakeUpsChaosIT {
       assertTrue(
           longestWait.get() < LONGEST_WAIT.toNanos(),
           "longest wait " + longestWait.get() / 1_000_000 + " ms");
+
+      // The subscriber connections the faults broke are back: a new wait is subscribed on every
+      // master again.
+      try (Lease held = redlocks.get(0).acquire(key, TTL, Duration.ofSeconds(10))) {
+        Thread waiter =
+            new Thread(
+                () -> {
+                  try {
+                    redlocks.get(1).acquire(key, TTL, Duration.ofSeconds(30)).close();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                },
+                "wake-waiter");
+        waiter.setDaemon(true);
+        waiter.start();
+        NetworkChaos.awaitTrue(
+            Duration.ofSeconds(5),
+            () -> {
+              for (int i = 0; i < cluster.size(); i++) {
+                List<?> numsub =
+                    (List<?>) cluster.admin(i).command("PUBSUB", "NUMSUB", "redlock:wake:" + key);
+                if ((Long) numsub.get(1) != 1) {
+                  return false;
+                }
+              }
+              return true;
+            },
+            () -> "the waiter subscribed again on every master");
+        held.close();
+        waiter.join(TimeUnit.SECONDS.toMillis(30));
+        assertTrue(!waiter.isAlive(), "the waiter got the lock");
+      }
     } finally {
       cluster.heal();
       redlocks.forEach(RedLock::close);
