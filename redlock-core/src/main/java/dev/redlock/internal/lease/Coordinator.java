@@ -159,6 +159,7 @@ public final class Coordinator {
     long deadline = waitNanos == Long.MAX_VALUE ? 0 : ticker.read() + waitNanos;
     boolean interrupted = false;
     Wakeups.Waiter waiter = null; // entered after the first round fails
+    int splits = 0; // split rounds in a row
     try {
       // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
       long handOff = wakeups.handOffNanos(key);
@@ -177,9 +178,10 @@ public final class Coordinator {
         if (waiter == null) {
           waiter = wakeups.enter(key);
           wake = waiter.next();
-        } else if (waiter.woken() && split(attempt)) {
-          // Woken with others, the votes split: everyone releases and tries again. Do so after a
-          // random part of two rounds, not at the next notice, so that the retries spread out.
+        } else if (waiter.woken() && split(attempt) && ++splits <= MAX_SPLIT_RETRIES) {
+          // Woken with others, the votes split (or the round overtook the release on some
+          // masters): try again after a random part of two rounds, not at the next notice (each
+          // release wakes once), so that the retries spread out.
           long spread = Math.max(1, Math.min(left, 2 * wakeups.roundNanos()));
           interrupted |=
               await(
@@ -189,6 +191,7 @@ public final class Coordinator {
           checkOpen();
           continue;
         }
+        splits = 0;
         long retryDelayNanos = settings.retryDelayNanos();
         long pause =
             Math.min(
@@ -206,7 +209,12 @@ public final class Coordinator {
     }
   }
 
-  /** Whether a round that granted no lease had some master's vote: competing clients split. */
+  /**
+   * Whether a round that granted no lease had some master's vote: competing clients split the
+   * votes, or the notice came from the first master to run the release and the round reached others
+   * before the release did. Either way the lock is about to be free. (So does a master that lost
+   * the key of a lease held by a majority vote for us: hence the cap on retries in a row.)
+   */
   private static boolean split(Attempt attempt) {
     for (Outcome outcome : attempt.outcomes()) {
       if (outcome.vote() == Vote.GRANTED) {
@@ -215,6 +223,9 @@ public final class Coordinator {
     }
     return false;
   }
+
+  /** The most split rounds in a row retried at once; then the wait is for a notice or the timer. */
+  private static final int MAX_SPLIT_RETRIES = 3;
 
   /**
    * Waits until {@code wake} completes or {@code nanos} pass. Returns whether an interrupt came and

@@ -125,7 +125,9 @@ public final class Wakeups implements AutoCloseable {
         }
       }
       group.waiters++;
-      return new Waiter(group);
+      Waiter waiter = new Waiter(group);
+      waiter.seen = group.wakes;
+      return waiter;
     } finally {
       lock.unlock();
     }
@@ -241,17 +243,20 @@ public final class Wakeups implements AutoCloseable {
       if (!subscribed && !group.heard(release)) {
         return; // another master's notice of a release that woke the group already
       }
-      if (group.armed.isEmpty()) {
-        group.confirmed |= subscribed;
-        return;
-      }
       if (subscribed) {
         if (group.confirmed && !afterReset) {
           return; // another master's confirmation: the first one woke the group already
         }
         group.confirmed = true;
       }
-      woken = new ArrayList<>(group.armed);
+      // Counted even with no one armed: a waiter between two rounds finds it when it arms next.
+      group.wakes++;
+      woken = new ArrayList<>();
+      for (Waiter waiter : group.armed) {
+        waiter.seen = group.wakes;
+        woken.add(waiter.armed);
+        waiter.armed = null;
+      }
       group.armed.clear();
     } finally {
       lock.unlock();
@@ -277,7 +282,8 @@ public final class Wakeups implements AutoCloseable {
   /** The waiters on one resource. */
   private static final class Group {
     final String name;
-    final Set<CompletableFuture<Void>> armed = new HashSet<>(); // guarded by the Wakeups' lock
+    final Set<Waiter> armed = new HashSet<>(); // guarded by the Wakeups' lock
+    long wakes; // guarded by the Wakeups' lock: how many times the group was woken
     int waiters; // guarded by the Wakeups' lock
     boolean confirmed; // guarded by the Wakeups' lock: some master confirmed the subscription
     // guarded by the Wakeups' lock: the last releases heard, so each wakes the group once
@@ -307,8 +313,9 @@ public final class Wakeups implements AutoCloseable {
    */
   final class Waiter implements AutoCloseable {
     private final Group group; // null: no wake-ups, timers only
-    private CompletableFuture<Void> armed;
-    private boolean left;
+    private CompletableFuture<Void> armed; // guarded by the Wakeups' lock
+    private long seen; // guarded by the Wakeups' lock: the group's wakes this waiter has had
+    private boolean left; // guarded by the Wakeups' lock
 
     private Waiter(Group group) {
       this.group = group;
@@ -321,7 +328,8 @@ public final class Wakeups implements AutoCloseable {
 
     /**
      * Returns a future that the next notice of the resource completes (or the subscription's first
-     * confirmation); never completed without wake-ups. Disarms the one returned before.
+     * confirmation), completed already if one came since this waiter's last future was armed or
+     * completed; never completed without wake-ups. Disarms the one returned before.
      */
     CompletableFuture<Void> next() {
       CompletableFuture<Void> future = new CompletableFuture<>();
@@ -330,11 +338,16 @@ public final class Wakeups implements AutoCloseable {
       }
       lock.lock();
       try {
-        if (armed != null) {
-          group.armed.remove(armed);
+        if (seen != group.wakes) {
+          // Woken while not armed (its round was running): a release it may have missed.
+          seen = group.wakes;
+          group.armed.remove(this);
+          armed = null;
+          future.complete(null);
+          return future;
         }
         armed = future;
-        group.armed.add(future);
+        group.armed.add(this);
       } finally {
         lock.unlock();
       }
@@ -353,10 +366,8 @@ public final class Wakeups implements AutoCloseable {
           return;
         }
         left = true;
-        if (armed != null) {
-          group.armed.remove(armed);
-          armed = null;
-        }
+        group.armed.remove(this);
+        armed = null;
         if (--group.waiters == 0 && groups.get(group.name) == group) {
           groups.remove(group.name);
           for (NoticeLink link : links) {
