@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -106,8 +107,9 @@ class LeastPrivilegeIT {
           });
 
       // Wake-ups: a waiter of another RedLock is woken by the release, long before its timer.
-      try (RedLock waiter = slowTimer(uris)) {
-        long took = wokenAfterNanos(redlock, waiter, cluster);
+      CountDownLatch denied = new CountDownLatch(1);
+      try (RedLock waiter = slowTimer(uris, denied)) {
+        long took = wokenAfterNanos(redlock, waiter, denied, cluster);
         assertTrue(took * 10 < SLOW_TIMER.toNanos() / 2, "woken after " + took / 1_000_000 + " ms");
       }
     } finally {
@@ -120,12 +122,21 @@ class LeastPrivilegeIT {
   /** A retry delay whose shortest pause (1 s) a notice must beat tenfold. */
   private static final Duration SLOW_TIMER = Duration.ofSeconds(2);
 
-  private static RedLock slowTimer(List<String> uris) {
+  /** A RedLock with a slow retry timer; {@code denied} counts its rounds refused. */
+  private static RedLock slowTimer(List<String> uris, CountDownLatch denied) {
     return RedLock.builder()
         .nodes(uris)
         .nodeTimeout(Duration.ofMillis(200))
         .maxLeaseTime(Duration.ofSeconds(30))
         .retryDelay(SLOW_TIMER)
+        .listener(
+            new RedLockListener() {
+              @Override
+              public void denied(
+                  String resource, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
+                denied.countDown();
+              }
+            })
         .build();
   }
 
@@ -134,16 +145,16 @@ class LeastPrivilegeIT {
    * wait's subscription, if any, is there), then releases it; returns how long after the release
    * the waiter held it.
    */
-  private static long wokenAfterNanos(RedLock holder, RedLock waiter, RedisCluster cluster)
+  private static long wokenAfterNanos(
+      RedLock holder, RedLock waiter, CountDownLatch denied, RedisCluster cluster)
       throws Exception {
     Lease held = holder.tryAcquire("handed", TTL).orElseThrow();
     ExecutorService thread = Executors.newSingleThreadExecutor();
     try {
       Future<Lease> waiting =
           thread.submit(() -> waiter.acquire("handed", TTL, Duration.ofSeconds(30)));
-      Poll.until(
-          "the waiter's first round failed",
-          () -> !waiting.isDone() && waiter.toString() != null && subscribedOrRefused(cluster));
+      assertTrue(denied.await(10, TimeUnit.SECONDS), "the waiter's first round was refused");
+      Poll.until("the waiter subscribed, or was refused", () -> subscribedOrRefused(cluster));
       long released = System.nanoTime();
       held.close();
       waiting.get(30, TimeUnit.SECONDS).close();
@@ -174,10 +185,11 @@ class LeastPrivilegeIT {
     PrintStream original = System.err;
     System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
     long took;
+    CountDownLatch denied = new CountDownLatch(1);
     try (RedLock holder = redlock(uris);
-        RedLock waiter = slowTimer(uris)) {
+        RedLock waiter = slowTimer(uris, denied)) {
       holder.admitFreshNodes();
-      took = wokenAfterNanos(holder, waiter, cluster);
+      took = wokenAfterNanos(holder, waiter, denied, cluster);
       assertTrue(RedLocks.keysGone(cluster, "handed", 0, 1, 2), "released");
       RedLocks.eventually(
           "the refusal logged",

@@ -178,11 +178,18 @@ public final class Coordinator {
         if (waiter == null) {
           waiter = wakeups.enter(key);
           wake = waiter.next();
-        } else if (waiter.woken() && split(attempt) && ++splits <= MAX_SPLIT_RETRIES) {
+        } else if (waiter.woken() && split(attempt)) {
           // Woken with others, the votes split (or the round overtook the release on some
-          // masters): try again after a random part of two rounds, not at the next notice (each
-          // release wakes once), so that the retries spread out.
-          long spread = Math.max(1, Math.min(left, 2 * wakeups.roundNanos()));
+          // masters): try again after a random part of two rounds rather than at the next
+          // notice, so that the retries spread out; the spread doubles with each
+          // split in a row, up to the retry delay (a master that lost a majority-held key votes
+          // for us too, and must not make this spin).
+          long spread =
+              Math.max(
+                  1,
+                  Math.min(
+                      Math.min(left, settings.retryDelayNanos()),
+                      (2 * wakeups.roundNanos()) << Math.min(splits++, 16)));
           interrupted |=
               await(
                   new CompletableFuture<>(),
@@ -223,9 +230,6 @@ public final class Coordinator {
     }
     return false;
   }
-
-  /** The most split rounds in a row retried at once; then the wait is for a notice or the timer. */
-  private static final int MAX_SPLIT_RETRIES = 3;
 
   /**
    * Waits until {@code wake} completes or {@code nanos} pass. Returns whether an interrupt came and

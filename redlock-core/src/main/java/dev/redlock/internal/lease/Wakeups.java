@@ -52,9 +52,6 @@ public final class Wakeups implements AutoCloseable {
   /** The most releases to waiters remembered for a hand-off. */
   static final int MAX_HAND_OFFS = 256;
 
-  /** How many releases a group remembers to wake once for each. */
-  private static final int RELEASES_KEPT = 8;
-
   /** The shortest hand-off pause. */
   static final long MIN_HAND_OFF_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
@@ -227,9 +224,8 @@ public final class Wakeups implements AutoCloseable {
   }
 
   /**
-   * Wakes the waiters of {@code name} for a release ({@code release}: once, however many masters
-   * tell of it) or for a confirmed subscription ({@code release} null: the first, or any after a
-   * reset).
+   * Wakes the waiters of {@code name} for a release ({@code release}, as each master tells of it)
+   * or for a confirmed subscription ({@code release} null: the first, or any after a reset).
    */
   private void wake(String name, String release, boolean afterReset) {
     boolean subscribed = release == null;
@@ -240,9 +236,9 @@ public final class Wakeups implements AutoCloseable {
       if (group == null) {
         return;
       }
-      if (!subscribed && !group.heard(release)) {
-        return; // another master's notice of a release that woke the group already
-      }
+      // Every master's notice wakes: the first may come before the release ran on the others,
+      // and the round it starts be refused there. Notices that come while a round runs make one
+      // more round, not one each (the waiter finds them when it arms next).
       if (subscribed) {
         if (group.confirmed && !afterReset) {
           return; // another master's confirmation: the first one woke the group already
@@ -286,24 +282,9 @@ public final class Wakeups implements AutoCloseable {
     long wakes; // guarded by the Wakeups' lock: how many times the group was woken
     int waiters; // guarded by the Wakeups' lock
     boolean confirmed; // guarded by the Wakeups' lock: some master confirmed the subscription
-    // guarded by the Wakeups' lock: the last releases heard, so each wakes the group once
-    private final String[] releases = new String[RELEASES_KEPT];
-    private int next; // guarded by the Wakeups' lock
 
     Group(String name) {
       this.name = name;
-    }
-
-    /** Records {@code release}; returns false if it was heard already (from another master). */
-    boolean heard(String release) {
-      for (String seen : releases) {
-        if (release.equals(seen)) {
-          return false;
-        }
-      }
-      releases[next] = release;
-      next = (next + 1) % RELEASES_KEPT;
-      return true;
     }
   }
 

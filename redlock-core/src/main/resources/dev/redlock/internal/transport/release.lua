@@ -7,7 +7,7 @@
 -- still see the notice before it. By pcall: a user whose ACL denies PUBLISH or the channel still
 -- releases (its waiters retry on their timers). The channel holds the key: only clients waiting on
 -- this resource hear it. The message names the release (the SHA-1 of its token, which does not
--- reveal the token) so that a waiter told by several masters wakes once.
+-- reveal the token), for whoever watches the channel.
 local value = redis.call('GET', KEYS[1])
 if value == ARGV[1] then
   redis.call('DEL', KEYS[1])
