@@ -7,12 +7,15 @@ import dev.redlock.internal.lease.Coordinator;
 import dev.redlock.internal.lease.Events;
 import dev.redlock.internal.lease.Masters;
 import dev.redlock.internal.lease.Validity;
+import dev.redlock.internal.lease.Wakeups;
 import dev.redlock.internal.preflight.FitNodeClient;
 import dev.redlock.internal.preflight.Preflight;
 import dev.redlock.internal.transport.BreakerNodeClient;
 import dev.redlock.internal.transport.DiagnosingNodeClient;
+import dev.redlock.internal.transport.HandOffNodeClient;
 import dev.redlock.internal.transport.NodeAddress;
 import dev.redlock.internal.transport.NodeClient;
+import dev.redlock.internal.transport.NoticeLink;
 import dev.redlock.internal.transport.PipelinedNodeClient;
 import dev.redlock.internal.transport.SelectorLoop;
 import dev.redlock.internal.transport.SelectorNodeClient;
@@ -52,6 +55,7 @@ public final class RedLockBuilder {
   private NodeClientFactory nodeClients; // null: the transport's clients
   private Transport transport; // null: Transport.fromProperty()
   private SSLContext sslContext;
+  private boolean wakeUps = true;
 
   RedLockBuilder() {}
 
@@ -369,6 +373,25 @@ public final class RedLockBuilder {
     return this;
   }
 
+  /**
+   * Sets whether waits are woken by releases and releasers hand the lock to waiters. On (the
+   * default): a wait ({@link RedLock#acquire}, {@code withLock}, {@link LeaseLock}) subscribes to
+   * the resource's channel {@code redlock:wake:<resource>} on every master, over one extra
+   * connection per master opened by the first wait, and tries again as soon as any master tells of
+   * a release, rather than after its next {@link #retryDelay} pause (which still bounds the wait
+   * for a notice that was lost); and a wait that starts just after this RedLock released the same
+   * resource to a waiting client pauses about three rounds first, so that the waiter gets it. A
+   * release always publishes the notice; an ACL without the channels costs only the wake-ups (see
+   * docs/acl.md). Off: waits poll every {@link #retryDelay}.
+   *
+   * @param wakeUps whether waits are woken and releases handed off
+   * @return this builder
+   */
+  public RedLockBuilder wakeUps(boolean wakeUps) {
+    this.wakeUps = wakeUps;
+    return this;
+  }
+
   /** Refuses settings that are each in range but together leave no TTL that could be granted. */
   private void checkSettingsTogether() {
     Duration longest = restartGuard ? maxLeaseTime : RedLock.MAX_TTL;
@@ -460,10 +483,30 @@ public final class RedLockBuilder {
     }
     checkSettingsTogether();
     NodeClientFactory factory = nodeClients;
+    boolean realTransport = factory == null;
+    SSLContext linkTls = sslContext != null ? sslContext : defaultSslContext(addresses);
+    Wakeups wakeups =
+        new Wakeups(
+            ticker,
+            retryDelay.toNanos(),
+            wakeUps,
+            listener -> {
+              List<NoticeLink> links = new ArrayList<>();
+              if (wakeUps && realTransport) { // fake clients for tests have no master to hear
+                for (int i = 0; i < addresses.size(); i++) {
+                  long timeout =
+                      (timeouts.get(i) == null ? nodeTimeout : timeouts.get(i)).toNanos();
+                  links.add(
+                      new NoticeLink(
+                          addresses.get(i), connectTimeoutNanos(timeout), linkTls, listener));
+                }
+              }
+              return links;
+            });
     Events events = new Events(listener == null ? Events.none() : new ListenerAdapter(listener));
     SelectorLoop io = null;
     if (factory == null) {
-      SSLContext tls = sslContext != null ? sslContext : defaultSslContext(addresses);
+      SSLContext tls = linkTls;
       Transport plain = transport != null ? transport : Transport.fromProperty();
       if (plain == Transport.SELECTOR && addresses.stream().anyMatch(a -> !a.tls())) {
         io = new SelectorLoop(events::internalError, InetAddress::getAllByName);
@@ -487,6 +530,8 @@ public final class RedLockBuilder {
         long timeoutNanos = (timeouts.get(i) == null ? nodeTimeout : timeouts.get(i)).toNanos();
         timeoutsNanos[i] = timeoutNanos;
         NodeClient client = factory.create(addresses.get(i), i, timeoutNanos, ticker);
+        // Which releases some waiter heard: this RedLock then lets it have the lock first.
+        client = new HandOffNodeClient(client, wakeups::releasedToWaiters);
         // Each kind of misconfiguration at WARN once, at INFO when it clears, on the event thread.
         client = new DiagnosingNodeClient(client, addresses.get(i).toString(), events::run);
         if (circuitBreakers) {
@@ -517,6 +562,7 @@ public final class RedLockBuilder {
       }
     } catch (RuntimeException | Error e) {
       clients.forEach(NodeClient::close);
+      wakeups.close();
       if (io != null) {
         io.close(nodeTimeout.toNanos());
       }
@@ -544,7 +590,8 @@ public final class RedLockBuilder {
                 restartGuard,
                 maxLeaseTime.toMillis(),
                 guardMillis,
-                connectTimeoutNanos(masters.nodeTimeoutNanos()))));
+                connectTimeoutNanos(masters.nodeTimeoutNanos())),
+            wakeups));
   }
 
   /** The JVM's default TLS context, looked up only when some master uses {@code rediss://}. */

@@ -18,6 +18,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -35,9 +40,9 @@ class LeastPrivilegeIT {
 
   /** docs/acl.md's minimal user, word for word. */
   static final String MINIMAL_ACL =
-      "ACL SETUSER redlock reset on >s3cret ~* resetchannels -@all"
+      "ACL SETUSER redlock reset on >s3cret ~* resetchannels &redlock:wake:* -@all"
           + " +set +get +del +mget +time +pexpire +pttl"
-          + " +evalsha +eval +script|load +info +config|get";
+          + " +evalsha +eval +script|load +info +config|get +publish +subscribe +unsubscribe";
 
   /** Creates the minimal user on every master, then takes away {@code denied} (e.g. -evalsha). */
   private static List<String> minimalUser(RedisCluster cluster, String... denied) {
@@ -100,11 +105,110 @@ class LeastPrivilegeIT {
                 () -> System.nanoTime() - start > 2 * shortTtl.toNanos());
             assertTrue(lease.isValid(), "renewed");
           });
+
+      // Wake-ups: a waiter of another RedLock is woken by the release, long before its timer.
+      CountDownLatch denied = new CountDownLatch(1);
+      try (RedLock waiter = slowTimer(uris, denied)) {
+        long took = wokenAfterNanos(redlock, waiter, denied, cluster);
+        assertTrue(took * 10 < SLOW_TIMER.toNanos() / 2, "woken after " + took / 1_000_000 + " ms");
+      }
     } finally {
       System.setErr(original);
     }
     String log = captured.toString(StandardCharsets.UTF_8);
     assertFalse(log.contains("WARN") || log.contains("ERROR"), log);
+  }
+
+  /** A retry delay whose shortest pause (1 s) a notice must beat tenfold. */
+  private static final Duration SLOW_TIMER = Duration.ofSeconds(2);
+
+  /** A RedLock with a slow retry timer; {@code denied} counts its rounds refused. */
+  private static RedLock slowTimer(List<String> uris, CountDownLatch denied) {
+    return RedLock.builder()
+        .nodes(uris)
+        .nodeTimeout(Duration.ofMillis(200))
+        .maxLeaseTime(Duration.ofSeconds(30))
+        .retryDelay(SLOW_TIMER)
+        .listener(
+            new RedLockListener() {
+              @Override
+              public void denied(
+                  String resource, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
+                denied.countDown();
+              }
+            })
+        .build();
+  }
+
+  /**
+   * Has {@code holder} take "handed", {@code waiter} wait for it (polling each master until the
+   * wait's subscription, if any, is there), then releases it; returns how long after the release
+   * the waiter held it.
+   */
+  private static long wokenAfterNanos(
+      RedLock holder, RedLock waiter, CountDownLatch denied, RedisCluster cluster)
+      throws Exception {
+    Lease held = holder.tryAcquire("handed", TTL).orElseThrow();
+    ExecutorService thread = Executors.newSingleThreadExecutor();
+    try {
+      Future<Lease> waiting =
+          thread.submit(() -> waiter.acquire("handed", TTL, Duration.ofSeconds(30)));
+      assertTrue(denied.await(10, TimeUnit.SECONDS), "the waiter's first round was refused");
+      Poll.until("the waiter subscribed, or was refused", () -> subscribedOrRefused(cluster));
+      long released = System.nanoTime();
+      held.close();
+      waiting.get(30, TimeUnit.SECONDS).close();
+      return System.nanoTime() - released;
+    } finally {
+      thread.shutdownNow();
+    }
+  }
+
+  /** Whether every master has the waiter's subscription, or the ACL left it none to have. */
+  private static boolean subscribedOrRefused(RedisCluster cluster) {
+    for (RedisProcess node : cluster.nodes()) {
+      List<?> answer = (List<?>) node.admin().command("PUBSUB", "NUMSUB", "redlock:wake:handed");
+      if ((Long) answer.get(1) != 1) {
+        List<?> users = (List<?>) node.admin().command("ACL", "GETUSER", "redlock");
+        if (String.valueOf(users).contains("redlock:wake")) {
+          return false; // allowed, not subscribed yet
+        }
+      }
+    }
+    return true;
+  }
+
+  @Test
+  void withoutPubSubReleasesStillWorkAndWaitersPoll(RedisCluster cluster) throws Exception {
+    List<String> uris = minimalUser(cluster, "resetchannels", "-publish", "-subscribe");
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    PrintStream original = System.err;
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    long took;
+    CountDownLatch denied = new CountDownLatch(1);
+    try (RedLock holder = redlock(uris);
+        RedLock waiter = slowTimer(uris, denied)) {
+      holder.admitFreshNodes();
+      took = wokenAfterNanos(holder, waiter, denied, cluster);
+      assertTrue(RedLocks.keysGone(cluster, "handed", 0, 1, 2), "released");
+      RedLocks.eventually(
+          "the refusal logged",
+          () -> captured.toString(StandardCharsets.UTF_8).contains("refused the wake-up channels"));
+    } finally {
+      System.setErr(original);
+    }
+    String log = captured.toString(StandardCharsets.UTF_8);
+    System.err.print(log);
+    // Woken by its timer (1 to 3 s), not by a notice.
+    assertTrue(took >= SLOW_TIMER.toNanos() / 4, "woken after " + took / 1_000_000 + " ms");
+    assertTrue(log.contains("docs/acl.md lists the permissions wake-ups need"), log);
+    // The denied PUBLISH fails nothing: the one warning is the subscriber's refusal.
+    for (String line : log.split("\n")) {
+      assertTrue(
+          !(line.contains("WARN") || line.contains("ERROR"))
+              || line.contains("refused the wake-up channels"),
+          log);
+    }
   }
 
   @Test

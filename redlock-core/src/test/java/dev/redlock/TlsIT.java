@@ -73,6 +73,51 @@ class TlsIT {
   }
 
   @Test
+  void aReleaseWakesAWaiterOverTls() throws Exception {
+    Duration slowTimer = Duration.ofSeconds(2); // pauses of 1 to 3 s
+    try (RedLock holder = tlsRedLock(slowTimer);
+        RedLock waiter = tlsRedLock(slowTimer)) {
+      Lease held = holder.tryAcquire("tls-wake", TTL).orElseThrow();
+      java.util.concurrent.ExecutorService thread =
+          java.util.concurrent.Executors.newSingleThreadExecutor();
+      try {
+        java.util.concurrent.Future<Lease> waiting =
+            thread.submit(() -> waiter.acquire("tls-wake", TTL, Duration.ofSeconds(30)));
+        RedLocks.eventually(
+            "the waiter subscribed on every master over TLS",
+            () ->
+                masters.stream()
+                    .allMatch(
+                        m ->
+                            ((Long)
+                                    ((List<?>)
+                                            m.admin()
+                                                .command(
+                                                    "PUBSUB", "NUMSUB", "redlock:wake:tls-wake"))
+                                        .get(1))
+                                == 1));
+        long released = System.nanoTime();
+        held.close();
+        waiting.get(30, TimeUnit.SECONDS).close();
+        long took = System.nanoTime() - released;
+        assertTrue(took * 10 < slowTimer.toNanos() / 2, "woken after " + took / 1_000_000 + " ms");
+      } finally {
+        thread.shutdownNow();
+      }
+    }
+  }
+
+  private static RedLock tlsRedLock(Duration retryDelay) {
+    return RedLocks.admitted(
+        RedLock.builder()
+            .nodes(uris("127.0.0.1"))
+            .sslContext(privateCa)
+            .nodeTimeout(NODE_TIMEOUT)
+            .retryDelay(retryDelay)
+            .build());
+  }
+
+  @Test
   void leasesWorkOverTlsWithAPrivateCa() {
     try (RedLock redlock =
         RedLocks.admitted(

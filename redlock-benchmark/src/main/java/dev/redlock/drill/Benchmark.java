@@ -34,6 +34,7 @@ import java.util.Set;
  * ./mvnw -q -Pbench package -DskipTests -Dbench.args="--iterations 20000 --chart docs/benchmark.svg"
  * ./mvnw -q -Pbench package -DskipTests -Dbench.args="--only heal --heal-repeats 10"
  * ./mvnw -q -Pbench package -DskipTests -pl redlock-benchmark -am -Dbench.args="--only isolation"
+ * ./mvnw -q -Pbench package -DskipTests -pl redlock-benchmark -am -Dbench.args="--only handoff"
  * </pre>
  *
  * The Maven profile runs this class with the test class path and {@code bench.args} split at spaces
@@ -94,6 +95,13 @@ import java.util.Set;
  *       with {@code SIGSTOP} while the default RedLock fails to acquire, then resumed; the time
  *       from the last one running again to the first lease, held against a goal of 100 ms, and the
  *       outcome of a tryAcquire 1.5 s later. {@code --only heal} runs this section alone.
+ *   <li><b>Hand-off</b> ({@link HandOffRun}, issue 18), before the heal: {@value
+ *       HandOffRun#CONTENDERS} contenders on one resource, each with its own client, holding it
+ *       {@value HandOffRun#HOLD_MILLIS} ms and pausing {@value HandOffRun#PAUSE_MILLIS} ms between
+ *       holds, then not at all: wait p50, p99 and max, utilization, grants of the fewest and the
+ *       most, for the default RedLock, the RedLock with {@code wakeUps(false)}, Redisson's {@code
+ *       RLock} on one master and {@code RedissonRedLock}; the issue's goals against the default's
+ *       figures. {@code --only handoff} runs it alone, {@code --skip handoff} leaves it out.
  * </ol>
  *
  * Every measurement is warmed up first. The latency measurements then run in rounds of short
@@ -120,6 +128,12 @@ public final class Benchmark {
    * leaves it out.
    */
   static final String ISOLATION = "isolation";
+
+  /**
+   * The value of {@code --only} that runs the hand-off section alone, and of {@code --skip} that
+   * leaves it out.
+   */
+  static final String HANDOFF = "handoff";
 
   /**
    * The system property redlock-core reads to pick the transport of plaintext masters, for
@@ -190,12 +204,14 @@ public final class Benchmark {
                                       throughput of every row to FILE (SVG)
             --node-dir DIR            where npm ci installs node-redlock (default: %s)
             --skip ROW,...            leave out any of the rows %s, %s and %s (the row
-                                      says so) and the section %s
+                                      says so) and the sections %s and %s
             --heal-repeats N          heal measurements, each with a new RedLock (default %d)
             --isolation-iterations N  tryAcquire cycles per isolation block (default %,d); a
                                       case with a hostile master stops after %d s
-            --only SECTION            run one section alone: heal (needs the local masters) or
-                                      isolation
+            --only SECTION            run one section alone: heal (needs the local masters),
+                                      isolation or handoff
+            --handoff-seconds S       time per row of the hand-off section (%d contenders on one
+                                      resource, hold %d ms, pause %d ms, then no pause; default %d)
             --transport T             the RedLocks' transport for plaintext masters: selector
                                       (the default: one NIO thread for all) or jedis (a
                                       connection and I/O thread per master), to compare them
@@ -217,9 +233,14 @@ public final class Benchmark {
           NODE_REDLOCK,
           TLS,
           ISOLATION,
+          HANDOFF,
           DEFAULT_HEAL_REPEATS,
           DEFAULT_ISOLATION_ITERATIONS,
-          IsolationRun.CASE_LIMIT.toSeconds());
+          IsolationRun.CASE_LIMIT.toSeconds(),
+          HandOffRun.CONTENDERS,
+          HandOffRun.HOLD_MILLIS,
+          HandOffRun.PAUSE_MILLIS,
+          HandOffRun.DEFAULT_TIME.toSeconds());
 
   /** The options that take a value, without their leading dashes. */
   static final Set<String> FLAGS =
@@ -237,7 +258,8 @@ public final class Benchmark {
           "heal-repeats",
           "isolation-iterations",
           "only",
-          "transport");
+          "transport",
+          "handoff-seconds");
 
   private static final Program HARNESS =
       new Program(
@@ -288,6 +310,8 @@ public final class Benchmark {
       boolean admit = masters.local() || config.admitFreshNodes();
       if (config.onlyHeal()) {
         report.healOnlyHeader(config, masters);
+      } else if (config.onlyHandOff()) {
+        out.printf("Hand-off section alone (--only %s)%n", HANDOFF);
       } else if (config.onlyIsolation()) {
         report.isolationOnlyHeader(config, masters);
         IsolationReport isolationReport = new IsolationReport(out);
@@ -297,7 +321,16 @@ public final class Benchmark {
         BenchmarkRun.measure(
             config, masters, admit, report, new IsolationReport(out), new BenchmarkSummary(out));
       }
-      if (!config.onlyIsolation()) {
+      if (config.handOff()) {
+        HandOffRun.measure(
+            masters.uris(),
+            config.nodeTimeout(),
+            admit,
+            config.handOffTime(),
+            !config.skip().contains(REDISSON),
+            out);
+      }
+      if (!config.onlyIsolation() && !config.onlyHandOff()) {
         if (masters.local()) {
           HealRun.measure(masters, config.healRepeats(), config.nodeTimeout(), new HealReport(out));
         } else {
@@ -350,6 +383,7 @@ public final class Benchmark {
    *     #ISOLATION}; null to run them all
    * @param transport the transport of plaintext masters ({@link #TRANSPORTS}), or null for the
    *     library's default
+   * @param handOffTime time per row of the hand-off section
    */
   record Config(
       List<String> nodes,
@@ -366,7 +400,8 @@ public final class Benchmark {
       int healRepeats,
       int isolationIterations,
       String only,
-      String transport) {
+      String transport,
+      Duration handOffTime) {
 
     Config {
       nodes = List.copyOf(nodes);
@@ -375,7 +410,8 @@ public final class Benchmark {
       requireNonNull(chart, "chart");
       requireNonNull(nodeDir, "nodeDir");
       skip = Set.copyOf(skip);
-      if (only != null && !only.equals(HEAL) && !only.equals(ISOLATION)) {
+      requireNonNull(handOffTime, "handOffTime");
+      if (only != null && !only.equals(HEAL) && !only.equals(ISOLATION) && !only.equals(HANDOFF)) {
         throw new IllegalArgumentException("no section '" + only + "' runs alone");
       }
       if (HEAL.equals(only) && !nodes.isEmpty()) {
@@ -416,7 +452,7 @@ public final class Benchmark {
       Path nodeDir = flags.has("node-dir") ? Path.of(flags.value("node-dir")) : defaultNodeDir();
       Set<String> skip = new LinkedHashSet<>(flags.list("skip"));
       for (String row : skip) {
-        if (!List.of(REDISSON, NODE_REDLOCK, TLS, ISOLATION).contains(row)) {
+        if (!List.of(REDISSON, NODE_REDLOCK, TLS, ISOLATION, HANDOFF).contains(row)) {
           throw new UsageException(
               "--skip takes any of "
                   + REDISSON
@@ -424,8 +460,10 @@ public final class Benchmark {
                   + NODE_REDLOCK
                   + ", "
                   + TLS
-                  + " and "
+                  + ", "
                   + ISOLATION
+                  + " and "
+                  + HANDOFF
                   + "; was '"
                   + row
                   + "'");
@@ -452,6 +490,15 @@ public final class Benchmark {
       if (ISOLATION.equals(only) && skip.contains(ISOLATION)) {
         throw new UsageException("--only isolation and --skip isolation leave nothing to run");
       }
+      if (HANDOFF.equals(only) && skip.contains(HANDOFF)) {
+        throw new UsageException("--only handoff and --skip handoff leave nothing to run");
+      }
+      Duration handOffTime =
+          flags.seconds(
+              "handoff-seconds",
+              HandOffRun.DEFAULT_TIME,
+              Duration.ofSeconds(1),
+              Duration.ofHours(1));
       return new Config(
           nodes,
           flags.isSet(Harness.ADMIT_FRESH_NODES),
@@ -467,7 +514,8 @@ public final class Benchmark {
           healRepeats,
           isolationIterations,
           only,
-          transport.isEmpty() ? null : transport.get(0));
+          transport.isEmpty() ? null : transport.get(0),
+          handOffTime);
     }
 
     /** The section {@code --only} names ({@link #HEAL} or {@link #ISOLATION}), or null. */
@@ -476,12 +524,14 @@ public final class Benchmark {
       if (only.isEmpty()) {
         return null;
       }
-      if (only.size() > 1 || !List.of(HEAL, ISOLATION).contains(only.get(0))) {
+      if (only.size() > 1 || !List.of(HEAL, ISOLATION, HANDOFF).contains(only.get(0))) {
         throw new UsageException(
             "--only takes one of '"
                 + HEAL
-                + "' and '"
+                + "', '"
                 + ISOLATION
+                + "' and '"
+                + HANDOFF
                 + "', the sections that run alone; was '"
                 + String.join(",", only)
                 + "'");
@@ -501,7 +551,17 @@ public final class Benchmark {
 
     /** Whether the isolation section runs, alone or with the others. */
     boolean isolation() {
-      return !onlyHeal() && !skip.contains(ISOLATION);
+      return !onlyHeal() && !onlyHandOff() && !skip.contains(ISOLATION);
+    }
+
+    /** Whether the hand-off section runs alone. */
+    boolean onlyHandOff() {
+      return HANDOFF.equals(only);
+    }
+
+    /** Whether the hand-off section runs, alone or with the others. */
+    boolean handOff() {
+      return (only == null || onlyHandOff()) && !skip.contains(HANDOFF);
     }
   }
 }

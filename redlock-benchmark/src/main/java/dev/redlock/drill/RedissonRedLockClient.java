@@ -118,6 +118,68 @@ final class RedissonRedLockClient implements AutoCloseable {
     return true;
   }
 
+  /**
+   * A hand-off contender's {@code RLock} on one master, with a Redisson client of its own:
+   * Redisson's single-server lock, whose waiters are woken by pub/sub.
+   */
+  static HandOffRun.Mutex singleMasterLock(String uri, String key) {
+    RedissonClient client = Redisson.create(lean(config(uri)));
+    RLock lock = client.getLock(key);
+    return mutex(lock, List.of(client));
+  }
+
+  /**
+   * A hand-off contender's {@code RedissonRedLock} over every master, with a Redisson client per
+   * master of its own.
+   */
+  static HandOffRun.Mutex redLock(List<String> uris, String key) {
+    List<RedissonClient> own = new ArrayList<>();
+    try {
+      RLock[] locks = new RLock[uris.size()];
+      for (int i = 0; i < locks.length; i++) {
+        own.add(Redisson.create(lean(config(uris.get(i)))));
+        locks[i] = own.get(i).getLock(key);
+      }
+      @SuppressWarnings("deprecation") // Redisson's Redlock: the very thing this row measures
+      RLock redlock = new RedissonRedLock(locks);
+      return mutex(redlock, own);
+    } catch (RuntimeException e) {
+      own.forEach(RedissonRedLockClient::shutdown);
+      throw e;
+    }
+  }
+
+  /**
+   * Fewer idle connections than Redisson's default 24 per client: the hand-off section makes 40
+   * clients. Nothing else changes; the lock and its pub/sub are Redisson's defaults.
+   */
+  private static Config lean(Config config) {
+    config
+        .useSingleServer()
+        .setConnectionMinimumIdleSize(1)
+        .setSubscriptionConnectionMinimumIdleSize(1);
+    return config;
+  }
+
+  private static HandOffRun.Mutex mutex(RLock lock, List<RedissonClient> own) {
+    return new HandOffRun.Mutex() {
+      @Override
+      public boolean lock(Duration wait) throws InterruptedException {
+        return lock.tryLock(wait.toMillis(), Benchmark.TTL.toMillis(), TimeUnit.MILLISECONDS);
+      }
+
+      @Override
+      public void unlock() {
+        lock.unlock();
+      }
+
+      @Override
+      public void close() {
+        own.forEach(RedissonRedLockClient::shutdown);
+      }
+    };
+  }
+
   /** Shuts every client down. */
   @Override
   public void close() {

@@ -59,7 +59,7 @@ class BenchmarkIT {
       "--node-timeout",
       "1000",
       "--skip",
-      "isolation",
+      "isolation,handoff",
       "--chart",
       chart.toString()
     };
@@ -402,7 +402,7 @@ class BenchmarkIT {
             "--isolation-iterations",
             "10",
             "--skip",
-            "redisson,node-redlock");
+            "redisson,node-redlock,handoff");
     String text = output.text();
 
     assertEquals(0, output.code(), text);
@@ -437,6 +437,25 @@ class BenchmarkIT {
   }
 
   @Test
+  void theHandOffSectionRunsAloneAndPrintsItsTablesAndGoals() {
+    BenchmarkOutput output =
+        BenchmarkOutput.run("--only", "handoff", "--handoff-seconds", "1", "--skip", "redisson");
+    String text = output.text();
+
+    assertEquals(0, output.code(), text);
+    assertTrue(text.contains("Hand-off section alone (--only handoff)"), text);
+    assertTrue(text.contains("Pause 5 ms between holds"), text);
+    assertTrue(text.contains("No pause between holds"), text);
+    assertTrue(text.contains("RedLock, defaults (wake-ups on)"), text);
+    assertTrue(text.contains("RedLock, wakeUps(false)"), text);
+    assertFalse(text.contains("Redisson RLock"), text);
+    assertTrue(text.matches("(?s).*overlapping holds = 0 \\(no pause\\) +0 +met\n.*"), text);
+    assertTrue(text.contains("fewest grants >= 0.6 x most (pause 5 ms)"), text);
+    assertFalse(text.contains("could not run"), text);
+    assertFalse(text.contains("Heal"), text);
+  }
+
+  @Test
   void theBaselineLoadsTheSameReleaseScriptAsTheLibrary() throws Exception {
     String library;
     try (var in = dev.redlock.RedLock.class.getResourceAsStream("internal/transport/release.lua")) {
@@ -451,6 +470,10 @@ class BenchmarkIT {
    * come first.
    */
   private static BenchmarkOutput quickRun(String... args) {
+    return quickRunSkipping("redisson,node-redlock,isolation,handoff", args);
+  }
+
+  private static BenchmarkOutput quickRunSkipping(String skip, String... args) {
     List<String> all = new ArrayList<>(List.of(args));
     all.addAll(
         List.of(
@@ -461,7 +484,7 @@ class BenchmarkIT {
             "--node-timeout",
             "1000",
             "--skip",
-            "redisson,node-redlock,isolation"));
+            skip));
     return BenchmarkOutput.run(all.toArray(String[]::new));
   }
 }

@@ -64,8 +64,21 @@ class BenchmarkOptionsTest {
     String text = output.text();
     assertEquals(0, output.code(), text);
     assertTrue(text.contains("--isolation-iterations N"), text);
-    assertTrue(text.contains("heal (needs the local masters) or"), text);
-    assertTrue(text.contains("and the section isolation"), text);
+    assertTrue(text.contains("heal (needs the local masters),"), text);
+    assertTrue(text.contains("and the sections isolation and handoff"), text);
+    assertTrue(text.contains("--handoff-seconds S"), text);
+  }
+
+  @Test
+  void theHandOffSectionRunsAloneOrIsLeftOut() throws UsageException {
+    Config alone = parse("--only", "handoff", "--handoff-seconds", "2");
+    assertTrue(alone.onlyHandOff());
+    assertTrue(alone.handOff());
+    assertFalse(alone.isolation());
+    assertEquals(java.time.Duration.ofSeconds(2), alone.handOffTime());
+    assertFalse(parse("--skip", "handoff").handOff());
+    assertTrue(parse().handOff());
+    assertThrows(UsageException.class, () -> parse("--only", "handoff", "--skip", "handoff"));
   }
 
   private static Config parse(String... args) throws UsageException {

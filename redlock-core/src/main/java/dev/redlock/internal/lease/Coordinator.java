@@ -12,8 +12,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -62,6 +64,7 @@ public final class Coordinator {
   private final Events events;
   private final Preflight preflight;
   private final Settings settings;
+  private final Wakeups wakeups;
   private final Tokens tokens = new Tokens();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final ReentrantLock renewerLock = new ReentrantLock();
@@ -76,6 +79,21 @@ public final class Coordinator {
    * @param settings the settings
    */
   public Coordinator(Masters masters, Events events, Preflight preflight, Settings settings) {
+    this(masters, events, preflight, settings, Wakeups.off(masters.ticker()));
+  }
+
+  /**
+   * The coordinator of {@code masters}, whose waits are woken by {@code wakeups}.
+   *
+   * @param masters the masters, their clients built and connecting
+   * @param events the listener's events
+   * @param preflight the checks of {@link #inspect()}
+   * @param settings the settings
+   * @param wakeups the wake-ups and hand-offs of the waits, closed with this
+   */
+  public Coordinator(
+      Masters masters, Events events, Preflight preflight, Settings settings, Wakeups wakeups) {
+    this.wakeups = wakeups;
     this.masters = masters;
     this.events = events;
     this.preflight = preflight;
@@ -142,21 +160,58 @@ public final class Coordinator {
     Ticker ticker = masters.ticker();
     long deadline = waitNanos == Long.MAX_VALUE ? 0 : ticker.read() + waitNanos;
     boolean interrupted = false;
+    Wakeups.Waiter waiter = null; // entered after the first round fails
+    int splits = 0; // split rounds in a row
     try {
+      // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
+      long handOff = wakeups.handOffNanos(key);
+      if (handOff > 0) {
+        long left = waitNanos == Long.MAX_VALUE ? handOff : deadline - ticker.read();
+        interrupted |= await(new CompletableFuture<>(), Math.min(handOff, left), interruptible);
+      }
       while (true) {
+        // Armed before the round: a release while the round runs wakes the next wait at once.
+        CompletableFuture<Void> wake = waiter == null ? null : waiter.next();
         Attempt attempt = attempt(resource, key, ttlMillis);
         long left = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - ticker.read();
         if (attempt.grant() != null || left <= 0) {
           return attempt;
         }
+        if (waiter == null) {
+          waiter = wakeups.enter(key);
+          wake = waiter.next();
+        } else if (waiter.woken() && split(attempt)) {
+          // Woken with others, the votes split (or the round overtook the release on some
+          // masters): try again after a random part of two rounds rather than at the next
+          // notice, so that the retries spread out; the spread doubles with each
+          // split in a row, up to the retry delay (a master that lost a majority-held key votes
+          // for us too, and must not make this spin).
+          long spread =
+              Math.max(
+                  1,
+                  Math.min(
+                      Math.min(left, settings.retryDelayNanos()),
+                      (2 * wakeups.roundNanos()) << Math.min(splits++, 16)));
+          interrupted |=
+              await(
+                  new CompletableFuture<>(),
+                  ThreadLocalRandom.current().nextLong(spread),
+                  interruptible);
+          checkOpen();
+          continue;
+        }
+        splits = 0;
         long retryDelayNanos = settings.retryDelayNanos();
         long pause =
             Math.min(
                 left, retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos));
-        interrupted |= leases.async().awaitPause(key, pause, interruptible);
+        interrupted |= await(wake, pause, interruptible);
         checkOpen();
       }
     } finally {
+      if (waiter != null) {
+        waiter.close();
+      }
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
@@ -188,6 +243,53 @@ public final class Coordinator {
             settings.retryDelayNanos(),
             timer -> attemptAsync(resource, key, ttlMillis, timer),
             result);
+  }
+
+  /**
+   * Whether a round that granted no lease had some master's vote: competing clients split the
+   * votes, or the notice came from the first master to run the release and the round reached others
+   * before the release did. Either way the lock is about to be free. (So does a master that lost
+   * the key of a lease held by a majority vote for us: hence the cap on retries in a row.)
+   */
+  private static boolean split(Attempt attempt) {
+    for (Outcome outcome : attempt.outcomes()) {
+      if (outcome.vote() == Vote.GRANTED) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Waits until {@code wake} completes or {@code nanos} pass. Returns whether an interrupt came and
+   * was kept for the caller: if not {@code interruptible}, an interrupt does not end the wait.
+   *
+   * @throws InterruptedException if interruptible and interrupted
+   */
+  private boolean await(CompletableFuture<Void> wake, long nanos, boolean interruptible)
+      throws InterruptedException {
+    Ticker ticker = masters.ticker();
+    long until = ticker.read() + nanos;
+    boolean interrupted = false;
+    while (true) {
+      long left = until - ticker.read();
+      if (left <= 0 || wake.isDone()) {
+        return interrupted;
+      }
+      if (interruptible && Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      try {
+        wake.get(left, TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        if (interruptible) {
+          throw e;
+        }
+        interrupted = true;
+      } catch (TimeoutException | ExecutionException e) {
+        return interrupted;
+      }
+    }
   }
 
   /**
@@ -279,6 +381,7 @@ public final class Coordinator {
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     long validity = Validity.remainingNanos(ttlNanos, votes.elapsedNanos(), settings.driftFactor());
     long took = votes.elapsedNanos();
+    wakeups.roundTook(took);
     List<Outcome> outcomes = votes.outcomes();
     if (votes.reachedQuorum() && validity > settings.minValidityNanos()) {
       long fence = settings.fencing() ? nextFence(votes) : Grant.NO_FENCE;
@@ -422,6 +525,7 @@ public final class Coordinator {
       stopping.close(grace);
     }
     releases.close();
+    wakeups.close(grace);
     masters.close(masters.ticker().read() + grace);
     events.close(grace);
   }

@@ -95,9 +95,14 @@ final class Releases implements AutoCloseable {
     return new Job(resource, landing, keysExpireByNanos, command);
   }
 
-  /** Sends the compare-and-delete release to every master without waiting, and follows it. */
+  /**
+   * Sends the compare-and-delete release to every master without waiting, and follows it: the
+   * cleanup of a failed acquire or a lost lease, which tells no waiting client ({@link
+   * NodeClient#releaseQuietly}).
+   */
   void releaseAll(byte[] key, byte[] token, Landing landing, long keysExpireByNanos) {
-    Job job = start(null, landing, keysExpireByNanos, (node, now) -> node.release(key, token));
+    Job job =
+        start(null, landing, keysExpireByNanos, (node, now) -> node.releaseQuietly(key, token));
     List<NodeClient> nodes = masters.nodes();
     for (int i = 0; i < nodes.size(); i++) {
       job.send(nodes.get(i), i);

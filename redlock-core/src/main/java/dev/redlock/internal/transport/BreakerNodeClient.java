@@ -186,6 +186,11 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
     return ending(() -> delegate.shorten(key, token, ttlMillis));
   }
 
+  @Override
+  public CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
+    return ending(() -> delegate.releaseQuietly(key, token));
+  }
+
   /**
    * A command that ends a lease (release, shorten): sent whatever the breaker's state, since
    * nothing else will clean up the key if the master is alive, and its real answer returned, so
@@ -313,6 +318,11 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
     @Override
     public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
       return BreakerNodeClient.this.release(key, token);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
+      return BreakerNodeClient.this.releaseQuietly(key, token);
     }
 
     @Override

@@ -63,6 +63,11 @@ abstract class CommandNodeClient implements NodeClient {
   }
 
   @Override
+  public final CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
+    return reply(NodeCommand.releaseQuietly(key, token));
+  }
+
+  @Override
   public final CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
     return reply(NodeCommand.extend(key, token, ttlMillis));
   }

@@ -104,6 +104,11 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
   }
 
   @Override
+  public CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
+    return watched(delegate.releaseQuietly(key, token), false);
+  }
+
+  @Override
   public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
     return watched(delegate.extend(key, token, ttlMillis), false);
   }

@@ -38,6 +38,11 @@ public abstract class ForwardingNodeClient implements NodeClient {
   }
 
   @Override
+  public CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
+    return delegate.releaseQuietly(key, token);
+  }
+
+  @Override
   public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
     return delegate.extend(key, token, ttlMillis);
   }

@@ -38,6 +38,15 @@ public interface NodeClient extends AutoCloseable {
   /** The release script: GRANTED if deleted, TAKEN if another token holds it, GONE if absent. */
   CompletableFuture<NodeReply> release(byte[] key, byte[] token);
 
+  /**
+   * The release script without the notice to waiting clients ({@code redlock:wake:<key>}): the
+   * cleanup of an acquire that failed or of a lost lease, whose competitors retry on their own.
+   * Answers as {@link #release}; by default, a release.
+   */
+  default CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
+    return release(key, token);
+  }
+
   /** The extend script: GRANTED if extended, TAKEN if another token holds it, GONE if absent. */
   CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis);
 

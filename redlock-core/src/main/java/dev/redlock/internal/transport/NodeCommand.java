@@ -71,6 +71,7 @@ public final class NodeCommand {
   private static final byte[] NX = ascii("NX");
   private static final byte[] PX = ascii("PX");
   private static final byte[] LOAD_WORD = ascii("LOAD");
+  private static final byte[] QUIET = ascii("quiet");
 
   final Kind kind;
   private final LuaScript script;
@@ -233,6 +234,11 @@ public final class NodeCommand {
       return KeySetCommands.onSet("release", key, token, 0);
     }
     return script(LuaScript.RELEASE, new byte[][] {key}, token);
+  }
+
+  /** The release script without its notice to waiters: the cleanup of an acquire that failed. */
+  static NodeCommand releaseQuietly(byte[] key, byte[] token) {
+    return script(LuaScript.RELEASE, new byte[][] {key}, token, QUIET);
   }
 
   /** The extend script: compare-and-lengthen, never re-creating the key. */

@@ -11,14 +11,30 @@ public record NodeReply(Vote status, long fence, long timeMicros, String detail)
   private static final NodeReply TAKEN = new NodeReply(Vote.TAKEN, 0, 0);
   private static final NodeReply GONE = new NodeReply(Vote.GONE, 0, 0);
 
+  /** A release that deleted the key and told some waiting client (the release script's 2). */
+  private static final NodeReply RELEASED_TO_WAITERS = new NodeReply(Vote.GRANTED, 0, 0);
+
   /** An answer without a detail. */
   NodeReply(Vote status, long fence, long timeMicros) {
     this(status, fence, timeMicros, "");
   }
 
-  /** The answer of a release, extend, fence or admit script: 1, 0 or -1. */
+  /**
+   * The answer of a release, extend, fence or admit script: 1, 0 or -1; the release's 2 is a grant
+   * that some waiter was told of ({@link #waitersTold()}).
+   */
   static NodeReply ofScriptCode(long code) {
-    return code == 1 ? GRANTED : code == 0 ? TAKEN : GONE;
+    return code == 1 ? GRANTED : code == 0 ? TAKEN : code == 2 ? RELEASED_TO_WAITERS : GONE;
+  }
+
+  /**
+   * Whether this is a release that deleted the key and was heard by some client subscribed to the
+   * resource's wake-up channel: some client is waiting for the resource.
+   *
+   * @return true only for such a release's answer
+   */
+  public boolean waitersTold() {
+    return this == RELEASED_TO_WAITERS;
   }
 
   static NodeReply of(Vote status) {

@@ -1,9 +1,22 @@
--- Deletes the lock only if it still holds our token.
--- KEYS[1] = resource, ARGV[1] = token.
--- Returns 1 released, 0 held by another token, -1 already gone.
+-- Deletes the lock only if it still holds our token, and tells the clients waiting on it.
+-- KEYS[1] = resource, ARGV[1] = token, ARGV[2] = 'quiet' (optional): tell no one, as for the cleanup
+-- of an acquire that failed (its competitors retry on their own; a notice would wake them all).
+-- Returns 1 released, 2 released and some client was told (a subscriber of the resource's wake-up
+-- channel: a waiter), 0 held by another token, -1 already gone.
+-- The notice is published in the same script as the delete, so no waiter can miss the delete and
+-- still see the notice before it. By pcall: a user whose ACL denies PUBLISH or the channel still
+-- releases (its waiters retry on their timers). The channel holds the key: only clients waiting on
+-- this resource hear it. The message names the release (the SHA-1 of its token, which does not
+-- reveal the token), for whoever watches the channel.
 local value = redis.call('GET', KEYS[1])
 if value == ARGV[1] then
   redis.call('DEL', KEYS[1])
+  if ARGV[2] ~= 'quiet' then
+    local told = redis.pcall('PUBLISH', 'redlock:wake:' .. KEYS[1], redis.sha1hex(ARGV[1]))
+    if type(told) == 'number' and told > 0 then
+      return 2
+    end
+  end
   return 1
 elseif value == false then
   return -1

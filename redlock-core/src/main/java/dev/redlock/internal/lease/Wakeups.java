@@ -1,0 +1,363 @@
+package dev.redlock.internal.lease;
+
+import dev.redlock.internal.transport.NoticeLink;
+import dev.redlock.internal.transport.Ticker;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+
+/**
+ * Wake-ups and hand-offs: waiters woken by a release instead of polling, and a releaser that does
+ * not take the lock straight back ahead of them.
+ *
+ * <p><b>Waking.</b> The release script publishes on the resource's channel on each master where it
+ * deleted the key. A waiter {@link #enter enters} the resource's group (the first one subscribes
+ * the channel on every master's {@link NoticeLink}, one connection per master for every resource),
+ * and before each round arms a future ({@link Waiter#next}) that the first notice from any master
+ * completes; between rounds it waits on that future, bounded by its retry timer, so a lost notice
+ * costs latency, never a hang. A round that fails before the subscription is confirmed could miss a
+ * release that came between: the first confirmation (and any after a reconnect, when notices may
+ * have been lost) wakes the group too. The last waiter to leave unsubscribes: nothing is kept for a
+ * resource no one waits on, and at most {@value #MAX_GROUPS} resources are subscribed at once (the
+ * waiters of any more wait on their timers).
+ *
+ * <p><b>Handing off.</b> A release answered 2 by a master was heard there by some waiting client
+ * ({@link dev.redlock.internal.transport.HandOffNodeClient}). For a short while after such a
+ * release, a round of this RedLock's own waits for the same resource starts only after a pause
+ * ({@link #handOffNanos}): four rounds' time (at least 2 ms, at most half the retry delay), so a
+ * woken waiter elsewhere, which needs one round, gets the lock first. Without waiters the release
+ * answers 1 and nothing waits: an uncontended lock is taken again at once. At most {@value
+ * #MAX_HAND_OFFS} such releases are remembered, each for one pause.
+ *
+ * <p>The futures are completed on the notice links' threads; blocking callers wait on them with a
+ * bound, and an asynchronous caller can chain on them with a timer: no thread waits per waiter
+ * here. Thread-safe.
+ */
+public final class Wakeups implements AutoCloseable {
+
+  /** The most resources subscribed at once per RedLock. */
+  static final int MAX_GROUPS = 1024;
+
+  /** The most releases to waiters remembered for a hand-off. */
+  static final int MAX_HAND_OFFS = 256;
+
+  /** The shortest hand-off pause. */
+  static final long MIN_HAND_OFF_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
+  private final Ticker ticker;
+  private final long maxHandOffNanos;
+  private final boolean handOff;
+  private final List<NoticeLink> links;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Map<String, Group> groups = new HashMap<>(); // guarded by lock
+  // guarded by lock: key -> when the hand-off pause of its last release to waiters ends
+  private final LinkedHashMap<String, Long> handOffs = new LinkedHashMap<>();
+  private final AtomicLong roundNanos = new AtomicLong(TimeUnit.MICROSECONDS.toNanos(500));
+  private boolean closed; // guarded by lock
+
+  /**
+   * Wake-ups over the links {@code links} makes, one per master.
+   *
+   * @param ticker the clock
+   * @param retryDelayNanos the retry delay: the longest hand-off pause is half of it
+   * @param handOff whether a releaser pauses for waiters
+   * @param links makes one link per master, each telling the given listener; returns an empty list
+   *     for no wake-ups
+   */
+  public Wakeups(
+      Ticker ticker,
+      long retryDelayNanos,
+      boolean handOff,
+      Function<NoticeLink.Listener, List<NoticeLink>> links) {
+    this.ticker = ticker;
+    this.maxHandOffNanos = Math.max(MIN_HAND_OFF_NANOS, retryDelayNanos / 2);
+    this.handOff = handOff;
+    this.links = List.copyOf(links.apply(new Heard()));
+  }
+
+  /**
+   * No wake-ups and no hand-off: waiters poll on their timers.
+   *
+   * @param ticker the clock
+   * @return wake-ups that never wake anyone
+   */
+  public static Wakeups off(Ticker ticker) {
+    return new Wakeups(ticker, 0, false, listener -> List.of());
+  }
+
+  /**
+   * Starts waiting on {@code key}: subscribes its channel if no one waits on it yet. The waiter
+   * must be closed.
+   *
+   * @param key the resource's key
+   * @return the waiter
+   */
+  Waiter enter(byte[] key) {
+    String name = new String(key, StandardCharsets.ISO_8859_1);
+    lock.lock();
+    try {
+      if (closed || links.isEmpty()) {
+        return new Waiter(null);
+      }
+      Group group = groups.get(name);
+      if (group == null) {
+        if (groups.size() >= MAX_GROUPS) {
+          return new Waiter(null); // bounded: this one waits on its timer
+        }
+        group = new Group(name);
+        groups.put(name, group);
+        for (NoticeLink link : links) {
+          link.subscribe(name);
+        }
+      }
+      group.waiters++;
+      Waiter waiter = new Waiter(group);
+      waiter.seen = group.wakes;
+      return waiter;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * A release of {@code key} that some waiting client heard: this RedLock's next round of it
+   * pauses. Short and non-blocking: called on the thread that completed the release.
+   *
+   * @param key the resource's key
+   */
+  public void releasedToWaiters(byte[] key) {
+    if (!handOff) {
+      return;
+    }
+    String name = new String(key, StandardCharsets.ISO_8859_1);
+    long until = ticker.read() + pauseNanos();
+    lock.lock();
+    try {
+      handOffs.remove(name);
+      handOffs.put(name, until);
+      if (handOffs.size() > MAX_HAND_OFFS) {
+        Iterator<String> oldest = handOffs.keySet().iterator();
+        oldest.next();
+        oldest.remove();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * How long a round of {@code key} should wait to let a waiter that heard this RedLock's last
+   * release take the lock; 0 if none. Each release pauses one round at most.
+   */
+  long handOffNanos(byte[] key) {
+    String name = new String(key, StandardCharsets.ISO_8859_1);
+    lock.lock();
+    try {
+      if (handOffs.isEmpty()) {
+        return 0;
+      }
+      Long until = handOffs.remove(name);
+      return until == null ? 0 : Math.max(0, until - ticker.read());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Records how long a round took, for the length of the hand-off pause. */
+  void roundTook(long nanos) {
+    long before = roundNanos.get();
+    roundNanos.lazySet(before + (nanos - before) / 8);
+  }
+
+  /** About how long one round takes here: a moving average. */
+  long roundNanos() {
+    return roundNanos.get();
+  }
+
+  private long pauseNanos() {
+    return Math.min(maxHandOffNanos, Math.max(MIN_HAND_OFF_NANOS, 4 * roundNanos.get()));
+  }
+
+  /**
+   * Returns how many resources are subscribed: for tests.
+   *
+   * @return a snapshot
+   */
+  public int subscribed() {
+    lock.lock();
+    try {
+      return groups.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Closes the links, waiting up to {@code graceNanos} for each; the waiters time out. */
+  void close(long graceNanos) {
+    lock.lock();
+    try {
+      closed = true;
+      groups.clear();
+      handOffs.clear();
+    } finally {
+      lock.unlock();
+    }
+    for (NoticeLink link : links) {
+      link.close(graceNanos);
+    }
+  }
+
+  @Override
+  public void close() {
+    close(TimeUnit.SECONDS.toNanos(1));
+  }
+
+  /**
+   * Wakes the waiters of {@code name} for a release ({@code release}, as each master tells of it)
+   * or for a confirmed subscription ({@code release} null: the first, or any after a reset).
+   */
+  private void wake(String name, String release, boolean afterReset) {
+    boolean subscribed = release == null;
+    List<CompletableFuture<Void>> woken;
+    lock.lock();
+    try {
+      Group group = groups.get(name);
+      if (group == null) {
+        return;
+      }
+      // Every master's notice wakes: the first may come before the release ran on the others,
+      // and the round it starts be refused there. Notices that come while a round runs make one
+      // more round, not one each (the waiter finds them when it arms next).
+      if (subscribed) {
+        if (group.confirmed && !afterReset) {
+          return; // another master's confirmation: the first one woke the group already
+        }
+        group.confirmed = true;
+      }
+      // Counted even with no one armed: a waiter between two rounds finds it when it arms next.
+      group.wakes++;
+      woken = new ArrayList<>();
+      for (Waiter waiter : group.armed) {
+        waiter.seen = group.wakes;
+        woken.add(waiter.armed);
+        waiter.armed = null;
+      }
+      group.armed.clear();
+    } finally {
+      lock.unlock();
+    }
+    for (CompletableFuture<Void> future : woken) {
+      future.complete(null);
+    }
+  }
+
+  /** Hears the links, on their threads. */
+  private final class Heard implements NoticeLink.Listener {
+    @Override
+    public void notice(String key, String release) {
+      wake(key, release, false);
+    }
+
+    @Override
+    public void subscribed(String key, boolean afterReset) {
+      wake(key, null, afterReset);
+    }
+  }
+
+  /** The waiters on one resource. */
+  private static final class Group {
+    final String name;
+    final Set<Waiter> armed = new HashSet<>(); // guarded by the Wakeups' lock
+    long wakes; // guarded by the Wakeups' lock: how many times the group was woken
+    int waiters; // guarded by the Wakeups' lock
+    boolean confirmed; // guarded by the Wakeups' lock: some master confirmed the subscription
+
+    Group(String name) {
+      this.name = name;
+    }
+  }
+
+  /**
+   * One caller waiting on one resource: arms a future before each round, and leaves when closed.
+   * Used by one thread (or one asynchronous chain) at a time.
+   */
+  final class Waiter implements AutoCloseable {
+    private final Group group; // null: no wake-ups, timers only
+    private CompletableFuture<Void> armed; // guarded by the Wakeups' lock
+    private long seen; // guarded by the Wakeups' lock: the group's wakes this waiter has had
+    private boolean left; // guarded by the Wakeups' lock
+
+    private Waiter(Group group) {
+      this.group = group;
+    }
+
+    /** Whether notices wake this waiter: false without wake-ups, or beyond the bound. */
+    boolean woken() {
+      return group != null;
+    }
+
+    /**
+     * Returns a future that the next notice of the resource completes (or the subscription's first
+     * confirmation), completed already if one came since this waiter's last future was armed or
+     * completed; never completed without wake-ups. Disarms the one returned before.
+     */
+    CompletableFuture<Void> next() {
+      CompletableFuture<Void> future = new CompletableFuture<>();
+      if (group == null) {
+        return future;
+      }
+      lock.lock();
+      try {
+        if (seen != group.wakes) {
+          // Woken while not armed (its round was running): a release it may have missed.
+          seen = group.wakes;
+          group.armed.remove(this);
+          armed = null;
+          future.complete(null);
+          return future;
+        }
+        armed = future;
+        group.armed.add(this);
+      } finally {
+        lock.unlock();
+      }
+      return future;
+    }
+
+    /** Leaves the group; the last to leave unsubscribes the resource. Idempotent. */
+    @Override
+    public void close() {
+      if (group == null) {
+        return;
+      }
+      lock.lock();
+      try {
+        if (left) {
+          return;
+        }
+        left = true;
+        group.armed.remove(this);
+        armed = null;
+        if (--group.waiters == 0 && groups.get(group.name) == group) {
+          groups.remove(group.name);
+          for (NoticeLink link : links) {
+            link.unsubscribe(group.name);
+          }
+        }
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+}

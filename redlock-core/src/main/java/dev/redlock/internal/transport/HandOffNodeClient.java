@@ -1,0 +1,46 @@
+package dev.redlock.internal.transport;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * A master's client that hears which releases some waiting client was told of (the release script's
+ * {@link NodeReply#waitersTold()}), so that this RedLock does not take the lock straight back ahead
+ * of them: the lease layer's hand-off.
+ */
+public final class HandOffNodeClient extends ForwardingNodeClient {
+
+  private final Consumer<byte[]> releasedToWaiters;
+
+  /**
+   * Wraps {@code delegate}.
+   *
+   * @param delegate the master's client
+   * @param releasedToWaiters called with the key, on the thread that completed the release (often
+   *     the one reading every master's replies): must be short and must not block
+   */
+  public HandOffNodeClient(NodeClient delegate, Consumer<byte[]> releasedToWaiters) {
+    super(delegate);
+    this.releasedToWaiters = releasedToWaiters;
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+    // Heard before the caller's callbacks run, so a release that returned has been heard.
+    CompletableFuture<NodeReply> heard = new CompletableFuture<>();
+    delegate
+        .release(key, token)
+        .whenComplete(
+            (answer, error) -> {
+              if (error != null) {
+                heard.completeExceptionally(error);
+                return;
+              }
+              if (answer.waitersTold()) {
+                releasedToWaiters.accept(key);
+              }
+              heard.complete(answer);
+            });
+    return heard;
+  }
+}
