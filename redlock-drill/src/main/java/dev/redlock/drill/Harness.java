@@ -10,28 +10,28 @@ import java.util.Locale;
  *
  * <p>Immutable and thread-safe.
  */
-final class Harness {
+public final class Harness {
 
   /** The program ran (the drill passed, the benchmark measured). */
-  static final int EXIT_OK = 0;
+  public static final int EXIT_OK = 0;
 
   /** The program ran and failed, or could not run. */
-  static final int EXIT_FAILED = 1;
+  public static final int EXIT_FAILED = 1;
 
   /** The command line was bad. */
-  static final int EXIT_USAGE = 2;
+  public static final int EXIT_USAGE = 2;
 
   /** The switch that admits the masters given by {@code --nodes} although they look fresh. */
-  static final String ADMIT_FRESH_NODES = "admit-fresh-nodes";
+  public static final String ADMIT_FRESH_NODES = "admit-fresh-nodes";
 
   /** Flushes standard output and ends the JVM with {@code code}; for a program's {@code main}. */
-  static void exit(int code) {
+  public static void exit(int code) {
     System.out.flush();
     System.exit(code);
   }
 
   /** What to do about masters that answered RESTARTED in {@code rounds} rounds. */
-  static String restartedHint(long rounds) {
+  public static String restartedHint(long rounds) {
     long maxLease = RedLock.DEFAULT_MAX_LEASE_TIME.toSeconds();
     return String.format(
         Locale.ROOT,
@@ -49,7 +49,7 @@ final class Harness {
   }
 
   /** The program cannot do what it should; the message says why, for the user. */
-  static final class CannotRun extends Exception {
+  public static final class CannotRun extends Exception {
     private static final long serialVersionUID = 1L;
 
     /**

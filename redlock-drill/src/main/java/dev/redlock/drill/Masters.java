@@ -23,10 +23,10 @@ import javax.net.ssl.SSLContext;
  *
  * <p>Not thread-safe; the local processes themselves are.
  */
-final class Masters implements AutoCloseable {
+public final class Masters implements AutoCloseable {
 
   /** How many local masters are started when {@code --nodes} is not given. */
-  static final int LOCAL_COUNT = 5;
+  public static final int LOCAL_COUNT = 5;
 
   private final List<String> uris;
   private final RedisCluster cluster; // null: the masters were given by --nodes
@@ -53,7 +53,7 @@ final class Masters implements AutoCloseable {
    *
    * @throws IllegalStateException if the local masters cannot be started
    */
-  static Masters open(List<String> nodes, boolean tls, PrintStream out) {
+  public static Masters open(List<String> nodes, boolean tls, PrintStream out) {
     requireNonNull(nodes, "nodes");
     requireNonNull(out, "out");
     if (!nodes.isEmpty()) {
@@ -66,7 +66,7 @@ final class Masters implements AutoCloseable {
    * Starts {@value #LOCAL_COUNT} local masters, each also with a TLS port (a private CA made with
    * openssl) when {@code tls} is asked for and openssl is on the PATH.
    */
-  static Masters start(boolean tls, PrintStream out) {
+  public static Masters start(boolean tls, PrintStream out) {
     TestCertificates certificates = tls ? TestCertificates.create().orElse(null) : null;
     out.printf(
         "Starting %d local redis-server masters%s...%n",
@@ -114,12 +114,12 @@ final class Masters implements AutoCloseable {
    * The same masters' TLS ports ({@code rediss://127.0.0.1:port}, in the order of {@link #uris()}),
    * or empty: masters given by {@code --nodes}, or no openssl to make certificates.
    */
-  List<String> tlsUris() {
+  public List<String> tlsUris() {
     return tlsUris;
   }
 
   /** Why there are no {@link #tlsUris()}, or null if there are. */
-  String noTls() {
+  public String noTls() {
     if (!tlsUris.isEmpty()) {
       return null;
     }
@@ -133,7 +133,7 @@ final class Masters implements AutoCloseable {
    *
    * @throws IllegalStateException if the masters have no TLS port
    */
-  SSLContext sslContext() {
+  public SSLContext sslContext() {
     if (certificates == null) {
       throw new IllegalStateException("no TLS port: " + noTls());
     }
@@ -141,17 +141,17 @@ final class Masters implements AutoCloseable {
   }
 
   /** Whether the masters are local processes this run started (and may pause). */
-  boolean local() {
+  public boolean local() {
     return cluster != null;
   }
 
   /** The masters' URIs. */
-  List<String> uris() {
+  public List<String> uris() {
     return uris;
   }
 
   /** How many masters make a majority. */
-  int quorum() {
+  public int quorum() {
     return uris.size() / 2 + 1;
   }
 
@@ -160,7 +160,7 @@ final class Masters implements AutoCloseable {
    *
    * @throws IllegalStateException if the masters were given by {@code --nodes}
    */
-  List<RedisProcess> processes() {
+  public List<RedisProcess> processes() {
     if (cluster == null) {
       throw new IllegalStateException("the masters were given by --nodes, not started here");
     }
@@ -168,12 +168,12 @@ final class Masters implements AutoCloseable {
   }
 
   /** Where the masters came from, for a report: {@code "given by --nodes"} or the local kind. */
-  String origin() {
+  public String origin() {
     return cluster == null ? "given by --nodes" : "local redis-server processes";
   }
 
   /** How long starting the local masters took; zero for masters given by {@code --nodes}. */
-  Duration startTime() {
+  public Duration startTime() {
     return startTime;
   }
 
@@ -189,7 +189,7 @@ final class Masters implements AutoCloseable {
   }
 
   /** Hides the password (and user) of a URI such as {@code redis://user:secret@host:6379}. */
-  static String redact(String uri) {
+  public static String redact(String uri) {
     int scheme = uri.indexOf("://");
     int at = uri.lastIndexOf('@');
     if (scheme < 0 || at < scheme) {

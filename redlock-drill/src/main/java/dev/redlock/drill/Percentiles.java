@@ -9,7 +9,7 @@ import java.util.Locale;
  * the value at rank {@code ceil(p / 100 * n)} (1-based), so it is always one of the samples, never
  * an interpolation. Exact, and plenty for the tens of thousands of samples a run collects.
  */
-final class Percentiles {
+public final class Percentiles {
 
   private Percentiles() {}
 
@@ -20,7 +20,7 @@ final class Percentiles {
    * @param percent in (0, 100]
    * @throws IllegalArgumentException if {@code sorted} is empty or {@code percent} is out of range
    */
-  static long nearestRank(long[] sorted, double percent) {
+  public static long nearestRank(long[] sorted, double percent) {
     requireNonNull(sorted, "sorted");
     if (sorted.length == 0) {
       throw new IllegalArgumentException("no samples");
@@ -35,7 +35,7 @@ final class Percentiles {
   }
 
   /** Returns the summary of {@code sorted}; all zero for an empty array. */
-  static Summary summarize(long[] sorted) {
+  public static Summary summarize(long[] sorted) {
     if (sorted.length == 0) {
       return new Summary(0, 0, 0, 0);
     }
@@ -44,7 +44,7 @@ final class Percentiles {
   }
 
   /** Formats nanoseconds as whole microseconds, e.g. {@code "412"}. */
-  static String micros(long nanos) {
+  public static String micros(long nanos) {
     return String.format(Locale.ROOT, "%,d", Math.round(nanos / 1_000.0));
   }
 
@@ -56,5 +56,5 @@ final class Percentiles {
    * @param p99 the 99th percentile
    * @param max the largest sample
    */
-  record Summary(int count, long p50, long p99, long max) {}
+  public record Summary(int count, long p50, long p99, long max) {}
 }

@@ -7,13 +7,13 @@ import java.util.Arrays;
  * System#nanoTime()}) that one thread fills without boxing. Not thread-safe: each thread keeps its
  * own and hands it over after a join.
  */
-final class Samples {
+public final class Samples {
 
   private long[] values = new long[1024];
   private int size;
 
   /** Appends one sample. */
-  void add(long value) {
+  public void add(long value) {
     if (size == values.length) {
       values = Arrays.copyOf(values, size * 2);
     }
@@ -21,7 +21,7 @@ final class Samples {
   }
 
   /** Appends every sample of {@code other}. */
-  void addAll(Samples other) {
+  public void addAll(Samples other) {
     if (size + other.size > values.length) {
       values = Arrays.copyOf(values, Math.max(size + other.size, size * 2));
     }
@@ -30,12 +30,12 @@ final class Samples {
   }
 
   /** Returns the number of samples. */
-  int size() {
+  public int size() {
     return size;
   }
 
   /** Returns the sample at {@code index}, in insertion order. */
-  long get(int index) {
+  public long get(int index) {
     if (index < 0 || index >= size) {
       throw new IndexOutOfBoundsException(index);
     }
@@ -43,14 +43,14 @@ final class Samples {
   }
 
   /** Returns a sorted copy of the samples. */
-  long[] sorted() {
+  public long[] sorted() {
     long[] copy = Arrays.copyOf(values, size);
     Arrays.sort(copy);
     return copy;
   }
 
   /** Returns count, p50, p99 and max of the samples; all zero when there are none. */
-  Percentiles.Summary summary() {
+  public Percentiles.Summary summary() {
     return Percentiles.summarize(sorted());
   }
 }

@@ -1,0 +1,436 @@
+package dev.redlock.benchmark;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.redlock.Lease;
+import dev.redlock.LockTakenException;
+import dev.redlock.RedLock;
+import dev.redlock.RedLockBuilder;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The hand-off section (issue 18): {@value #CONTENDERS} contenders on one resource, each with a
+ * client of its own (as separate processes would be), each holding the lock {@value #HOLD_MILLIS}
+ * ms, then pausing {@value #PAUSE_MILLIS} ms (and, in a second table, not at all) before asking
+ * again, for {@code --handoff-seconds} per row. Per row: the wait of each acquisition (from asking
+ * to holding: p50, p99, max), the lock's utilization (the time some contender held it over the
+ * row's time) and the grants of the contender with the fewest and the most; every hold window is
+ * also checked against the others (overlaps must be 0 for a lock). Rows: the default RedLock, the
+ * RedLock with wake-ups off (waiters poll every retry delay), Redisson's {@code RLock} on the first
+ * master alone (pub/sub wake-ups) and Redisson's {@code RedissonRedLock} over every master. The
+ * issue's goals are printed against the default RedLock's figures.
+ */
+final class HandOffRun {
+
+  /** The contenders on the one resource. */
+  static final int CONTENDERS = 8;
+
+  /** How long each contender holds the lock. */
+  static final int HOLD_MILLIS = 1;
+
+  /** How long each contender pauses between holds in the first table. */
+  static final int PAUSE_MILLIS = 5;
+
+  /** The default of {@code --handoff-seconds}. */
+  static final Duration DEFAULT_TIME = Duration.ofSeconds(5);
+
+  /** How long each row runs before its figures are taken: the JIT compiles, clients connect. */
+  static final Duration WARMUP = Duration.ofSeconds(1);
+
+  /** The longest one acquisition may wait before the contender counts a failure. */
+  private static final Duration MAX_WAIT = Duration.ofSeconds(10);
+
+  /** The goals of issue 18, held against the default RedLock's figures. */
+  static final double P99_GOAL_MILLIS = 30;
+
+  static final double MAX_GOAL_MILLIS = 100;
+  static final double UTILIZATION_GOAL_PAUSED = 0.6;
+  static final double UTILIZATION_GOAL_NO_PAUSE = 0.8;
+  static final double FAIRNESS_GOAL = 0.6;
+
+  /** One contender's lock on the resource. */
+  interface Mutex extends AutoCloseable {
+    /** Takes the lock, waiting up to {@code wait}; returns whether it did. */
+    boolean lock(Duration wait) throws InterruptedException;
+
+    /** Releases the lock taken last. */
+    void unlock();
+
+    @Override
+    void close();
+  }
+
+  /** Makes contender {@code i}'s mutex on {@code resource}. */
+  @FunctionalInterface
+  interface MutexFactory {
+    Mutex create(int i, String resource);
+  }
+
+  /** One row to measure, or a row that says why it was not. */
+  record Row(String name, MutexFactory mutexes) {}
+
+  /**
+   * One row's figures.
+   *
+   * @param waitsNanos every acquisition's wait, sorted
+   * @param utilization the time held over the row's time
+   * @param grants each contender's grants
+   * @param failures acquisitions that waited {@link #MAX_WAIT} in vain, or threw
+   * @param overlaps hold windows that began before the one before them ended
+   */
+  record Result(long[] waitsNanos, double utilization, int[] grants, int failures, int overlaps) {
+
+    double percentileMillis(double p) {
+      if (waitsNanos.length == 0) {
+        return Double.NaN;
+      }
+      int at = (int) Math.min(waitsNanos.length - 1, Math.ceil(p * waitsNanos.length) - 1);
+      return waitsNanos[Math.max(0, at)] / 1e6;
+    }
+
+    double maxMillis() {
+      return waitsNanos.length == 0 ? Double.NaN : waitsNanos[waitsNanos.length - 1] / 1e6;
+    }
+
+    int fewest() {
+      return Arrays.stream(grants).min().orElse(0);
+    }
+
+    int most() {
+      return Arrays.stream(grants).max().orElse(0);
+    }
+  }
+
+  private HandOffRun() {}
+
+  /**
+   * Measures every row with a pause of {@value #PAUSE_MILLIS} ms between holds, then with none, and
+   * prints both tables and the goals.
+   */
+  static void measure(
+      List<String> uris,
+      Duration nodeTimeout,
+      boolean admit,
+      Duration time,
+      boolean redisson,
+      PrintStream out)
+      throws InterruptedException {
+    requireNonNull(out, "out");
+    List<Row> rows = rows(uris, nodeTimeout, admit, redisson);
+    out.printf(
+        Locale.ROOT,
+        "%nHand-off: %d contenders on one resource, each with its own client; hold %d ms; %d s per"
+            + " row%n",
+        CONTENDERS,
+        HOLD_MILLIS,
+        time.toSeconds());
+    Result[] paused = table(rows, PAUSE_MILLIS, time, out);
+    Result[] unpaused = table(rows, 0, time, out);
+    goals(rows, paused, unpaused, out);
+  }
+
+  private static List<Row> rows(
+      List<String> uris, Duration nodeTimeout, boolean admit, boolean redisson) {
+    List<Row> rows = new ArrayList<>();
+    rows.add(
+        new Row(
+            "RedLock, defaults (wake-ups on)",
+            redlocks(uris, nodeTimeout, admit, builder -> builder)));
+    rows.add(
+        new Row(
+            "RedLock, wakeUps(false)",
+            redlocks(uris, nodeTimeout, admit, builder -> builder.wakeUps(false))));
+    if (!redisson) {
+      return rows; // --skip redisson
+    }
+    rows.add(
+        new Row(
+            "Redisson RLock, 1 master",
+            (i, resource) -> RedissonRedLockClient.singleMasterLock(uris.get(0), resource)));
+    rows.add(
+        new Row(
+            "RedissonRedLock, " + uris.size() + " masters",
+            (i, resource) -> RedissonRedLockClient.redLock(uris, resource)));
+    return rows;
+  }
+
+  private static MutexFactory redlocks(
+      List<String> uris,
+      Duration nodeTimeout,
+      boolean admit,
+      java.util.function.UnaryOperator<RedLockBuilder> settings) {
+    return (i, resource) -> {
+      RedLock redlock =
+          settings.apply(RedLock.builder().nodes(uris).nodeTimeout(nodeTimeout)).build();
+      if (admit && i == 0) {
+        redlock.admitFreshNodes();
+      }
+      return new Mutex() {
+        private Lease lease;
+
+        @Override
+        public boolean lock(Duration wait) throws InterruptedException {
+          try {
+            lease = redlock.acquire(resource, Benchmark.TTL, wait);
+            return true;
+          } catch (LockTakenException e) {
+            return false;
+          }
+        }
+
+        @Override
+        public void unlock() {
+          lease.close();
+        }
+
+        @Override
+        public void close() {
+          redlock.close();
+        }
+      };
+    };
+  }
+
+  private static Result[] table(List<Row> rows, int pauseMillis, Duration time, PrintStream out)
+      throws InterruptedException {
+    out.printf(
+        Locale.ROOT,
+        "%n%s%n%-34s %9s %9s %9s %12s %14s %9s%n",
+        pauseMillis == 0 ? "No pause between holds" : "Pause " + pauseMillis + " ms between holds",
+        "",
+        "p50 wait",
+        "p99 wait",
+        "max wait",
+        "utilization",
+        "grants few/most",
+        "overlaps");
+    Result[] results = new Result[rows.size()];
+    for (int r = 0; r < rows.size(); r++) {
+      Row row = rows.get(r);
+      Result result;
+      try {
+        result = run(row, "handoff-" + pauseMillis + "-" + r, pauseMillis, time);
+      } catch (RuntimeException e) {
+        out.printf(Locale.ROOT, "%-34s could not run: %s%n", row.name(), e);
+        continue;
+      }
+      results[r] = result;
+      out.printf(
+          Locale.ROOT,
+          "%-34s %6.2f ms %6.1f ms %6.1f ms %12.2f %8d / %-5d %9d%s%n",
+          row.name(),
+          result.percentileMillis(0.50),
+          result.percentileMillis(0.99),
+          result.maxMillis(),
+          result.utilization(),
+          result.fewest(),
+          result.most(),
+          result.overlaps(),
+          result.failures() == 0 ? "" : "  (" + result.failures() + " acquisitions failed)");
+    }
+    return results;
+  }
+
+  /** Runs one row: every contender's loop at once for {@code time}. */
+  static Result run(Row row, String resource, int pauseMillis, Duration time)
+      throws InterruptedException {
+    List<Mutex> mutexes = new ArrayList<>();
+    try {
+      for (int i = 0; i < CONTENDERS; i++) {
+        mutexes.add(row.mutexes().create(i, resource));
+      }
+      long[][] waits = new long[CONTENDERS][];
+      long[][] windows = new long[CONTENDERS][];
+      int[] counts = new int[CONTENDERS];
+      int[] failures = new int[CONTENDERS];
+      CountDownLatch start = new CountDownLatch(1);
+      List<Thread> threads = new ArrayList<>();
+      long[] endAt = new long[2]; // the end, and when recording starts
+      for (int i = 0; i < CONTENDERS; i++) {
+        int me = i;
+        Mutex mutex = mutexes.get(i);
+        Thread thread =
+            new Thread(
+                () -> {
+                  long[] myWaits = new long[1024];
+                  long[] myWindows = new long[2048];
+                  int n = 0;
+                  try {
+                    start.await();
+                    long end = endAt[0];
+                    long recordFrom = endAt[1];
+                    while (System.nanoTime() - end < 0) {
+                      long asked = System.nanoTime();
+                      boolean got;
+                      try {
+                        got = mutex.lock(MAX_WAIT);
+                      } catch (RuntimeException e) {
+                        got = false;
+                      }
+                      if (!got) {
+                        failures[me]++;
+                        continue;
+                      }
+                      long held = System.nanoTime();
+                      parkUntil(held + TimeUnit.MILLISECONDS.toNanos(HOLD_MILLIS));
+                      long releasing = System.nanoTime();
+                      mutex.unlock();
+                      if (asked - recordFrom >= 0) { // not warming up
+                        if (n == myWaits.length) {
+                          myWaits = Arrays.copyOf(myWaits, n * 2);
+                          myWindows = Arrays.copyOf(myWindows, n * 4);
+                        }
+                        myWaits[n] = held - asked;
+                        myWindows[2 * n] = held;
+                        myWindows[2 * n + 1] = releasing;
+                        n++;
+                      }
+                      if (pauseMillis > 0) {
+                        parkUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMillis));
+                      }
+                    }
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                  waits[me] = Arrays.copyOf(myWaits, n);
+                  windows[me] = Arrays.copyOf(myWindows, 2 * n);
+                  counts[me] = n;
+                },
+                "handoff-contender-" + i);
+        thread.setDaemon(true);
+        threads.add(thread);
+      }
+      threads.forEach(Thread::start);
+      long began = System.nanoTime() + WARMUP.toNanos();
+      endAt[0] = began + time.toNanos();
+      endAt[1] = began;
+      start.countDown();
+      for (Thread thread : threads) {
+        thread.join(WARMUP.toMillis() + time.toMillis() + MAX_WAIT.toMillis() + 30_000);
+      }
+      long elapsed = System.nanoTime() - began;
+      return summarize(waits, windows, counts, failures, elapsed);
+    } finally {
+      for (Mutex mutex : mutexes) {
+        mutex.close();
+      }
+    }
+  }
+
+  private static Result summarize(
+      long[][] waits, long[][] windows, int[] counts, int[] failures, long elapsedNanos) {
+    int total = Arrays.stream(counts).sum();
+    long[] allWaits = new long[total];
+    long[][] allWindows = new long[total][];
+    int k = 0;
+    for (int i = 0; i < CONTENDERS; i++) {
+      long[] own = waits[i] == null ? new long[0] : waits[i];
+      for (int j = 0; j < own.length; j++) {
+        allWaits[k] = own[j];
+        allWindows[k] = new long[] {windows[i][2 * j], windows[i][2 * j + 1]};
+        k++;
+      }
+    }
+    Arrays.sort(allWaits, 0, k);
+    Arrays.sort(allWindows, 0, k, (a, b) -> Long.compare(a[0], b[0]));
+    long heldNanos = 0;
+    int overlaps = 0;
+    for (int j = 0; j < k; j++) {
+      heldNanos += allWindows[j][1] - allWindows[j][0];
+      if (j > 0 && allWindows[j][0] - allWindows[j - 1][1] < 0) {
+        overlaps++;
+      }
+    }
+    return new Result(
+        Arrays.copyOf(allWaits, k),
+        (double) heldNanos / elapsedNanos,
+        counts.clone(),
+        Arrays.stream(failures).sum(),
+        overlaps);
+  }
+
+  private static void goals(List<Row> rows, Result[] paused, Result[] unpaused, PrintStream out) {
+    Result ours = paused[0];
+    Result oursFlat = unpaused[0];
+    Result rlock = paused.length > 2 ? paused[2] : null;
+    out.printf(Locale.ROOT, "%nHand-off goals (issue 18), the default RedLock:%n");
+    if (ours == null || oursFlat == null) {
+      out.println("  not measured");
+      return;
+    }
+    double p99 = ours.percentileMillis(0.99);
+    goal(out, "p99 wait (pause 5 ms) <= 30 ms", p99 <= P99_GOAL_MILLIS, "%.1f ms", p99);
+    if (rlock != null) {
+      double theirs = rlock.percentileMillis(0.99);
+      goal(
+          out,
+          "p99 wait (pause 5 ms) <= Redisson RLock's",
+          p99 <= theirs,
+          "%.1f ms vs %.1f ms",
+          p99,
+          theirs);
+    }
+    goal(
+        out,
+        "max wait (pause 5 ms) <= 100 ms",
+        ours.maxMillis() <= MAX_GOAL_MILLIS,
+        "%.1f ms",
+        ours.maxMillis());
+    goal(
+        out,
+        "utilization (pause 5 ms) >= 0.6",
+        ours.utilization() >= UTILIZATION_GOAL_PAUSED,
+        "%.2f",
+        ours.utilization());
+    goal(
+        out,
+        "utilization (no pause) >= 0.8",
+        oursFlat.utilization() >= UTILIZATION_GOAL_NO_PAUSE,
+        "%.2f",
+        oursFlat.utilization());
+    for (Result result : new Result[] {ours, oursFlat}) {
+      String which = result == ours ? "pause 5 ms" : "no pause";
+      goal(
+          out,
+          "fewest grants >= 0.6 x most (" + which + ")",
+          result.fewest() >= FAIRNESS_GOAL * result.most(),
+          "%d / %d",
+          result.fewest(),
+          result.most());
+    }
+    for (Result result : new Result[] {ours, oursFlat}) {
+      String which = result == ours ? "pause 5 ms" : "no pause";
+      goal(
+          out,
+          "overlapping holds = 0 (" + which + ")",
+          result.overlaps() == 0,
+          "%d",
+          result.overlaps());
+    }
+  }
+
+  private static void goal(
+      PrintStream out, String what, boolean met, String format, Object... figures) {
+    out.printf(
+        Locale.ROOT,
+        "  %-46s %-24s %s%n",
+        what,
+        String.format(Locale.ROOT, format, figures),
+        met ? "met" : "NOT met");
+  }
+
+  /** Parks until {@code deadline} on {@link System#nanoTime()}. */
+  private static void parkUntil(long deadline) {
+    for (long left = deadline - System.nanoTime(); left > 0; left = deadline - System.nanoTime()) {
+      LockSupport.parkNanos(left);
+    }
+  }
+}
