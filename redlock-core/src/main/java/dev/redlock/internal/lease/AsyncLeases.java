@@ -546,7 +546,7 @@ final class AsyncLeases {
         return;
       }
       if (woken != null) {
-        woken.thenRun(() -> next.complete(null)); // on the notice link's thread: no more
+        woken.thenRun(() -> next.complete(null)); // on the notice link's thread: short
       }
       next.whenCompleteAsync(
           (ignored, pauseError) -> {
