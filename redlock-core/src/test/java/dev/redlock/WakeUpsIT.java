@@ -1,6 +1,7 @@
 package dev.redlock;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.testkit.RedisCluster;
@@ -15,6 +16,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -30,7 +32,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Wake-ups on five real masters: a release wakes a waiter of another RedLock long before its retry
  * timer would; a release no one hears still ends the wait by the timer; the subscriber connections
  * recover from a reset and ride out a paused master; nothing stays subscribed when no one waits;
- * and a releaser that wants the lock again lets the waiters have it.
+ * and a releaser that wants the lock again lets the waiters have it. The same for asynchronous
+ * waiters (which leave the group when granted or cancelled) and for multi-resource leases (a set's
+ * release wakes the waiters of its resources; a waiter on a set is woken by a release of any of
+ * them; a failed set acquire's cleanup deletes what it took).
  */
 class WakeUpsIT {
 
@@ -207,6 +212,17 @@ class WakeUpsIT {
 
   @Test
   void aReleaserThatAsksAgainAtOnceLetsTheWaiterGoFirst(RedisCluster cluster) throws Exception {
+    releaserAsksAgainAtOnce(cluster, false);
+  }
+
+  @Test
+  void anAsyncReleaserThatAsksAgainAtOnceLetsTheWaiterGoFirst(RedisCluster cluster)
+      throws Exception {
+    releaserAsksAgainAtOnce(cluster, true);
+  }
+
+  /** The waiter must go first in at least 14 of 20 hand-offs (see docs/fairness.md). */
+  private void releaserAsksAgainAtOnce(RedisCluster cluster, boolean async) throws Exception {
     RedLock releaser = redlock(cluster, Duration.ofMillis(50));
     RedLock waiter = redlock(cluster, Duration.ofMillis(50));
     int rounds = 20;
@@ -226,7 +242,12 @@ class WakeUpsIT {
               });
       awaitSubscribers(cluster, "yield", 1);
       held.close();
-      try (Lease again = releaser.acquire("yield", TTL, Duration.ofSeconds(30))) {
+      try (Lease again =
+          async
+              ? releaser
+                  .acquireAsync("yield", TTL, Duration.ofSeconds(30))
+                  .get(30, TimeUnit.SECONDS)
+              : releaser.acquire("yield", TTL, Duration.ofSeconds(30))) {
         order.incrementAndGet();
       }
       waiting.get(30, TimeUnit.SECONDS);
@@ -280,5 +301,105 @@ class WakeUpsIT {
     int most = Arrays.stream(grants).max().orElseThrow();
     System.out.println("grants per contender: " + Arrays.toString(grants));
     assertTrue(fewest * 2 >= most, "a contender starved: " + Arrays.toString(grants));
+  }
+
+  /** How long after {@code release} the lease came, in nanoseconds. */
+  private static long handOffNanos(Lease held, CompletableFuture<Lease> waiting) throws Exception {
+    long released = System.nanoTime();
+    held.close();
+    Lease got = waiting.get(30, TimeUnit.SECONDS);
+    long took = System.nanoTime() - released;
+    got.close();
+    return took;
+  }
+
+  private static void assertWellBeforeTheTimer(long took) {
+    // The timer's shortest pause is half the retry delay: the notice must beat it tenfold.
+    long shortestTimer = SLOW_TIMER.toNanos() / 2;
+    assertTrue(
+        took * 10 < shortestTimer,
+        "woken after " + took / 1_000_000 + " ms, not well before the timer's " + shortestTimer);
+  }
+
+  @Test
+  void aReleaseWakesAnAsyncWaiterOfAnotherRedLockLongBeforeItsTimer(RedisCluster cluster)
+      throws Exception {
+    RedLock holder = redlock(cluster, SLOW_TIMER);
+    RedLock waiter = redlock(cluster, SLOW_TIMER);
+    Lease held = holder.tryAcquire("async-wake", TTL).orElseThrow();
+    CompletableFuture<Lease> waiting =
+        waiter.acquireAsync("async-wake", TTL, Duration.ofSeconds(30));
+    awaitSubscribers(cluster, "async-wake", 1);
+
+    assertWellBeforeTheTimer(handOffNanos(held, waiting));
+    awaitSubscribers(cluster, "async-wake", 0); // granted: left the group
+    assertNothingWarned();
+  }
+
+  @Test
+  void aCancelledAsyncWaiterLeavesTheGroup(RedisCluster cluster) throws Exception {
+    RedLock holder = redlock(cluster, SLOW_TIMER);
+    RedLock waiter = redlock(cluster, SLOW_TIMER);
+    try (Lease held = holder.tryAcquire("async-cancel", TTL).orElseThrow()) {
+      CompletableFuture<Lease> waiting =
+          waiter.acquireAsync("async-cancel", TTL, Duration.ofSeconds(30));
+      awaitSubscribers(cluster, "async-cancel", 1);
+      waiting.cancel(true);
+      awaitSubscribers(cluster, "async-cancel", 0);
+      // Timed out too: the group is left, and the next waiter subscribes afresh.
+      CompletableFuture<Lease> short_ =
+          waiter.acquireAsync("async-cancel", TTL, Duration.ofMillis(300));
+      awaitSubscribers(cluster, "async-cancel", 1);
+      assertThrows(ExecutionException.class, () -> short_.get(30, TimeUnit.SECONDS));
+      awaitSubscribers(cluster, "async-cancel", 0);
+    }
+    assertNothingWarned();
+  }
+
+  @Test
+  void aSetsReleaseWakesAWaiterOnOneOfItsResources(RedisCluster cluster) throws Exception {
+    RedLock holder = redlock(cluster, SLOW_TIMER);
+    RedLock waiter = redlock(cluster, SLOW_TIMER);
+    Lease held = holder.tryAcquireAll(List.of("set-a", "set-b"), TTL).orElseThrow();
+    Future<Lease> waiting = waitFor(waiter, "set-b");
+    awaitSubscribers(cluster, "set-b", 1);
+
+    assertWellBeforeTheTimer(handOffNanos(held, waiting));
+    assertNothingWarned();
+  }
+
+  @Test
+  void aReleaseWakesAWaiterOnASetThatContainsIt(RedisCluster cluster) throws Exception {
+    RedLock holder = redlock(cluster, SLOW_TIMER);
+    RedLock waiter = redlock(cluster, SLOW_TIMER);
+    Lease held = holder.tryAcquire("member-c", TTL).orElseThrow();
+    Future<Lease> waiting =
+        threads.submit(
+            () -> waiter.acquireAll(List.of("member-c", "member-d"), TTL, Duration.ofSeconds(30)));
+    awaitSubscribers(cluster, "member-c", 1);
+    awaitSubscribers(cluster, "member-d", 1);
+
+    assertWellBeforeTheTimer(handOffNanos(held, waiting));
+    awaitSubscribers(cluster, "member-c", 0);
+    awaitSubscribers(cluster, "member-d", 0);
+    assertNothingWarned();
+  }
+
+  @Test
+  void aFailedSetAcquireReleasesWhatItTook(RedisCluster cluster) throws Exception {
+    RedLock redlock = redlock(cluster, SLOW_TIMER);
+    List<RedisProcess> nodes = cluster.nodes();
+    for (int i = 0; i < 3; i++) {
+      nodes.get(i).admin().command("SET", "quiet-b", "someone-else", "PX", "30000");
+    }
+    // Taken on masters 3 and 4 only: refused, and cleaned up there at once (quietly).
+    assertTrue(redlock.tryAcquireAll(List.of("quiet-a", "quiet-b"), TTL).isEmpty());
+    RedLocks.eventually(
+        "the failed set acquire's keys deleted on masters 3 and 4",
+        () ->
+            nodes.subList(3, 5).stream()
+                .allMatch(
+                    n ->
+                        Long.valueOf(0).equals(n.admin().command("EXISTS", "quiet-a", "quiet-b"))));
   }
 }

@@ -35,6 +35,15 @@ import org.slf4j.LoggerFactory;
  * stage: only the listener's round events, as the renewal thread does. A blocking acquire's retries
  * wait on the same {@link #pause}, on their own thread ({@link #awaitPause}).
  *
+ * <p><b>Wake-ups.</b> As the blocking path does ({@link Coordinator#retry}): after its first
+ * refused round an acquisition enters the resource's wake-up group ({@link Wakeups#enter}), arms
+ * {@link Wakeups.Waiter#next} before each round, and a notice that completes it ends the pause at
+ * once (the future completes on the notice link's thread, the next round is sent from the timer). A
+ * woken round whose votes split pauses a random part of a few rounds instead; a round right after
+ * this RedLock released the resource to a waiter starts after the hand-off pause ({@link
+ * Wakeups#handOffNanos}). The acquisition leaves the group however it ends: granted, timed out,
+ * failed, cancelled or closed.
+ *
  * <p><b>Where the caller's future completes.</b> On the RedLock's event thread ({@link
  * Events#offer}), as the listener's I/O-learned events are told: never on an I/O thread, never
  * under a lock of the library, and never on the timer (a dependent stage that blocks would stall
@@ -106,6 +115,7 @@ final class AsyncLeases {
    * @param key its key, for the pause
    * @param waitNanos how long to keep trying; 0 for one round
    * @param retryDelayNanos the mean pause between rounds
+   * @param wakeups the wake-ups that end a pause early, and the hand-off pause
    * @param round sends one round
    * @param result the caller's value of the last attempt; may throw the caller's exception
    * @return the caller's future; cancelling it stops the acquisition and releases what it got
@@ -116,10 +126,11 @@ final class AsyncLeases {
       byte[] key,
       long waitNanos,
       long retryDelayNanos,
+      Wakeups wakeups,
       Round round,
       Function<Attempt, T> result) {
     Acquisition<T> acquisition =
-        new Acquisition<>(resource, key, waitNanos, retryDelayNanos, round, result);
+        new Acquisition<>(resource, key, waitNanos, retryDelayNanos, wakeups, round, result);
     lock.lock();
     try {
       checkOpenLocked();
@@ -128,7 +139,13 @@ final class AsyncLeases {
       lock.unlock();
     }
     acquisition.future.whenComplete((value, error) -> acquisition.stop());
-    acquisition.next();
+    // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
+    long handOff = once(waitNanos) ? 0 : wakeups.handOffNanos(key);
+    if (handOff > 0) {
+      acquisition.pauseThenNext(Math.min(handOff, waitNanos), null);
+    } else {
+      acquisition.next();
+    }
     return acquisition.future;
   }
 
@@ -346,6 +363,10 @@ final class AsyncLeases {
     }
   }
 
+  private static boolean once(long waitNanos) {
+    return waitNanos == 0;
+  }
+
   private void checkOpenLocked() {
     if (closed) {
       throw new IllegalStateException("RedLock is closed");
@@ -394,24 +415,30 @@ final class AsyncLeases {
     private final boolean once;
     private final long deadlineNanos;
     private final long retryDelayNanos;
+    private final Wakeups wakeups;
     private final Round round;
     private final Function<Attempt, T> result;
     private final CompletableFuture<T> future = new CompletableFuture<>();
     private volatile boolean stopped; // the caller's future is complete: no more rounds
     private volatile CompletableFuture<Void> pause; // the current pause, if any
+    private volatile Wakeups.Waiter waiter; // entered after the first refused round
+    private volatile CompletableFuture<Void> wake; // armed before the round in flight
+    private int splits; // on the timer: woken rounds in a row whose votes split
 
     Acquisition(
         String resource,
         byte[] key,
         long waitNanos,
         long retryDelayNanos,
+        Wakeups wakeups,
         Round round,
         Function<Attempt, T> result) {
       this.resource = resource;
       this.key = key;
-      this.once = waitNanos == 0;
+      this.once = once(waitNanos);
       this.deadlineNanos = ticker.read() + waitNanos;
       this.retryDelayNanos = retryDelayNanos;
+      this.wakeups = wakeups;
       this.round = round;
       this.result = result;
     }
@@ -423,6 +450,9 @@ final class AsyncLeases {
       }
       CompletableFuture<Attempt> attempt;
       try {
+        // Armed before the round: a release while the round runs ends the next pause at once.
+        Wakeups.Waiter entered = waiter;
+        wake = entered == null ? null : entered.next();
         attempt = round.send(timer);
       } catch (RuntimeException | Error e) {
         leave();
@@ -475,14 +505,48 @@ final class AsyncLeases {
       if (stopped) {
         return;
       }
+      Wakeups.Waiter entered = waiter;
+      CompletableFuture<Void> woken = wake;
+      if (entered == null) {
+        entered = wakeups.enter(key);
+        waiter = entered;
+        if (stopped) {
+          entered.close(); // stop() ran while it was entering: it may not have seen it
+          return;
+        }
+        woken = entered.next();
+      } else if (entered.woken() && Coordinator.split(attempt)) {
+        // Woken with others, the votes split: retry after a random part of a few rounds, the
+        // spread doubling with each split in a row, as the blocking path does.
+        long spread =
+            Math.max(
+                1,
+                Math.min(
+                    Math.min(left, retryDelayNanos),
+                    (2 * wakeups.roundNanos()) << Math.min(splits++, 16)));
+        pauseThenNext(ThreadLocalRandom.current().nextLong(spread), null);
+        return;
+      }
+      splits = 0;
       long wait =
           Math.min(
               left, retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos));
+      pauseThenNext(wait, woken);
+    }
+
+    /**
+     * Sends the next round after {@code wait} nanoseconds, or as soon as {@code woken} (if not
+     * null) completes: a notice of a release.
+     */
+    void pauseThenNext(long wait, CompletableFuture<Void> woken) {
       CompletableFuture<Void> next = pause(key, wait, true);
       pause = next;
       if (stopped) {
         next.cancel(false); // stop() ran while the pause was being set
         return;
+      }
+      if (woken != null) {
+        woken.thenRun(() -> next.complete(null)); // on the notice link's thread: short
       }
       next.whenCompleteAsync(
           (ignored, pauseError) -> {
@@ -506,6 +570,10 @@ final class AsyncLeases {
       CompletableFuture<Void> waiting = pause;
       if (waiting != null) {
         waiting.cancel(false);
+      }
+      Wakeups.Waiter entered = waiter;
+      if (entered != null) {
+        entered.close(); // leaves the wake-up group (idempotent)
       }
       lock.lock();
       try {

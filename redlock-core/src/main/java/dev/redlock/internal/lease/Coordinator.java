@@ -241,6 +241,7 @@ public final class Coordinator {
             key,
             waitNanos,
             settings.retryDelayNanos(),
+            wakeups,
             timer -> attemptAsync(resource, key, ttlMillis, timer),
             result);
   }
@@ -251,7 +252,7 @@ public final class Coordinator {
    * before the release did. Either way the lock is about to be free. (So does a master that lost
    * the key of a lease held by a majority vote for us: hence the cap on retries in a row.)
    */
-  private static boolean split(Attempt attempt) {
+  static boolean split(Attempt attempt) {
     for (Outcome outcome : attempt.outcomes()) {
       if (outcome.vote() == Vote.GRANTED) {
         return true;

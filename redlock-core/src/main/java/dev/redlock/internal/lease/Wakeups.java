@@ -1,5 +1,6 @@
 package dev.redlock.internal.lease;
 
+import dev.redlock.internal.transport.KeySet;
 import dev.redlock.internal.transport.NoticeLink;
 import dev.redlock.internal.transport.Ticker;
 import java.nio.charset.StandardCharsets;
@@ -31,6 +32,10 @@ import java.util.function.Function;
  * have been lost) wakes the group too. The last waiter to leave unsubscribes: nothing is kept for a
  * resource no one waits on, and at most {@value #MAX_GROUPS} resources are subscribed at once (the
  * waiters of any more wait on their timers).
+ *
+ * <p><b>Sets.</b> A waiter on a multi-resource lease (a {@link KeySet}) enters the group of each of
+ * its resources: groups are named by a resource's key, and a release of the set, or of any single
+ * resource in it, publishes on that resource's channel. The first notice of any of them wakes it.
  *
  * <p><b>Handing off.</b> A release answered 2 by a master was heard there by some waiting client
  * ({@link dev.redlock.internal.transport.HandOffNodeClient}). For a short while after such a
@@ -104,16 +109,23 @@ public final class Wakeups implements AutoCloseable {
    * @return the waiter
    */
   Waiter enter(byte[] key) {
+    if (KeySet.isKeySet(key)) {
+      List<Waiter> members = new ArrayList<>();
+      for (byte[] member : KeySet.keys(key)) {
+        members.add(enter(member));
+      }
+      return new Waiter(members);
+    }
     String name = new String(key, StandardCharsets.ISO_8859_1);
     lock.lock();
     try {
       if (closed || links.isEmpty()) {
-        return new Waiter(null);
+        return new Waiter((Group) null);
       }
       Group group = groups.get(name);
       if (group == null) {
         if (groups.size() >= MAX_GROUPS) {
-          return new Waiter(null); // bounded: this one waits on its timer
+          return new Waiter((Group) null); // bounded: this one waits on its timer
         }
         group = new Group(name);
         groups.put(name, group);
@@ -293,18 +305,33 @@ public final class Wakeups implements AutoCloseable {
    * Used by one thread (or one asynchronous chain) at a time.
    */
   final class Waiter implements AutoCloseable {
-    private final Group group; // null: no wake-ups, timers only
+    private final Group group; // null: no wake-ups, timers only (or a set's waiter)
+    private final List<Waiter> members; // a set's: one waiter per resource; else empty
     private CompletableFuture<Void> armed; // guarded by the Wakeups' lock
     private long seen; // guarded by the Wakeups' lock: the group's wakes this waiter has had
     private boolean left; // guarded by the Wakeups' lock
 
     private Waiter(Group group) {
       this.group = group;
+      this.members = List.of();
+    }
+
+    private Waiter(List<Waiter> members) {
+      this.group = null;
+      this.members = List.copyOf(members);
     }
 
     /** Whether notices wake this waiter: false without wake-ups, or beyond the bound. */
     boolean woken() {
-      return group != null;
+      if (group != null) {
+        return true;
+      }
+      for (Waiter member : members) {
+        if (member.woken()) {
+          return true;
+        }
+      }
+      return false;
     }
 
     /**
@@ -314,11 +341,21 @@ public final class Wakeups implements AutoCloseable {
      */
     CompletableFuture<Void> next() {
       CompletableFuture<Void> future = new CompletableFuture<>();
+      if (!members.isEmpty()) {
+        // A set's: the first notice of any of its resources.
+        for (Waiter member : members) {
+          member.next().thenRun(() -> future.complete(null));
+        }
+        return future;
+      }
       if (group == null) {
         return future;
       }
       lock.lock();
       try {
+        if (left) {
+          return future; // closed: never woken again
+        }
         if (seen != group.wakes) {
           // Woken while not armed (its round was running): a release it may have missed.
           seen = group.wakes;
@@ -338,6 +375,9 @@ public final class Wakeups implements AutoCloseable {
     /** Leaves the group; the last to leave unsubscribes the resource. Idempotent. */
     @Override
     public void close() {
+      for (Waiter member : members) {
+        member.close();
+      }
       if (group == null) {
         return;
       }

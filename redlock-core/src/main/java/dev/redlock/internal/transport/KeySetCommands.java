@@ -42,8 +42,8 @@ final class KeySetCommands {
 
   /**
    * The script's {@code operation} (release, extend, shorten, fence) on every key of a set,
-   * compare-and-act, answering 1, 0 or -1 as the single-key scripts do; {@code extra} keys follow
-   * the lock keys.
+   * compare-and-act, answering 1, 0 or -1 as the single-key scripts do (and the release 2 when a
+   * waiter heard it, as {@code release.lua} does); {@code extra} keys follow the lock keys.
    */
   static NodeCommand onSet(
       String operation, byte[] keySet, byte[] token, long number, byte[]... extra) {
@@ -61,6 +61,23 @@ final class KeySetCommands {
         token,
         NodeCommand.number(number),
         NodeCommand.number(lockKeys.size()));
+  }
+
+  /**
+   * The release of every key of a set without its notices to waiters: the cleanup of an acquire
+   * that failed, as the single release's {@code quiet} ({@code NodeCommand#releaseQuietly}).
+   */
+  static NodeCommand releaseQuietly(byte[] keySet, byte[] token) {
+    List<byte[]> lockKeys = KeySet.keys(keySet);
+    return NodeCommand.keySetScript(
+        NodeCommand.Kind.SCRIPT,
+        0,
+        lockKeys.toArray(new byte[0][]),
+        NodeCommand.ascii("release"),
+        token,
+        NodeCommand.number(0),
+        NodeCommand.number(lockKeys.size()),
+        NodeCommand.ascii("quiet"));
   }
 
   /**

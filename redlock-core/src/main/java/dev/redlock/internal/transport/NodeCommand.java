@@ -238,6 +238,9 @@ public final class NodeCommand {
 
   /** The release script without its notice to waiters: the cleanup of an acquire that failed. */
   static NodeCommand releaseQuietly(byte[] key, byte[] token) {
+    if (KeySet.isKeySet(key)) {
+      return KeySetCommands.releaseQuietly(key, token);
+    }
     return script(LuaScript.RELEASE, new byte[][] {key}, token, QUIET);
   }
 

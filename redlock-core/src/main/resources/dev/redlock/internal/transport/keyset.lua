@@ -2,7 +2,8 @@
 -- call, so a master never holds part of a set. ARGV[1] = the operation, ARGV[2] = the lease's
 -- token, ARGV[3] = its number (a TTL in milliseconds, or the fencing token), ARGV[4] = n, how many
 -- lock keys; KEYS[1..n] = the lock keys, distinct, in the same sorted order on every master.
--- Only GET, SET, DEL, PTTL, PEXPIRE and TIME are called: the single-resource scripts' permissions.
+-- Only GET, SET, DEL, PTTL, PEXPIRE, TIME and (by pcall) PUBLISH are called: the single-resource
+-- scripts' permissions.
 local op = ARGV[1]
 local token = ARGV[2]
 local n = tonumber(ARGV[4])
@@ -56,18 +57,30 @@ if op == 'acquire' then
   end
   return {now, set, read}
 elseif op == 'release' then
-  -- Deletes each key that holds our token. 1 if any did, else 0 if any holds another token, -1.
-  local deleted, taken = 0, false
+  -- Deletes each key that holds our token, and tells the clients waiting on each deleted key as
+  -- release.lua does (same channel, same message, by pcall; not if ARGV[5] = 'quiet', the cleanup
+  -- of an acquire that failed). 2 if any was deleted and some client heard, 1 if any was deleted,
+  -- else 0 if any holds another token, -1.
+  local deleted, taken, told = 0, false, false
   for i = 1, n do
     local value = redis.call('GET', KEYS[i])
     if value == token then
       redis.call('DEL', KEYS[i])
       deleted = deleted + 1
+      if ARGV[5] ~= 'quiet' then
+        local heard = redis.pcall('PUBLISH', 'redlock:wake:' .. KEYS[i], redis.sha1hex(token))
+        if type(heard) == 'number' and heard > 0 then
+          told = true
+        end
+      end
     elseif value ~= false then
       taken = true
     end
   end
-  return deleted > 0 and 1 or (taken and 0 or -1)
+  if deleted > 0 then
+    return told and 2 or 1
+  end
+  return taken and 0 or -1
 elseif op == 'extend' then
   -- Only if every key holds our token: lengthens each to ARGV[3] ms, never shortening one.
   local state = owner()

@@ -7,11 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import dev.redlock.testkit.RedisProcess;
+import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -22,7 +27,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * One master's client on the selector: the pipeline's guarantees (byte cap, stall limit, reconnect
- * delay, a connection per handshake) over non-blocking sockets.
+ * delay, a connection per handshake) over non-blocking sockets; and a key set's release, which
+ * tells the waiters of each key it deleted, unless it is the quiet cleanup of a failed acquire.
  */
 class SelectorNodeClientIT {
 
@@ -119,6 +125,51 @@ class SelectorNodeClientIT {
     assertTrue(
         failed.getCause().getMessage().contains("Connection refused"),
         "a new attempt, refused again: " + failed.getCause().getMessage());
+  }
+
+  @Test
+  void aSetsReleaseTellsTheWaitersOfEachKeyItDeletedButItsQuietCleanupDoesNot(RedisCluster cluster)
+      throws Exception {
+    RedisProcess node = cluster.node(0);
+    SelectorNodeClient client = client(node.uri(), Duration.ofSeconds(2), Ticker.system());
+    byte[] set = KeySet.encode(List.of(bytes("qs-a"), bytes("qs-b")));
+    byte[] token = bytes("set-token");
+    try (Socket waiter = new Socket(InetAddress.getLoopbackAddress(), node.port())) {
+      waiter.setSoTimeout(5_000);
+      waiter.getOutputStream().write(bytes("SUBSCRIBE redlock:wake:qs-b\r\n"));
+      awaitText(waiter.getInputStream(), ":1\r\n"); // the subscription is confirmed
+
+      assertEquals(Vote.GRANTED, client.acquire(set, null, token, 60_000, 0).join().status());
+      NodeReply quiet = client.releaseQuietly(set, token).join();
+      assertEquals(Vote.GRANTED, quiet.status(), "the cleanup deleted the set's keys");
+      assertFalse(quiet.waitersTold(), "the cleanup told no one");
+      assertEquals(0L, node.admin().command("EXISTS", "qs-a", "qs-b"));
+
+      assertEquals(Vote.GRANTED, client.acquire(set, null, token, 60_000, 0).join().status());
+      NodeReply told = client.release(set, token).join();
+      assertTrue(told.waitersTold(), "the release answered 2: the waiter on qs-b heard it");
+      // The one message the waiter got is the release's, on qs-b's channel, naming it by SHA-1.
+      String heard = awaitText(waiter.getInputStream(), "\r\n" + sha1Hex(token) + "\r\n");
+      assertTrue(heard.contains("redlock:wake:qs-b"), heard);
+      assertEquals(0L, node.admin().command("EXISTS", "qs-a", "qs-b"));
+    }
+  }
+
+  /** Reads from {@code in} until what was read ends with {@code end} (bounded by the timeout). */
+  private static String awaitText(InputStream in, String end) throws IOException {
+    StringBuilder read = new StringBuilder();
+    while (!read.toString().endsWith(end)) {
+      int b = in.read();
+      if (b < 0) {
+        throw new AssertionError("closed after " + read);
+      }
+      read.append((char) b);
+    }
+    return read.toString();
+  }
+
+  private static String sha1Hex(byte[] data) throws Exception {
+    return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(data));
   }
 
   private static String failure(CompletableFuture<?> future) {
