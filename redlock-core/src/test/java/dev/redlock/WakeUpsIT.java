@@ -212,17 +212,11 @@ class WakeUpsIT {
 
   @Test
   void aReleaserThatAsksAgainAtOnceLetsTheWaiterGoFirst(RedisCluster cluster) throws Exception {
-    releaserAsksAgainAtOnce(cluster, false);
-  }
-
-  @Test
-  void anAsyncReleaserThatAsksAgainAtOnceLetsTheWaiterGoFirst(RedisCluster cluster)
-      throws Exception {
-    releaserAsksAgainAtOnce(cluster, true);
+    releaserAsksAgainAtOnce(cluster);
   }
 
   /** The waiter must go first in at least 14 of 20 hand-offs (see docs/fairness.md). */
-  private void releaserAsksAgainAtOnce(RedisCluster cluster, boolean async) throws Exception {
+  private void releaserAsksAgainAtOnce(RedisCluster cluster) throws Exception {
     RedLock releaser = redlock(cluster, Duration.ofMillis(50));
     RedLock waiter = redlock(cluster, Duration.ofMillis(50));
     int rounds = 20;
@@ -242,12 +236,7 @@ class WakeUpsIT {
               });
       awaitSubscribers(cluster, "yield", 1);
       held.close();
-      try (Lease again =
-          async
-              ? releaser
-                  .acquireAsync("yield", TTL, Duration.ofSeconds(30))
-                  .get(30, TimeUnit.SECONDS)
-              : releaser.acquire("yield", TTL, Duration.ofSeconds(30))) {
+      try (Lease again = releaser.acquire("yield", TTL, Duration.ofSeconds(30))) {
         order.incrementAndGet();
       }
       waiting.get(30, TimeUnit.SECONDS);
