@@ -106,14 +106,21 @@ class AsyncIT {
       assertTrue(
           completedOn.get().startsWith("redlock-events-"),
           "completed on the event thread, not an I/O thread: " + completedOn.get());
+      // On a majority: woken by the first master's notice, the round can reach a master before the
+      // release did, which then votes TAKEN (and the release deletes the old key there).
+      int quorum = n / 2 + 1;
+      int holding = 0;
       for (int i = 0; i < n; i++) {
-        assertTrue(cluster.node(i).admin().exists("async:orders"), "key on master " + i);
+        holding += cluster.node(i).admin().exists("async:orders") ? 1 : 0;
       }
+      assertTrue(holding >= quorum, "key on " + holding + " of " + n + " masters");
 
       assertTrue(await(lease.extendAsync(Duration.ofSeconds(30))), "extended");
+      int extended = 0;
       for (int i = 0; i < n; i++) {
-        assertTrue(cluster.node(i).admin().pttl("async:orders") > 20_000, "extended on " + i);
+        extended += cluster.node(i).admin().pttl("async:orders") > 20_000 ? 1 : 0;
       }
+      assertTrue(extended >= quorum, "extended on " + extended + " of " + n + " masters");
       assertTrue(lease.remainingValidity().compareTo(Duration.ofSeconds(20)) > 0);
 
       CompletableFuture<Void> released = lease.releaseAsync();
