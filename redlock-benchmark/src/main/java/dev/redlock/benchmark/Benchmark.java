@@ -340,11 +340,13 @@ public final class Benchmark {
         }
       }
       if (masters.local()) {
+        List<Long> own = new ArrayList<>();
         List<Long> sizes = new ArrayList<>();
         for (RedisProcess node : masters.processes()) {
+          own.add((long) ((List<?>) node.admin().command("KEYS", "redlock:*")).size());
           sizes.add(node.admin().dbSize());
         }
-        report.keysLeft(sizes);
+        report.keysLeft(own, sizes);
       } else {
         report.fencingCountersNote();
       }

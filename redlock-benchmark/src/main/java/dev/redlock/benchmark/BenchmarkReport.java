@@ -396,24 +396,34 @@ final class BenchmarkReport {
 
   // ---- after the sections ----
 
-  /** After a run on local masters: how many keys each still holds. */
-  void keysLeft(List<Long> sizes) {
+  /**
+   * After a run on local masters: how many of the library's own keys ({@code redlock:*}: the one
+   * fence counter, the dataset-birth marker, the admitted run) and how many keys in all each still
+   * holds (lock keys until their TTL, and the peers' keys, such as Redisson's unlock latches).
+   */
+  void keysLeft(List<Long> own, List<Long> all) {
     out.println();
     out.println(
-        "Keys left on the masters (the default RedLock's fencing counters never expire): "
-            + String.join(
-                " / ", sizes.stream().map(n -> String.format(Locale.ROOT, "%,d", n)).toList()));
+        "Keys left on the masters: the library's own (redlock:*) "
+            + counts(own)
+            + "; in all "
+            + counts(all));
   }
 
-  /** After a run on masters given by {@code --nodes}: how to remove the fencing counters. */
+  private static String counts(List<Long> sizes) {
+    return String.join(
+        " / ", sizes.stream().map(n -> String.format(Locale.ROOT, "%,d", n)).toList());
+  }
+
+  /** After a run on masters given by {@code --nodes}: what the run left on them. */
   void fencingCountersNote() {
     out.println();
     out.println(
-        "Note: the default RedLock left a fencing counter on the masters for every key it locked"
-            + " (they never");
+        "Note: the library's own keys on the masters stay bounded (redlock:fence, one counter per"
+            + " master; redlock:dataset-born;");
     out.println(
-        "expire, by design); remove them with redis-cli --scan --pattern"
-            + " 'redlock:fence:bench:*' | xargs redis-cli del");
+        "redlock:admitted); the lock keys expire with their TTL, and the peers' keys (Redisson's"
+            + " unlock latches) with theirs.");
   }
 
   // ---- helpers ----
