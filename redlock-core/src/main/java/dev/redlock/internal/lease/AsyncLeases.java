@@ -72,9 +72,10 @@ final class AsyncLeases {
      * Sends one acquisition round.
      *
      * @param timer the thread its decision is completed on
+     * @param gated whether it is a waiter's round, asked of the key's gate master first
      * @return how the round ended
      */
-    CompletableFuture<Attempt> send(ScheduledExecutorService timer);
+    CompletableFuture<Attempt> send(ScheduledExecutorService timer, boolean gated);
   }
 
   private final Leases leases;
@@ -116,6 +117,7 @@ final class AsyncLeases {
    * @param waitNanos how long to keep trying; 0 for one round
    * @param retryDelayNanos the mean pause between rounds
    * @param wakeups the wake-ups that end a pause early, and the hand-off pause
+   * @param turn the acquisition's place among the resource's waiters
    * @param round sends one round
    * @param result the caller's value of the last attempt; may throw the caller's exception
    * @return the caller's future; cancelling it stops the acquisition and releases what it got
@@ -127,10 +129,12 @@ final class AsyncLeases {
       long waitNanos,
       long retryDelayNanos,
       Wakeups wakeups,
+      Turn turn,
       Round round,
       Function<Attempt, T> result) {
     Acquisition<T> acquisition =
         new Acquisition<>(resource, key, waitNanos, retryDelayNanos, wakeups, round, result);
+    acquisition.turn = turn;
     lock.lock();
     try {
       checkOpenLocked();
@@ -142,6 +146,7 @@ final class AsyncLeases {
     // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
     long handOff = once(waitNanos) ? 0 : wakeups.handOffNanos(key);
     if (handOff > 0) {
+      acquisition.gated = true; // waiters are known: go through the gate as they do
       acquisition.pauseThenNext(Math.min(handOff, waitNanos), null);
     } else {
       acquisition.next();
@@ -424,6 +429,8 @@ final class AsyncLeases {
     private volatile Wakeups.Waiter waiter; // entered after the first refused round
     private volatile CompletableFuture<Void> wake; // armed before the round in flight
     private int splits; // on the timer: woken rounds in a row whose votes split
+    private volatile boolean gated; // the next round is a waiter's, or follows a hand-off pause
+    private volatile Turn turn; // the acquisition's place among the resource's waiters
 
     Acquisition(
         String resource,
@@ -453,7 +460,8 @@ final class AsyncLeases {
         // Armed before the round: a release while the round runs ends the next pause at once.
         Wakeups.Waiter entered = waiter;
         wake = entered == null ? null : entered.next();
-        attempt = round.send(timer);
+        attempt = round.send(timer, gated);
+        gated = true; // a waiter's rounds are gated
       } catch (RuntimeException | Error e) {
         leave();
         finish(() -> future.completeExceptionally(e));
@@ -509,6 +517,7 @@ final class AsyncLeases {
       CompletableFuture<Void> woken = wake;
       if (entered == null) {
         entered = wakeups.enter(key);
+        entered.follow(turn);
         waiter = entered;
         if (stopped) {
           entered.close(); // stop() ran while it was entering: it may not have seen it

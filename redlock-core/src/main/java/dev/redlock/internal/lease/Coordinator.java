@@ -95,6 +95,7 @@ public final class Coordinator {
       Masters masters, Events events, Preflight preflight, Settings settings, Wakeups wakeups) {
     this.wakeups = wakeups;
     this.masters = masters;
+    wakeups.hearFrom(masters::heardFor);
     this.events = events;
     this.preflight = preflight;
     this.settings = settings;
@@ -134,7 +135,7 @@ public final class Coordinator {
    */
   public Attempt attemptOnce(String resource, byte[] key, long ttlMillis) {
     checkOpen();
-    return attempt(resource, key, ttlMillis);
+    return attempt(resource, key, ttlMillis, null, false);
   }
 
   /**
@@ -161,10 +162,12 @@ public final class Coordinator {
     long deadline = waitNanos == Long.MAX_VALUE ? 0 : ticker.read() + waitNanos;
     boolean interrupted = false;
     Wakeups.Waiter waiter = null; // entered after the first round fails
+    Turn turn = new Turn(masters, key, settings.retryDelayNanos(), wakeups.on());
     int splits = 0; // split rounds in a row
     try {
       // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
       long handOff = wakeups.handOffNanos(key);
+      boolean gated = handOff > 0; // waiters are known: go through the gate as they do
       if (handOff > 0) {
         long left = waitNanos == Long.MAX_VALUE ? handOff : deadline - ticker.read();
         interrupted |= await(new CompletableFuture<>(), Math.min(handOff, left), interruptible);
@@ -172,13 +175,15 @@ public final class Coordinator {
       while (true) {
         // Armed before the round: a release while the round runs wakes the next wait at once.
         CompletableFuture<Void> wake = waiter == null ? null : waiter.next();
-        Attempt attempt = attempt(resource, key, ttlMillis);
+        Attempt attempt = attempt(resource, key, ttlMillis, turn, gated);
+        gated = true; // a waiter's rounds are gated (see Masters)
         long left = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - ticker.read();
         if (attempt.grant() != null || left <= 0) {
           return attempt;
         }
         if (waiter == null) {
           waiter = wakeups.enter(key);
+          waiter.follow(turn);
           wake = waiter.next();
         } else if (waiter.woken() && split(attempt)) {
           // Woken with others, the votes split (or the round overtook the release on some
@@ -209,6 +214,7 @@ public final class Coordinator {
         checkOpen();
       }
     } finally {
+      turn.leave();
       if (waiter != null) {
         waiter.close();
       }
@@ -234,16 +240,21 @@ public final class Coordinator {
   public <T> CompletableFuture<T> acquireAsync(
       String resource, byte[] key, long ttlMillis, long waitNanos, Function<Attempt, T> result) {
     checkOpen();
-    return leases
-        .async()
-        .acquire(
-            resource,
-            key,
-            waitNanos,
-            settings.retryDelayNanos(),
-            wakeups,
-            timer -> attemptAsync(resource, key, ttlMillis, timer),
-            result);
+    Turn turn = new Turn(masters, key, settings.retryDelayNanos(), wakeups.on());
+    CompletableFuture<T> acquired =
+        leases
+            .async()
+            .acquire(
+                resource,
+                key,
+                waitNanos,
+                settings.retryDelayNanos(),
+                wakeups,
+                turn,
+                (timer, gated) -> attemptAsync(resource, key, ttlMillis, timer, turn, gated),
+                result);
+    acquired.whenComplete((value, error) -> turn.leave());
+    return acquired;
   }
 
   /**
@@ -345,18 +356,28 @@ public final class Coordinator {
    * One acquisition, read top to bottom: a fresh token; the vote on every master; the validity; the
    * lease, or else the release on every master. With fencing, the vote also reads each master's
    * fence counter and clock, and the lease keeps the next token to store when it is first asked for
-   * ({@link Grant#storeFence()}).
+   * ({@link Grant#storeFence()}). A waiter's round is {@code gated}: asked of the key's gate master
+   * first ({@link Masters#gateOf}).
    */
-  private Attempt attempt(String resource, byte[] key, long ttlMillis) {
+  private Attempt attempt(String resource, byte[] key, long ttlMillis, Turn turn, boolean gated) {
     byte[] token = tokens.next();
     // The script reads the fence counter whenever it runs; only the plain SET needs no key.
     byte[] legacyFenceKey =
         settings.fencing() || settings.restartGuard() ? LuaScript.legacyFenceKey(key) : null;
     long guardMillis = settings.guardMillis();
 
+    int gate = turn == null ? -1 : turn.gate(gated);
+    boolean inTurn = gate >= 0 && turn.takeNamed(); // named first: ask every master at once
     Tally votes =
-        masters.vote((node, i) -> node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis));
-    return settle(resource, key, token, ttlMillis, votes);
+        masters.vote(
+            (node, i) ->
+                i == gate
+                    ? turn.acquire(node, gate, legacyFenceKey, token, ttlMillis, guardMillis)
+                    : node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis),
+            inTurn ? -1 : gate,
+            gate < 0 ? 0 : masters.gateWaitNanos(gate, wakeups.roundNanos()));
+    Attempt attempt = settle(resource, key, token, ttlMillis, votes);
+    return turn == null ? attempt : turn.decided(gate, attempt);
   }
 
   /**
@@ -364,15 +385,32 @@ public final class Coordinator {
    * attempt completed, on {@code timer}'s thread.
    */
   private CompletableFuture<Attempt> attemptAsync(
-      String resource, byte[] key, long ttlMillis, ScheduledExecutorService timer) {
+      String resource,
+      byte[] key,
+      long ttlMillis,
+      ScheduledExecutorService timer,
+      Turn turn,
+      boolean gated) {
     byte[] token = tokens.next();
     byte[] legacyFenceKey =
         settings.fencing() || settings.restartGuard() ? LuaScript.legacyFenceKey(key) : null;
     long guardMillis = settings.guardMillis();
+    int gate = turn.gate(gated);
+    boolean inTurn = gate >= 0 && turn.takeNamed(); // named first: ask every master at once
     return masters
         .voteAsync(
-            (node, i) -> node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis), timer)
-        .thenApply(votes -> settle(resource, key, token, ttlMillis, votes));
+            (node, i) ->
+                i == gate
+                    ? turn.acquire(node, gate, legacyFenceKey, token, ttlMillis, guardMillis)
+                    : node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis),
+            timer,
+            inTurn ? -1 : gate,
+            gate < 0 ? 0 : masters.gateWaitNanos(gate, wakeups.roundNanos()),
+            turn::wanted)
+        .thenApply(
+            votes -> {
+              return turn.decided(gate, settle(resource, key, token, ttlMillis, votes));
+            });
   }
 
   /**

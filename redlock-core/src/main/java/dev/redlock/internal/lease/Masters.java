@@ -20,6 +20,14 @@ import org.slf4j.LoggerFactory;
  * vote, at no cost) only while the masters with closed breakers could still make a quorum without
  * it. When they cannot, every open one is tried too, as a probe whose answer closes its breaker:
  * otherwise a majority that healed would wait out its breakers' open time with no lease possible.
+ *
+ * <p>A round may be <b>gated</b> ({@link #gateOf}): asked of one master first, the same one for a
+ * key in every client that names the masters alike, and of the others only once it granted. A
+ * waiter's retries are: when a lock is handed over, the woken waiters race at one master, one wins
+ * there and the others are refused at once, instead of each taking some of the masters and no one a
+ * majority (a split round, which all must undo and retry). Safety does not depend on it: a lease
+ * still needs a majority of SET NX, timed from before the gate was asked. A gate whose breaker is
+ * open is not used, and one that does not answer within the gate wait is passed by.
  */
 public final class Masters {
 
@@ -39,6 +47,7 @@ public final class Masters {
   private final long longestTimeoutNanos;
   private final Ticker ticker;
   private final SelectorLoop io; // null: no plaintext master on the selector transport
+  private final int[] byName; // the masters' indexes, in the order of their names
 
   /**
    * The masters, in configuration order.
@@ -65,6 +74,75 @@ public final class Masters {
     this.longestTimeoutNanos = java.util.Arrays.stream(timeoutNanos).max().orElse(0);
     this.ticker = ticker;
     this.io = io;
+    this.byName =
+        java.util.stream.IntStream.range(0, this.names.size())
+            .boxed()
+            .sorted(java.util.Comparator.comparing(this.names::get))
+            .mapToInt(Integer::intValue)
+            .toArray();
+  }
+
+  /**
+   * The master a waiter's round on {@code key} asks first, or -1 for none: chosen by the key's hash
+   * among the masters in the order of their names (so clients that configure them in another order
+   * agree); none with fewer than three masters, or unless that master's breaker is closed.
+   *
+   * @param key the resource's key
+   * @return the gate's index, or -1
+   */
+  int gateOf(byte[] key) {
+    int n = nodes.size();
+    if (n < 3) {
+      return -1;
+    }
+    int h = java.util.Arrays.hashCode(key);
+    h ^= h >>> 16; // the high bits too: keys that differ only at the end
+    h *= 0x45d9f3b;
+    h ^= h >>> 16;
+    int gate = byName[Math.floorMod(h, n)];
+    return nodes.get(gate).closed() ? gate : -1; // asks no permission: a choice, not a call
+  }
+
+  /**
+   * The masters whose wake-up notices the waiters of {@code key} hear: its gate, where the release
+   * names the waiter whose turn it is, and the next master in the order of names, whose plain
+   * notices still wake them when the gate falls silent; every master if the key has no gate.
+   *
+   * @param key the resource's key
+   * @return the masters' indexes
+   */
+  int[] heardFor(byte[] key) {
+    int gate = gateOf(key);
+    if (gate < 0) {
+      return java.util.stream.IntStream.range(0, nodes.size()).toArray();
+    }
+    for (int i = 0; i < byName.length; i++) {
+      if (byName[i] == gate) {
+        return new int[] {gate, byName[(i + 1) % byName.length]};
+      }
+    }
+    return new int[] {gate};
+  }
+
+  /**
+   * Takes {@code waiter} out of the queue of {@code key}'s waiters at master {@code gate}, without
+   * waiting for the answer (a master that does not answer drops it when it goes stale).
+   */
+  void leave(int gate, byte[] key, byte[] waiter) {
+    try {
+      nodes.get(gate).leaveQueue(key, waiter);
+    } catch (RuntimeException e) {
+      log.debug("the leave of a queue at {} was not sent: {}", names.get(gate), e.toString());
+    }
+  }
+
+  /**
+   * How long a gated round waits for its gate before asking the others anyway: {@code roundNanos}
+   * (a typical round) times four, at least 2 ms and at most half the gate's node timeout.
+   */
+  long gateWaitNanos(int gate, long roundNanos) {
+    long least = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(2);
+    return Math.min(timeoutNanos[gate] / 2, Math.max(least, 4 * roundNanos));
   }
 
   List<NodeClient> nodes() {
@@ -117,11 +195,71 @@ public final class Masters {
   }
 
   /**
+   * A round as {@link #vote(Call)}, gated by master {@code gate} if it is at least 0: the others
+   * are asked once it granted or could not vote, or after {@code gateWaitNanos} without its answer;
+   * never if it refused.
+   */
+  Tally vote(Call call, int gate, long gateWaitNanos) {
+    if (gate < 0) {
+      return vote(call);
+    }
+    enterRound();
+    try {
+      QuorumRound round = start(call, gate);
+      long deadline = round.startNanos() + longestTimeoutNanos;
+      if (!round.decided()) {
+        long gateDeadline = round.startNanos() + Math.min(gateWaitNanos, longestTimeoutNanos);
+        if (io == null) {
+          round.awaitDecision(gateDeadline);
+        } else {
+          io.await(round, gateDeadline);
+        }
+        round.openGate(); // nothing if it opened or the round is decided
+      }
+      return round.await(io, deadline);
+    } finally {
+      leaveRound();
+    }
+  }
+
+  /**
    * A round, as {@link #vote(Call)}, whose result is completed on {@code timer}'s thread. No caller
    * waits for it, so it does not count as one inside a round ({@link SelectorLoop#busy}).
    */
   CompletableFuture<Tally> voteAsync(Call call, ScheduledExecutorService timer) {
     QuorumRound round = start(call);
+    return round.whenDecided(timer, round.startNanos() + longestTimeoutNanos);
+  }
+
+  /**
+   * A gated round, as {@link #vote(Call, int, long)}, whose result is completed on {@code timer}'s
+   * thread; the gate wait is a task on the timer, which asks the others only if the acquisition is
+   * still {@code wanted} (not cancelled).
+   */
+  CompletableFuture<Tally> voteAsync(
+      Call call,
+      ScheduledExecutorService timer,
+      int gate,
+      long gateWaitNanos,
+      java.util.function.BooleanSupplier wanted) {
+    if (gate < 0) {
+      return voteAsync(call, timer);
+    }
+    QuorumRound round = start(call, gate);
+    if (!round.decided()) {
+      try {
+        timer.schedule(
+            () -> {
+              if (wanted.getAsBoolean()) {
+                round.openGate(); // else the round ends at its deadline, with no more asked
+              }
+            },
+            Math.min(gateWaitNanos, longestTimeoutNanos),
+            java.util.concurrent.TimeUnit.NANOSECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException closing) {
+        round.openGate(); // closing: no timer, so no wait
+      }
+    }
     return round.whenDecided(timer, round.startNanos() + longestTimeoutNanos);
   }
 
@@ -203,36 +341,64 @@ public final class Masters {
   }
 
   private QuorumRound start(Call call) {
-    NodeClient[] chosen = choose();
+    return start(call, -1);
+  }
+
+  private QuorumRound start(Call call, int gate) {
+    if (gate < 0) {
+      NodeClient[] chosen = choose(-1);
+      return QuorumRound.start(
+          names, timeoutNanos, quorum, Mode.QUORUM, ticker, i -> send(call, chosen, i));
+    }
+    // A breaker's permission is asked only for a call that is sent: the gate's now, the others'
+    // when the gate opens (a half-open breaker counts its permissions, and one asked for a call
+    // never sent would keep it half-open). The round sends behind the gate under its lock, once.
+    NodeClient[][] others = new NodeClient[1][];
     return QuorumRound.start(
         names,
         timeoutNanos,
         quorum,
         Mode.QUORUM,
         ticker,
-        i ->
-            chosen[i] != null
-                ? call.send(chosen[i], i)
-                : CompletableFuture.failedFuture(nodes.get(i).skipped()));
+        i -> {
+          if (i == gate) {
+            NodeClient node = nodes.get(gate);
+            return node.permits()
+                ? call.send(node, gate)
+                : CompletableFuture.failedFuture(node.skipped());
+          }
+          if (others[0] == null) {
+            others[0] = choose(gate);
+          }
+          return send(call, others[0], i);
+        },
+        gate);
+  }
+
+  private CompletableFuture<NodeReply> send(Call call, NodeClient[] chosen, int i) {
+    return chosen[i] != null
+        ? call.send(chosen[i], i)
+        : CompletableFuture.failedFuture(nodes.get(i).skipped());
   }
 
   /**
-   * The client to call on each master, or null to skip it: its own client where its breaker lets
-   * the call through, its probe where not but the round needs it for a quorum.
+   * The client to call on each master but {@code gate} (-1: every master), or null to skip it: its
+   * own client where its breaker lets the call through, its probe where not but the round needs it
+   * for a quorum (the gate, asked already, counts as let through).
    */
-  private NodeClient[] choose() {
+  private NodeClient[] choose(int gate) {
     int n = nodes.size();
     NodeClient[] chosen = new NodeClient[n];
-    int permitted = 0;
+    int permitted = gate < 0 ? 0 : 1; // the gate was asked already
     for (int i = 0; i < n; i++) {
-      if (nodes.get(i).permits()) {
+      if (i != gate && nodes.get(i).permits()) {
         chosen[i] = nodes.get(i);
         permitted++;
       }
     }
     if (permitted < quorum) {
       for (int i = 0; i < n; i++) {
-        if (chosen[i] == null) {
+        if (i != gate && chosen[i] == null) {
           chosen[i] = nodes.get(i).probe();
         }
       }

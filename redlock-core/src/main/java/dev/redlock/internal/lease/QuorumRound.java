@@ -33,6 +33,12 @@ import java.util.function.IntFunction;
  * futures: a master that does not answer in time is the client's (and its breaker's) business. On
  * the selector transport, the waiting caller may read the replies itself ({@link
  * SelectorLoop#await}), which sees the round as an {@link AwaitedRound}.
+ *
+ * <p><b>A gated round</b> ({@link #start(List, long[], int, Mode, Ticker, IntFunction, int)} with a
+ * gate) sends the command to one master first, the gate, and to the others only once the gate
+ * granted, failed, or was given up on ({@link #openGate}). If the gate answers that another client
+ * holds the key, the round is decided at once, the others never asked (PENDING): contenders that
+ * all go through the same gate do not split the votes of the other masters among themselves.
  */
 final class QuorumRound implements Landing, AwaitedRound {
 
@@ -54,6 +60,7 @@ final class QuorumRound implements Landing, AwaitedRound {
   private final Mode mode;
   private final Ticker ticker;
   private final long startNanos;
+  private final int gate; // the master asked first, or -1
   private volatile Thread waiter; // set by await()
   private volatile SelectorLoop selecting; // the selector the waiter is selecting on, if it is
 
@@ -64,6 +71,9 @@ final class QuorumRound implements Landing, AwaitedRound {
   private final String[] details; // guarded by lock
   private final boolean[] lostInFlight; // guarded by lock; recorded after the decision too
   private final Vote[] answers; // guarded by lock: every answer, after the decision too
+  private final boolean[] sent; // guarded by lock: the command was handed to the master's client
+  private IntFunction<CompletableFuture<NodeReply>> held; // guarded by lock: the gate's, until open
+  private boolean gateRefused; // guarded by lock: another client holds the key at the gate
   private int granted; // guarded by lock
   private int refused; // guarded by lock: any answer other than GRANTED
   private int answered; // guarded by lock: any answer from the master, not a failure
@@ -74,7 +84,7 @@ final class QuorumRound implements Landing, AwaitedRound {
   private long deadlineNanos; // guarded by lock: set by whenDecided()
 
   private QuorumRound(
-      List<String> names, long[] timeoutNanos, int quorum, Mode mode, Ticker ticker) {
+      List<String> names, long[] timeoutNanos, int quorum, Mode mode, Ticker ticker, int gate) {
     this.names = names;
     this.timeoutNanos = timeoutNanos;
     this.quorum = quorum;
@@ -86,6 +96,8 @@ final class QuorumRound implements Landing, AwaitedRound {
     this.details = new String[names.size()];
     this.lostInFlight = new boolean[names.size()];
     this.answers = new Vote[names.size()];
+    this.sent = new boolean[names.size()];
+    this.gate = gate;
     this.startNanos = ticker.read();
   }
 
@@ -100,18 +112,82 @@ final class QuorumRound implements Landing, AwaitedRound {
       Mode mode,
       Ticker ticker,
       IntFunction<CompletableFuture<NodeReply>> command) {
-    QuorumRound round = new QuorumRound(names, timeoutNanos, quorum, mode, ticker);
-    for (int i = 0; i < names.size(); i++) {
-      int node = i;
-      CompletableFuture<NodeReply> reply;
-      try {
-        reply = command.apply(i);
-      } catch (RuntimeException e) {
-        reply = CompletableFuture.failedFuture(e);
+    return start(names, timeoutNanos, quorum, mode, ticker, command, -1);
+  }
+
+  /**
+   * Starts a round as {@link #start(List, long[], int, Mode, Ticker, IntFunction)} does, but with
+   * {@code gate} at least 0 (in {@link Mode#QUORUM}) only on that master: the others are sent the
+   * command when the gate grants or fails, or at {@link #openGate}; not at all if it refuses.
+   */
+  static QuorumRound start(
+      List<String> names,
+      long[] timeoutNanos,
+      int quorum,
+      Mode mode,
+      Ticker ticker,
+      IntFunction<CompletableFuture<NodeReply>> command,
+      int gate) {
+    QuorumRound round = new QuorumRound(names, timeoutNanos, quorum, mode, ticker, gate);
+    if (gate < 0) {
+      Arrays.fill(round.sent, true); // before any answer: no one reads it until then
+      for (int i = 0; i < names.size(); i++) {
+        round.send(i, command);
       }
-      reply.whenComplete((answer, error) -> round.record(node, answer, error));
+      return round;
+    }
+    round.lock.lock();
+    try {
+      round.held = command;
+      round.sent[gate] = true;
+      round.send(gate, command); // its answer, even if at once, opens the gate only after this
+    } finally {
+      round.lock.unlock();
     }
     return round;
+  }
+
+  private void send(int node, IntFunction<CompletableFuture<NodeReply>> command) {
+    CompletableFuture<NodeReply> reply;
+    try {
+      reply = command.apply(node);
+    } catch (RuntimeException e) {
+      reply = CompletableFuture.failedFuture(e);
+    }
+    reply.whenComplete((answer, error) -> record(node, answer, error));
+  }
+
+  /**
+   * Sends the command to the masters behind the gate, unless it was sent already or the round is
+   * decided. Any thread; idempotent.
+   */
+  void openGate() {
+    lock.lock();
+    try {
+      openLocked();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Sends behind the gate, under the lock: a decision (and the release that may follow it) cannot
+   * come between marking a master sent and handing its client the command, so a release is never
+   * queued ahead of the acquire it undoes. Each client only queues or writes; an answer completed
+   * at once is recorded on this thread, the lock being reentrant.
+   */
+  private void openLocked() {
+    IntFunction<CompletableFuture<NodeReply>> command = held;
+    if (command == null || decided) {
+      return;
+    }
+    held = null;
+    for (int i = 0; i < sent.length; i++) {
+      if (i != gate) {
+        sent[i] = true;
+        send(i, command);
+      }
+    }
   }
 
   long startNanos() {
@@ -147,7 +223,14 @@ final class QuorumRound implements Landing, AwaitedRound {
       } else {
         refused++;
       }
-      wake = isDecided();
+      if (node == gate && held != null) {
+        if (statuses[node] == Vote.TAKEN || statuses[node] == Vote.GONE) {
+          gateRefused = true; // another client's: asking the others would only split their votes
+        } else {
+          openLocked(); // granted, or the gate could not vote: the others decide
+        }
+      }
+      wake = !decided && isDecided();
       if (wake) {
         decided = true;
         if (decision != null) {
@@ -203,7 +286,7 @@ final class QuorumRound implements Landing, AwaitedRound {
     if (mode == Mode.FREED) {
       return answered >= quorum || granted + refused == size;
     }
-    return granted >= quorum || refused > size - quorum;
+    return granted >= quorum || refused > size - quorum || gateRefused;
   }
 
   /**
@@ -347,6 +430,9 @@ final class QuorumRound implements Landing, AwaitedRound {
   public boolean mayHaveRun(int node) {
     lock.lock();
     try {
+      if (!sent[node]) {
+        return false; // behind a gate that never opened
+      }
       Vote answer = answers[node];
       return answer == null
           || answer == Vote.GRANTED

@@ -24,18 +24,26 @@ import java.util.function.Function;
  *
  * <p><b>Waking.</b> The release script publishes on the resource's channel on each master where it
  * deleted the key. A waiter {@link #enter enters} the resource's group (the first one subscribes
- * the channel on every master's {@link NoticeLink}, one connection per master for every resource),
- * and before each round arms a future ({@link Waiter#next}) that the first notice from any master
- * completes; between rounds it waits on that future, bounded by its retry timer, so a lost notice
- * costs latency, never a hang. A round that fails before the subscription is confirmed could miss a
- * release that came between: the first confirmation (and any after a reconnect, when notices may
- * have been lost) wakes the group too. The last waiter to leave unsubscribes: nothing is kept for a
- * resource no one waits on, and at most {@value #MAX_GROUPS} resources are subscribed at once (the
- * waiters of any more wait on their timers).
+ * the channel on the {@link NoticeLink}s of the masters it hears, see below; one connection per
+ * master for every resource), and before each round arms a future ({@link Waiter#next}) that the
+ * first notice that concerns it completes; between rounds it waits on that future, bounded by its
+ * retry timer, so a lost notice costs latency, never a hang. A round that fails before the
+ * subscription is confirmed could miss a release that came between: the first confirmation (and any
+ * after a reconnect, when notices may have been lost) wakes the group too. The last waiter to leave
+ * unsubscribes: nothing is kept for a resource no one waits on, and at most {@value #MAX_GROUPS}
+ * resources are subscribed at once (the waiters of any more wait on their timers).
  *
  * <p><b>Sets.</b> A waiter on a multi-resource lease (a {@link KeySet}) enters the group of each of
  * its resources: groups are named by a resource's key, and a release of the set, or of any single
  * resource in it, publishes on that resource's channel. The first notice of any of them wakes it.
+ *
+ * <p><b>In turn.</b> A resource with a gate master ({@code Masters#gateOf}) is subscribed on two
+ * links only ({@link #hearFrom}): the gate, whose release names the first waiter queued there
+ * ({@link Turn}), and the next master by name. A waiter queued at the gate is woken only by the
+ * notice that names it, and the others sleep on instead of all racing for the lock at each release;
+ * while the gate names no turn for a retry delay (it is silent, or the group is new), plain notices
+ * wake queued waiters too. Waiters that are not queued wake at any notice; confirmations wake
+ * everyone.
  *
  * <p><b>Handing off.</b> A release answered 2 by a master was heard there by some waiting client
  * ({@link dev.redlock.internal.transport.HandOffNodeClient}). For a short while after such a
@@ -57,17 +65,22 @@ public final class Wakeups implements AutoCloseable {
   /** The most releases to waiters remembered for a hand-off. */
   static final int MAX_HAND_OFFS = 256;
 
+  /** What a notice that names the waiter whose turn it is starts with. */
+  static final String TURN = "turn:";
+
   /** The shortest hand-off pause. */
   static final long MIN_HAND_OFF_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
   private final Ticker ticker;
   private final long maxHandOffNanos;
+  private final long retryDelayNanos;
   private final boolean handOff;
   private final List<NoticeLink> links;
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<String, Group> groups = new HashMap<>(); // guarded by lock
   // guarded by lock: key -> when the hand-off pause of its last release to waiters ends
   private final LinkedHashMap<String, Long> handOffs = new LinkedHashMap<>();
+  private volatile Function<byte[], int[]> heard = key -> null; // null: every link
   private final AtomicLong roundNanos = new AtomicLong(TimeUnit.MICROSECONDS.toNanos(500));
   private boolean closed; // guarded by lock
 
@@ -87,8 +100,30 @@ public final class Wakeups implements AutoCloseable {
       Function<NoticeLink.Listener, List<NoticeLink>> links) {
     this.ticker = ticker;
     this.maxHandOffNanos = Math.max(MIN_HAND_OFF_NANOS, retryDelayNanos / 2);
+    this.retryDelayNanos = retryDelayNanos;
     this.handOff = handOff;
     this.links = List.copyOf(links.apply(new Heard()));
+  }
+
+  /**
+   * Says which masters' notices each resource's waiters hear ({@code Masters#heardFor}): its gate,
+   * whose release names the waiter whose turn it is, and one more, whose plain notices still wake
+   * the waiters when the gate falls silent. The other masters' notices would only wake the threads
+   * of links to ignore them.
+   *
+   * @param heard the indexes of the links for a key, or null for every link
+   */
+  void hearFrom(Function<byte[], int[]> heard) {
+    this.heard = heard;
+  }
+
+  /**
+   * Whether notices wake waiters: false if wake-ups are off.
+   *
+   * @return whether there are links
+   */
+  boolean on() {
+    return !links.isEmpty();
   }
 
   /**
@@ -127,9 +162,9 @@ public final class Wakeups implements AutoCloseable {
         if (groups.size() >= MAX_GROUPS) {
           return new Waiter((Group) null); // bounded: this one waits on its timer
         }
-        group = new Group(name);
+        group = new Group(name, linksFor(key));
         groups.put(name, group);
-        for (NoticeLink link : links) {
+        for (NoticeLink link : group.links) {
           link.subscribe(name);
         }
       }
@@ -140,6 +175,20 @@ public final class Wakeups implements AutoCloseable {
     } finally {
       lock.unlock();
     }
+  }
+
+  private List<NoticeLink> linksFor(byte[] key) {
+    int[] indexes = heard.apply(key);
+    if (indexes == null) {
+      return links;
+    }
+    List<NoticeLink> chosen = new ArrayList<>();
+    for (int index : indexes) {
+      if (index >= 0 && index < links.size()) {
+        chosen.add(links.get(index));
+      }
+    }
+    return chosen.isEmpty() ? links : List.copyOf(chosen);
   }
 
   /**
@@ -259,13 +308,33 @@ public final class Wakeups implements AutoCloseable {
       }
       // Counted even with no one armed: a waiter between two rounds finds it when it arms next.
       group.wakes++;
+      String turn =
+          release != null && release.startsWith(TURN) ? release.substring(TURN.length()) : null;
+      long now = ticker.read();
+      if (turn != null) {
+        group.turns++;
+        group.lastTurn = turn;
+        group.lastTurnNanos = now;
+      }
+      // A queued waiter sleeps through plain notices while the gate names turns; if it has named
+      // none for a retry delay (it is silent, or new), plain notices wake it too.
+      boolean gateSilent = group.turns == 0 || now - group.lastTurnNanos > retryDelayNanos;
       woken = new ArrayList<>();
-      for (Waiter waiter : group.armed) {
+      for (Iterator<Waiter> armed = group.armed.iterator(); armed.hasNext(); ) {
+        Waiter waiter = armed.next();
+        String queuedAs = waiter.queuedAs();
+        if (!subscribed && queuedAs != null && !queuedAs.equals(turn) && !gateSilent) {
+          continue; // queued: only the notice naming it wakes it
+        }
+        if (queuedAs != null && queuedAs.equals(turn)) {
+          waiter.turn.named();
+        }
         waiter.seen = group.wakes;
+        waiter.seenTurns = group.turns;
         woken.add(waiter.armed);
         waiter.armed = null;
+        armed.remove();
       }
-      group.armed.clear();
     } finally {
       lock.unlock();
     }
@@ -290,13 +359,18 @@ public final class Wakeups implements AutoCloseable {
   /** The waiters on one resource. */
   private static final class Group {
     final String name;
+    final List<NoticeLink> links; // the links it is subscribed on
     final Set<Waiter> armed = new HashSet<>(); // guarded by the Wakeups' lock
     long wakes; // guarded by the Wakeups' lock: how many times the group was woken
+    long turns; // guarded by the Wakeups' lock: how many notices named a waiter's turn
+    String lastTurn; // guarded by the Wakeups' lock: the waiter the last of them named
+    long lastTurnNanos; // guarded by the Wakeups' lock: when
     int waiters; // guarded by the Wakeups' lock
     boolean confirmed; // guarded by the Wakeups' lock: some master confirmed the subscription
 
-    Group(String name) {
+    Group(String name, List<NoticeLink> links) {
       this.name = name;
+      this.links = links;
     }
   }
 
@@ -309,6 +383,8 @@ public final class Wakeups implements AutoCloseable {
     private final List<Waiter> members; // a set's: one waiter per resource; else empty
     private CompletableFuture<Void> armed; // guarded by the Wakeups' lock
     private long seen; // guarded by the Wakeups' lock: the group's wakes this waiter has had
+    private long seenTurns; // guarded by the Wakeups' lock: the group's turns likewise
+    private volatile Turn turn; // its acquisition's place in the queue, if it has one
     private boolean left; // guarded by the Wakeups' lock
 
     private Waiter(Group group) {
@@ -319,6 +395,23 @@ public final class Wakeups implements AutoCloseable {
     private Waiter(List<Waiter> members) {
       this.group = null;
       this.members = List.copyOf(members);
+    }
+
+    /**
+     * Follows {@code turn}: while it is queued at its gate, only a notice naming it wakes this
+     * waiter.
+     */
+    void follow(Turn turn) {
+      this.turn = turn;
+      for (Waiter member : members) {
+        member.follow(turn);
+      }
+    }
+
+    /** The name its acquisition is queued under at the gate, or null. */
+    private String queuedAs() {
+      Turn followed = turn;
+      return followed == null ? null : followed.queuedAs();
     }
 
     /** Whether notices wake this waiter: false without wake-ups, or beyond the bound. */
@@ -356,9 +449,18 @@ public final class Wakeups implements AutoCloseable {
         if (left) {
           return future; // closed: never woken again
         }
-        if (seen != group.wakes) {
+        String queuedAs = queuedAs();
+        boolean missed =
+            queuedAs == null
+                ? seen != group.wakes
+                : seenTurns != group.turns && queuedAs.equals(group.lastTurn);
+        if (missed) {
+          if (queuedAs != null) {
+            turn.named();
+          }
           // Woken while not armed (its round was running): a release it may have missed.
           seen = group.wakes;
+          seenTurns = group.turns;
           group.armed.remove(this);
           armed = null;
           future.complete(null);
@@ -391,7 +493,7 @@ public final class Wakeups implements AutoCloseable {
         armed = null;
         if (--group.waiters == 0 && groups.get(group.name) == group) {
           groups.remove(group.name);
-          for (NoticeLink link : links) {
+          for (NoticeLink link : group.links) {
             link.unsubscribe(group.name);
           }
         }

@@ -151,6 +151,11 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
   }
 
   @Override
+  public boolean closed() {
+    return breaker.getState() == CircuitBreaker.State.CLOSED;
+  }
+
+  @Override
   public NodeClient probe() {
     return probe;
   }
@@ -164,6 +169,13 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
   public CompletableFuture<NodeReply> acquire(
       byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
     return recorded(delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis), false);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> acquireInTurn(
+      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
+    return recorded(
+        delegate.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis), false);
   }
 
   @Override

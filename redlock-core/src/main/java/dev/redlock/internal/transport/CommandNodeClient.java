@@ -53,6 +53,20 @@ abstract class CommandNodeClient implements NodeClient {
   }
 
   @Override
+  public final CompletableFuture<NodeReply> acquireInTurn(
+      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
+    NodeCommand command =
+        NodeCommand.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
+    command.onNewDataset = storeBirth;
+    return reply(command);
+  }
+
+  @Override
+  public final CompletableFuture<NodeReply> leaveQueue(byte[] key, byte[] waiter) {
+    return reply(NodeCommand.leaveQueue(key, waiter));
+  }
+
+  @Override
   public final CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
     return reply(NodeCommand.fence(key, token, fence));
   }

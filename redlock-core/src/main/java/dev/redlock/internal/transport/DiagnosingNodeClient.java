@@ -94,6 +94,13 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
   }
 
   @Override
+  public CompletableFuture<NodeReply> acquireInTurn(
+      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
+    return watched(
+        delegate.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis), true);
+  }
+
+  @Override
   public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
     return watched(delegate.fence(key, token, fence), false);
   }

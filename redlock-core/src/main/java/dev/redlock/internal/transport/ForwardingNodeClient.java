@@ -28,6 +28,17 @@ public abstract class ForwardingNodeClient implements NodeClient {
   }
 
   @Override
+  public CompletableFuture<NodeReply> acquireInTurn(
+      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
+    return delegate.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> leaveQueue(byte[] key, byte[] waiter) {
+    return delegate.leaveQueue(key, waiter);
+  }
+
+  @Override
   public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
     return delegate.fence(key, token, fence);
   }
@@ -65,6 +76,11 @@ public abstract class ForwardingNodeClient implements NodeClient {
   @Override
   public boolean permits() {
     return delegate.permits();
+  }
+
+  @Override
+  public boolean closed() {
+    return delegate.closed();
   }
 
   @Override

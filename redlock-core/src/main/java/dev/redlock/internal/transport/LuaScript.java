@@ -24,9 +24,26 @@ public final class LuaScript {
   /** The multi-resource lease's script: every operation on every key of a {@link KeySet}. */
   static final LuaScript KEY_SET = load("keyset.lua");
 
+  /** The waiters' turn at a resource's gate master ({@code queue.lua}). */
+  static final LuaScript QUEUE = load("queue.lua");
+
   /** Every script, loaded on each new connection. */
   static final java.util.List<LuaScript> ALL =
-      java.util.List.of(FENCE, RELEASE, EXTEND, ADMIT, SHORTEN, KEY_SET);
+      java.util.List.of(FENCE, RELEASE, EXTEND, ADMIT, SHORTEN, KEY_SET, QUEUE);
+
+  /** What a resource's queue of waiters at its gate master is named: this, then the key. */
+  static final byte[] QUEUE_PREFIX = "redlock:queue:".getBytes(StandardCharsets.US_ASCII);
+
+  /** What the key of when each waiter in a queue last asked is named: this, then the key. */
+  static final byte[] QUEUE_SEEN_PREFIX = "redlock:queue-seen:".getBytes(StandardCharsets.US_ASCII);
+
+  /** Returns {@code prefix}, then {@code key}, in a new array. */
+  static byte[] prefixed(byte[] prefix, byte[] key) {
+    byte[] prefixed = new byte[prefix.length + key.length];
+    System.arraycopy(prefix, 0, prefixed, 0, prefix.length);
+    System.arraycopy(key, 0, prefixed, prefix.length, key.length);
+    return prefixed;
+  }
 
   /**
    * The key of each master's dataset-birth marker, read by the acquire, written by the admit

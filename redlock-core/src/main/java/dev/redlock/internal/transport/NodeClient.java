@@ -30,6 +30,37 @@ public interface NodeClient extends AutoCloseable {
       byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis);
 
   /**
+   * A waiter's acquire of a single resource at its gate master, in turn: as {@link #acquire}, but
+   * the key is set only for the waiter first in the master's queue of the resource's waiters; any
+   * other is queued and answered TAKEN. The default, for clients that keep no queue, is the plain
+   * acquire.
+   *
+   * @param key the resource's key (not a key set)
+   * @param token the round's token
+   * @param ttlMillis the TTL
+   * @param guardMillis the restart guard's age, or 0
+   * @param waiter names the waiter, the same in each of its rounds
+   * @param staleMillis how long a waiter that stopped asking stays queued
+   * @return the answer
+   */
+  default CompletableFuture<NodeReply> acquireInTurn(
+      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
+    return acquire(key, LuaScript.legacyFenceKey(key), token, ttlMillis, guardMillis);
+  }
+
+  /**
+   * Takes {@code waiter} out of the queue of {@code key}'s waiters at this master: it stopped
+   * waiting without being granted here. Nothing to do by default.
+   *
+   * @param key the resource's key
+   * @param waiter the waiter
+   * @return completed when answered
+   */
+  default CompletableFuture<NodeReply> leaveQueue(byte[] key, byte[] waiter) {
+    return CompletableFuture.completedFuture(NodeReply.of(Vote.GRANTED));
+  }
+
+  /**
    * The fence script: GRANTED if stored in the master's fence counter while the key holds our
    * token, TAKEN, or GONE.
    */
@@ -69,6 +100,16 @@ public interface NodeClient extends AutoCloseable {
    * already admitted; fails if the connection could not read the server's run.
    */
   CompletableFuture<NodeReply> admit(long guardMillis);
+
+  /**
+   * Whether this master's circuit breaker is closed (true without a breaker). Unlike {@link
+   * #permits}, it asks for no permission, so it may be called for a choice that sends nothing.
+   *
+   * @return whether calls go through freely
+   */
+  default boolean closed() {
+    return true;
+  }
 
   /**
    * Asks to send this master an acquire, fence or extend: false while its circuit breaker skips it.

@@ -219,6 +219,46 @@ public final class NodeCommand {
         number(ttlMillis));
   }
 
+  /**
+   * A waiter's acquire at its resource's gate master, in turn ({@code queue.lua}): as {@link
+   * #acquire} with fencing and the restart guard's reads, but the key is set only if {@code waiter}
+   * is the first still queued there; any other waiter is queued and refused as if the key were
+   * held. Answers as the key-set acquire does, so it is read as an {@link Kind#ACQUIRE_SET}.
+   */
+  static NodeCommand acquireInTurn(
+      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
+    return new NodeCommand(
+        Kind.ACQUIRE_SET,
+        null,
+        LuaScript.QUEUE,
+        guardMillis,
+        false,
+        queueKeys(key),
+        ascii("acquire"),
+        token,
+        number(ttlMillis),
+        waiter,
+        number(staleMillis));
+  }
+
+  /** Takes {@code waiter} out of the queue at the resource's gate master: it stopped waiting. */
+  static NodeCommand leaveQueue(byte[] key, byte[] waiter) {
+    return script(
+        LuaScript.QUEUE, queueKeys(key), ascii("leave"), new byte[0], number(0), waiter, number(0));
+  }
+
+  private static byte[][] queueKeys(byte[] key) {
+    return new byte[][] {
+      key,
+      LuaScript.legacyFenceKey(key),
+      LuaScript.FENCE_COUNTER,
+      LuaScript.DATASET_MARKER,
+      LuaScript.ADMITTED,
+      LuaScript.prefixed(LuaScript.QUEUE_PREFIX, key),
+      LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, key)
+    };
+  }
+
   /** The fence script: stores a fencing token in the master's counter while the key holds ours. */
   static NodeCommand fence(byte[] key, byte[] token, long fence) {
     if (KeySet.isKeySet(key)) {
@@ -233,7 +273,10 @@ public final class NodeCommand {
     if (KeySet.isKeySet(key)) {
       return KeySetCommands.onSet("release", key, token, 0);
     }
-    return script(LuaScript.RELEASE, new byte[][] {key}, token);
+    return script(
+        LuaScript.RELEASE,
+        new byte[][] {key, LuaScript.prefixed(LuaScript.QUEUE_PREFIX, key)},
+        token);
   }
 
   /** The release script without its notice to waiters: the cleanup of an acquire that failed. */
@@ -241,7 +284,11 @@ public final class NodeCommand {
     if (KeySet.isKeySet(key)) {
       return KeySetCommands.releaseQuietly(key, token);
     }
-    return script(LuaScript.RELEASE, new byte[][] {key}, token, QUIET);
+    return script(
+        LuaScript.RELEASE,
+        new byte[][] {key, LuaScript.prefixed(LuaScript.QUEUE_PREFIX, key)},
+        token,
+        QUIET);
   }
 
   /** The extend script: compare-and-lengthen, never re-creating the key. */

@@ -1,0 +1,176 @@
+package dev.redlock.internal.lease;
+
+import dev.redlock.internal.transport.KeySet;
+import dev.redlock.internal.transport.NodeClient;
+import dev.redlock.internal.transport.Vote;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One acquisition's place among the waiters of its resource: which of its rounds are gated ({@link
+ * Masters#gateOf}), the name it queues under at the gate master (the same in each of its rounds),
+ * and the leave it owes the queue when it stops waiting there without having been granted there. A
+ * multi-resource lease is gated but not queued (its resources' queues could disagree on order).
+ * Used by one acquisition: its rounds run one after the other; the leave may come from another
+ * thread (a cancel), so the fields are volatile and the leave is idempotent.
+ */
+final class Turn {
+
+  private final Masters masters;
+  private final byte[] key;
+  private final long staleMillis;
+  private final byte[] waiter;
+  private final boolean gating;
+  private volatile int queuedAt = -1; // the gate it queued at, or -1
+  private volatile Outcome[] latest; // each master's latest answer in this acquisition's rounds
+  private volatile boolean served; // its last queued round was granted at the gate (and dequeued)
+  private volatile String queuedAs; // see queuedAs()
+  private volatile boolean left; // the acquisition stopped
+  private volatile boolean named; // a release named it: its next round need not wait at the gate
+
+  /**
+   * The turn of an acquisition of {@code key}.
+   *
+   * @param masters the masters
+   * @param key the resource's key, or a key set's
+   * @param retryDelayNanos the retry delay: a waiter asks its gate at least this often, about
+   * @param queue whether to go through the gate and queue there: only with wake-ups, for a queued
+   *     waiter sleeps until a release names it (polling waiters would queue behind one another and
+   *     lose every race to a client that is not waiting), and the gate alone did not measure better
+   *     than the plain round for polling waiters
+   */
+  Turn(Masters masters, byte[] key, long retryDelayNanos, boolean queue) {
+    this.masters = masters;
+    this.key = key;
+    this.gating = queue;
+    this.waiter = !queue || KeySet.isKeySet(key) ? null : waiterName();
+    // A waiter asks again at least every retry delay and a half, plus a round: twice that, and two
+    // node timeouts, before one that stopped asking (it crashed) leaves by itself.
+    this.staleMillis =
+        Math.max(
+            1, TimeUnit.NANOSECONDS.toMillis(2 * retryDelayNanos + 2 * masters.nodeTimeoutNanos()));
+  }
+
+  private static byte[] waiterName() {
+    String hex =
+        Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE)
+            + Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
+    return hex.getBytes(StandardCharsets.US_ASCII); // 32 hex digits, as the release names it
+  }
+
+  /**
+   * The name this acquisition is queued under at its gate, if its last round was refused there in
+   * turn (it waits for a release to name it); else null: it was not queued, or was granted, or the
+   * gate did not answer. Read by {@link Wakeups} as notices come.
+   */
+  String queuedAs() {
+    return queuedAs;
+  }
+
+  /** The gate of a round of this acquisition, or -1: only a waiter's ({@code gated}) has one. */
+  int gate(boolean gated) {
+    return gated && gating ? masters.gateOf(key) : -1;
+  }
+
+  /**
+   * Whether the acquisition still wants its rounds: a round whose gate did not answer in time asks
+   * the others only if so (a cancelled asynchronous acquisition must not take the lock later).
+   */
+  boolean wanted() {
+    return !left;
+  }
+
+  /** A release named this waiter first in the queue at its gate ({@link Wakeups}). */
+  void named() {
+    named = true;
+  }
+
+  /**
+   * Whether the next round may ask every master at once (still in turn at the gate, {@link
+   * #acquire}) rather than the gate first: a release named this waiter first in the queue, so the
+   * others that queue there sleep on and do not race it. Once per naming.
+   */
+  boolean takeNamed() {
+    if (!named) {
+      return false;
+    }
+    named = false;
+    return true;
+  }
+
+  /**
+   * The call to the gate master in a round gated by {@code gate}: queued, if this acquisition's key
+   * is a single resource's; else the plain acquire.
+   */
+  java.util.concurrent.CompletableFuture<dev.redlock.internal.transport.NodeReply> acquire(
+      NodeClient node,
+      int gate,
+      byte[] legacyFenceKey,
+      byte[] token,
+      long ttlMillis,
+      long guardMillis) {
+    if (waiter == null) {
+      return node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
+    }
+    queuedAt = gate;
+    return node.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
+  }
+
+  /**
+   * Notes how a round gated by {@code gate} ended: granted at the gate leaves the queue. Returns
+   * the attempt to report: a round refused at the gate asked no other master, so a refused attempt
+   * shows, for each master it did not hear from (PENDING), the latest answer that master gave in an
+   * earlier round of this acquisition, unless that was a grant (since released): an exception that
+   * ends the wait then says what every master answered, not just the gate.
+   */
+  Attempt decided(int gate, Attempt attempt) {
+    if (gate >= 0 && waiter != null) {
+      Vote atGate = attempt.outcomes().get(gate).vote();
+      served = attempt.grant() != null && atGate == Vote.GRANTED;
+      queuedAs = atGate == Vote.TAKEN ? new String(waiter, StandardCharsets.US_ASCII) : null;
+    } else {
+      queuedAs = null;
+    }
+    return withLatest(attempt);
+  }
+
+  private Attempt withLatest(Attempt attempt) {
+    List<Outcome> outcomes = attempt.outcomes();
+    Outcome[] known = latest;
+    if (known == null || known.length != outcomes.size()) {
+      latest = outcomes.toArray(new Outcome[0]);
+      return attempt;
+    }
+    List<Outcome> shown = new ArrayList<>(outcomes);
+    boolean filled = false;
+    for (int i = 0; i < shown.size(); i++) {
+      Outcome outcome = outcomes.get(i);
+      if (outcome.vote() != Vote.PENDING) {
+        known[i] = outcome;
+      } else if (known[i].vote() != Vote.PENDING && known[i].vote() != Vote.GRANTED) {
+        shown.set(i, known[i]);
+        filled = true;
+      }
+    }
+    return filled && attempt.grant() == null
+        ? new Attempt(null, List.copyOf(shown), attempt.unavailable())
+        : attempt;
+  }
+
+  /**
+   * The acquisition stopped: if it is still queued at a gate (it gave up, or its lease came from a
+   * round the gate did not grant), it leaves, without waiting for the answer.
+   */
+  void leave() {
+    left = true;
+    int gate = queuedAt;
+    if (gate < 0 || served) {
+      return;
+    }
+    queuedAt = -1;
+    masters.leave(gate, key, waiter);
+  }
+}

@@ -1,0 +1,54 @@
+-- A waiter's acquire of one resource at its gate master, in turn (the lease layer's Masters: a
+-- waiter's round asks one master, the gate, first, and the others only once it granted). Waiters
+-- queue at the gate in the order they first asked; the key is set, when free, only for the first
+-- of them still waiting, and any other is refused as if the key were held. So the lock passes to
+-- the waiter that has waited longest, whichever of them a release wakes first. Safety does not
+-- rest on it: a lease still needs a majority of masters, and a client that is not waiting (its
+-- first round asks every master at once) is not queued.
+-- KEYS[1] = the lock key, KEYS[2] = its fence counter of earlier versions (read only), KEYS[3] =
+-- the master's fence counter, KEYS[4] = the dataset-birth marker, KEYS[5] = the admitted server
+-- run, KEYS[6] = the resource's queue (a sorted set: waiter -> when it first asked, in
+-- microseconds), KEYS[7] = when each waiter last asked (a sorted set likewise).
+-- ARGV[1] = 'acquire' or 'leave', ARGV[2] = the lease's token, ARGV[3] = its TTL in milliseconds,
+-- ARGV[4] = the waiter, ARGV[5] = how long (ms) a waiter that has stopped asking stays queued.
+-- An acquire answers as keyset.lua's does: {time, 'OK' or false, {counter, marker, admitted,
+-- legacy counter}}; a leave, 1. A waiter leaves when granted here, when it calls 'leave' (it gave
+-- up, or was granted without the gate), or ARGV[5] ms after it last asked (it crashed); the queue's
+-- keys expire ARGV[5] ms after the last waiter asked, so nothing is kept for a resource no one
+-- waits on. The queue's commands are called by pcall: where an ACL refuses them, the key is set
+-- for whoever asks when it is free, as the plain acquire does.
+local queue, seen, waiter = KEYS[6], KEYS[7], ARGV[4]
+if ARGV[1] == 'leave' then
+  redis.pcall('ZREM', queue, waiter)
+  redis.pcall('ZREM', seen, waiter)
+  return 1
+end
+redis.replicate_commands()
+local now = redis.call('TIME')
+local turn = true
+local us = tonumber(now[1]) * 1000000 + tonumber(now[2])
+if type(redis.pcall('ZADD', queue, 'NX', us, waiter)) == 'number' then
+  redis.pcall('ZADD', seen, us, waiter)
+  local gone = redis.pcall('ZRANGEBYSCORE', seen, '-inf', us - tonumber(ARGV[5]) * 1000, 'LIMIT', 0, 16)
+  if type(gone) == 'table' and gone.err == nil then
+    for _, other in ipairs(gone) do
+      redis.pcall('ZREM', queue, other)
+      redis.pcall('ZREM', seen, other)
+    end
+  end
+  local head = redis.pcall('ZRANGE', queue, 0, 0)
+  if type(head) == 'table' and head.err == nil and head[1] ~= nil then
+    turn = head[1] == waiter
+  end
+end
+local set = false
+if turn and redis.call('GET', KEYS[1]) == false then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  set = 'OK'
+  redis.pcall('ZREM', queue, waiter)
+  redis.pcall('ZREM', seen, waiter)
+end
+redis.pcall('PEXPIRE', queue, ARGV[5])
+redis.pcall('PEXPIRE', seen, ARGV[5])
+return {now, set, {redis.call('GET', KEYS[3]), redis.call('GET', KEYS[4]), redis.call('GET', KEYS[5]),
+  redis.call('GET', KEYS[2])}}

@@ -1,0 +1,226 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.testkit.RedisCluster;
+import dev.redlock.testkit.RedisClusterExtension;
+import dev.redlock.testkit.RedisProcess;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Waiters in turn, on five real masters: a waiter's rounds queue it at its resource's gate master,
+ * the lock passes to the waiters in the order they queued, only the waiter whose turn a release
+ * names wakes, a waiter that gives up leaves the queue at once, a waiter that vanished without
+ * leaving stops blocking the others after the stale window, and no queue key outlives its waiters.
+ */
+class TurnIT {
+
+  @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(5);
+
+  /** A retry timer far slower than a hand-off: waiters are woken, not polling. */
+  private static final Duration SLOW_TIMER = Duration.ofSeconds(2);
+
+  private static final Duration TTL = Duration.ofSeconds(10);
+
+  private final List<AutoCloseable> closing = new ArrayList<>();
+  private ExecutorService threads;
+
+  @BeforeEach
+  void start() {
+    threads = Executors.newCachedThreadPool();
+  }
+
+  @AfterEach
+  void closeEverything() throws Exception {
+    threads.shutdownNow();
+    for (AutoCloseable c : closing) {
+      c.close();
+    }
+  }
+
+  private RedLock redlock(RedisCluster cluster, Duration retryDelay, RedLockListener listener) {
+    RedLockBuilder builder =
+        RedLock.builder()
+            .nodes(cluster.uris())
+            .nodeTimeout(Duration.ofMillis(200))
+            .retryDelay(retryDelay);
+    if (listener != null) {
+      builder.listener(listener);
+    }
+    RedLock redlock = RedLocks.admitted(builder.build());
+    closing.add(redlock);
+    return redlock;
+  }
+
+  /**
+   * How many waiters are queued for {@code resource}, over every master (only its gate has any).
+   */
+  private static long queued(RedisCluster cluster, String resource) {
+    long queued = 0;
+    for (RedisProcess node : cluster.nodes()) {
+      queued += (Long) node.admin().command("ZCARD", "redlock:queue:" + resource);
+    }
+    return queued;
+  }
+
+  private static RedisProcess gate(RedisCluster cluster, String resource) {
+    for (RedisProcess node : cluster.nodes()) {
+      if ((Long) node.admin().command("ZCARD", "redlock:queue:" + resource) > 0) {
+        return node;
+      }
+    }
+    throw new AssertionError("no master queues waiters for " + resource);
+  }
+
+  private static boolean noQueueKeys(RedisCluster cluster) {
+    return cluster.nodes().stream()
+        .allMatch(n -> ((List<?>) n.admin().command("KEYS", "redlock:queue*")).isEmpty());
+  }
+
+  @Test
+  void theLockPassesToTheWaitersInTheOrderTheyQueued(RedisCluster cluster) throws Exception {
+    int waiters = 4;
+    RedLock holder = redlock(cluster, SLOW_TIMER, null);
+    List<RedLock> redlocks = new ArrayList<>();
+    for (int i = 0; i < waiters; i++) {
+      redlocks.add(redlock(cluster, SLOW_TIMER, null));
+    }
+    for (int trial = 0; trial < 2; trial++) {
+      String resource = "fifo-" + trial;
+      Lease held = holder.tryAcquire(resource, TTL).orElseThrow();
+      List<Integer> order = new CopyOnWriteArrayList<>();
+      List<Future<?>> waiting = new ArrayList<>();
+      for (int i = 0; i < waiters; i++) {
+        int me = i;
+        RedLock redlock = redlocks.get(i);
+        waiting.add(
+            threads.submit(
+                () -> {
+                  try (Lease got = redlock.acquire(resource, TTL, Duration.ofSeconds(30))) {
+                    order.add(me);
+                    TimeUnit.MILLISECONDS.sleep(5); // the work under the lock
+                  }
+                  return null;
+                }));
+        long ahead = i + 1;
+        RedLocks.eventually(ahead + " waiter(s) queued", () -> queued(cluster, resource) == ahead);
+      }
+      held.close();
+      for (Future<?> f : waiting) {
+        f.get(30, TimeUnit.SECONDS);
+      }
+      assertEquals(List.of(0, 1, 2, 3), order, "granted in the order queued (trial " + trial + ")");
+    }
+    RedLocks.eventually("no queue key left", () -> noQueueKeys(cluster));
+  }
+
+  @Test
+  void onlyTheWaiterWhoseTurnItIsWakes(RedisCluster cluster) throws Exception {
+    int ahead = 5;
+    RedLock holder = redlock(cluster, SLOW_TIMER, null);
+    List<Future<?>> waiting = new ArrayList<>();
+    String resource = "named";
+    Lease held = holder.tryAcquire(resource, TTL).orElseThrow();
+    for (int i = 0; i < ahead; i++) {
+      RedLock redlock = redlock(cluster, SLOW_TIMER, null);
+      waiting.add(
+          threads.submit(
+              () -> {
+                try (Lease got = redlock.acquire(resource, TTL, Duration.ofSeconds(30))) {
+                  TimeUnit.MILLISECONDS.sleep(5);
+                }
+                return null;
+              }));
+      long queuedNow = i + 1;
+      RedLocks.eventually("queued", () -> queued(cluster, resource) == queuedNow);
+    }
+    AtomicInteger lastRounds = new AtomicInteger();
+    RedLock last =
+        redlock(
+            cluster,
+            SLOW_TIMER,
+            new RedLockListener() {
+              @Override
+              public void denied(
+                  String r, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
+                lastRounds.incrementAndGet();
+              }
+            });
+    Future<Lease> lastWaiting =
+        threads.submit(() -> last.acquire(resource, TTL, Duration.ofSeconds(30)));
+    RedLocks.eventually("the last queued", () -> queued(cluster, resource) == ahead + 1);
+    int before = lastRounds.get();
+
+    held.close(); // six releases to go before the last waiter's turn
+    for (Future<?> f : waiting) {
+      f.get(30, TimeUnit.SECONDS);
+    }
+    lastWaiting.get(30, TimeUnit.SECONDS).close();
+    int refusedWhileOthersHadTheirTurn = lastRounds.get() - before;
+    // Woken by every release, it would be refused at least once per turn ahead of it (5); named,
+    // it sleeps through them (one plain notice may wake it while its RedLock has heard no turn).
+    assertTrue(
+        refusedWhileOthersHadTheirTurn <= 2,
+        "the last waiter was refused " + refusedWhileOthersHadTheirTurn + " times");
+  }
+
+  @Test
+  void aWaiterThatGivesUpLeavesTheQueueAtOnce(RedisCluster cluster) throws Exception {
+    RedLock holder = redlock(cluster, SLOW_TIMER, null);
+    RedLock quitter = redlock(cluster, Duration.ofMillis(100), null);
+    try (Lease held = holder.tryAcquire("quit", TTL).orElseThrow()) {
+      // Queued by its second round, gone when the wait ends: long before the stale window (2
+      // retry delays and 2 node timeouts: 600 ms) would drop it.
+      assertThrows(
+          LockTakenException.class, () -> quitter.acquire("quit", TTL, Duration.ofMillis(400)));
+      long gaveUp = System.nanoTime();
+      RedLocks.eventually("the quitter left", () -> queued(cluster, "quit") == 0);
+      long left = System.nanoTime() - gaveUp;
+      assertTrue(left < TimeUnit.MILLISECONDS.toNanos(300), "left after " + left / 1_000_000);
+    }
+  }
+
+  @Test
+  void aWaiterThatVanishedStopsBlockingTheQueue(RedisCluster cluster) throws Exception {
+    RedLock holder = redlock(cluster, SLOW_TIMER, null);
+    RedLock waiter = redlock(cluster, Duration.ofMillis(100), null);
+    Lease held = holder.tryAcquire("ghost", TTL).orElseThrow();
+    Future<Lease> waiting =
+        threads.submit(() -> waiter.acquire("ghost", TTL, Duration.ofSeconds(30)));
+    RedLocks.eventually("queued", () -> queued(cluster, "ghost") == 1);
+    // A waiter that crashed while first in the queue: queued before it, last seen now.
+    RedisProcess gate = gate(cluster, "ghost");
+    List<?> time = (List<?>) gate.admin().command("TIME");
+    String now =
+        String.valueOf(
+            Long.parseLong((String) time.get(0)) * 1_000_000
+                + Long.parseLong((String) time.get(1)));
+    gate.admin().command("ZADD", "redlock:queue:ghost", "0", "ghost");
+    gate.admin().command("ZADD", "redlock:queue-seen:ghost", now, "ghost");
+    long released = System.nanoTime();
+    held.close();
+
+    // The lock is free, but it is the ghost's turn: the waiter, polling every 50 to 150 ms, is
+    // refused until the ghost goes stale (600 ms after it was last seen) and is dropped.
+    waiting.get(20, TimeUnit.SECONDS).close();
+    long took = System.nanoTime() - released;
+    assertTrue(took > TimeUnit.MILLISECONDS.toNanos(300), "granted after " + took / 1_000_000);
+    assertNull(gate.admin().command("ZSCORE", "redlock:queue:ghost", "ghost"));
+    RedLocks.eventually("no queue key left", () -> noQueueKeys(cluster));
+  }
+}

@@ -1,0 +1,176 @@
+package dev.redlock.internal.lease;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.internal.lease.QuorumRound.Mode;
+import dev.redlock.internal.lease.QuorumRound.Tally;
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeTicker;
+import dev.redlock.internal.transport.NodeClient;
+import dev.redlock.internal.transport.NodeReply;
+import dev.redlock.internal.transport.NodeUnavailableException;
+import dev.redlock.internal.transport.Ticker;
+import dev.redlock.internal.transport.Vote;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The gated round (a waiter's: see {@link Masters#gateOf}): the gate master is asked first and the
+ * others only once it granted or failed, or the gate wait passed; a refusal at the gate decides the
+ * round with nothing sent elsewhere, so nothing is to be released there. And every client that
+ * names the masters alike picks the same gate for a key, whatever order it configures them in.
+ */
+class GatedRoundTest {
+
+  private static final List<String> NAMES = List.of("a:1", "b:2", "c:3", "d:4", "e:5");
+  private static final int GATE = 2;
+
+  private final long[] timeouts = new long[NAMES.size()];
+  private final List<CompletableFuture<NodeReply>> sent =
+      new ArrayList<>(Collections.nCopies(NAMES.size(), null));
+  private final int[] asked = new int[NAMES.size()];
+
+  GatedRoundTest() {
+    Arrays.fill(timeouts, TimeUnit.SECONDS.toNanos(1));
+  }
+
+  private QuorumRound start(int gate) {
+    return QuorumRound.start(
+        NAMES,
+        timeouts,
+        3,
+        Mode.QUORUM,
+        Ticker.system(),
+        i -> {
+          asked[i]++;
+          CompletableFuture<NodeReply> reply = new CompletableFuture<>();
+          sent.set(i, reply);
+          return reply;
+        },
+        gate);
+  }
+
+  private static NodeReply reply(Vote vote) {
+    return new NodeReply(vote, 0, 0, "");
+  }
+
+  private Tally freeze(QuorumRound round) {
+    return round.freeze(Ticker.system().read() + TimeUnit.SECONDS.toNanos(1));
+  }
+
+  @Test
+  void aGatedRoundAsksTheGateAlone() {
+    start(GATE);
+    assertArrayEquals(new int[] {0, 0, 1, 0, 0}, asked);
+  }
+
+  @Test
+  void anUngatedRoundAsksEveryMasterAtOnce() {
+    start(-1);
+    assertArrayEquals(new int[] {1, 1, 1, 1, 1}, asked);
+  }
+
+  @Test
+  void aRefusalAtTheGateDecidesTheRoundWithoutAskingTheOthers() {
+    QuorumRound round = start(GATE);
+    sent.get(GATE).complete(reply(Vote.TAKEN));
+
+    assertTrue(round.decided(), "refused at the gate: decided at once");
+    round.openGate(); // the gate wait passing after the decision asks no one
+    assertArrayEquals(new int[] {0, 0, 1, 0, 0}, asked);
+    Tally tally = freeze(round);
+    assertFalse(tally.reachedQuorum());
+    assertEquals(Vote.TAKEN, tally.outcomes().get(GATE).vote());
+    for (int i = 0; i < NAMES.size(); i++) {
+      if (i != GATE) {
+        assertEquals(Vote.PENDING, tally.outcomes().get(i).vote(), "decided without " + i);
+        assertFalse(tally.landing().mayHaveRun(i), "never sent to " + i + ": nothing to release");
+      }
+    }
+    assertEquals(0, tally.unreachable(), "a refusal, not an outage");
+  }
+
+  @Test
+  void aGrantAtTheGateAsksTheOthersAndAMajorityDecides() {
+    QuorumRound round = start(GATE);
+    sent.get(GATE).complete(reply(Vote.GRANTED));
+
+    assertArrayEquals(new int[] {1, 1, 1, 1, 1}, asked);
+    assertFalse(round.decided());
+    sent.get(0).complete(reply(Vote.GRANTED));
+    sent.get(4).complete(reply(Vote.GRANTED));
+    assertTrue(round.decided());
+    assertTrue(freeze(round).reachedQuorum());
+  }
+
+  @Test
+  void aGateThatFailsIsPassedBy() {
+    QuorumRound round = start(GATE);
+    sent.get(GATE).completeExceptionally(new NodeUnavailableException("connection refused"));
+
+    assertArrayEquals(new int[] {1, 1, 1, 1, 1}, asked, "the others decide without the gate");
+    for (int i : new int[] {0, 1, 3}) {
+      sent.get(i).complete(reply(Vote.GRANTED));
+    }
+    assertTrue(freeze(round).reachedQuorum());
+  }
+
+  @Test
+  void theGateWaitAsksTheOthersOnce() {
+    QuorumRound round = start(GATE);
+    round.openGate(); // the gate did not answer within the gate wait
+    round.openGate();
+    sent.get(GATE).complete(reply(Vote.GRANTED)); // and its late answer opens nothing more
+
+    assertArrayEquals(new int[] {1, 1, 1, 1, 1}, asked);
+    assertFalse(round.decided());
+  }
+
+  @Test
+  void clientsThatConfigureTheMastersInAnotherOrderPickTheSameGate() {
+    FakeTicker ticker = new FakeTicker();
+    List<String> reversed = new ArrayList<>(NAMES);
+    Collections.reverse(reversed);
+    Masters forward = masters(NAMES, ticker);
+    Masters backward = masters(reversed, ticker);
+    int[] gates = new int[NAMES.size()];
+    for (int k = 0; k < 200; k++) {
+      byte[] key = ("resource-" + k).getBytes(StandardCharsets.UTF_8);
+      String one = NAMES.get(forward.gateOf(key));
+      String other = reversed.get(backward.gateOf(key));
+      assertEquals(one, other, "the gate of resource-" + k);
+      gates[NAMES.indexOf(one)]++;
+    }
+    for (int count : gates) {
+      assertNotEquals(0, count, "every master is the gate of some keys: " + Arrays.toString(gates));
+    }
+  }
+
+  @Test
+  void noGateWithFewerThanThreeMasters() {
+    Masters two = masters(List.of("a:1", "b:2"), new FakeTicker());
+    assertEquals(-1, two.gateOf("r".getBytes(StandardCharsets.UTF_8)));
+  }
+
+  private static Masters masters(List<String> names, FakeTicker ticker) {
+    List<NodeClient> nodes = new ArrayList<>();
+    List<String> datacenters = new ArrayList<>();
+    for (int i = 0; i < names.size(); i++) {
+      nodes.add(new FakeNode(ticker));
+      datacenters.add("");
+    }
+    long[] timeouts = new long[names.size()];
+    Arrays.fill(timeouts, TimeUnit.MILLISECONDS.toNanos(50));
+    return new Masters(nodes, names, datacenters, timeouts, ticker, null);
+  }
+}
