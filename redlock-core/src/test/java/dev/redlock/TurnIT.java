@@ -11,6 +11,7 @@ import dev.redlock.testkit.RedisProcess;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -25,8 +26,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Waiters in turn, on five real masters: a waiter's rounds queue it at its resource's gate master,
  * the lock passes to the waiters in the order they queued, only the waiter whose turn a release
- * names wakes, a waiter that gives up leaves the queue at once, a waiter that vanished without
- * leaving stops blocking the others after the stale window, and no queue key outlives its waiters.
+ * names wakes (an asynchronous one too), a paused gate does not keep its queued waiter asleep, a
+ * waiter that gives up leaves the queue at once, a waiter that vanished without leaving stops
+ * blocking the others after the stale window, and no queue key outlives its waiters.
  */
 class TurnIT {
 
@@ -177,6 +179,117 @@ class TurnIT {
     assertTrue(
         refusedWhileOthersHadTheirTurn <= 2,
         "the last waiter was refused " + refusedWhileOthersHadTheirTurn + " times");
+  }
+
+  @Test
+  void anAsyncWaiterTooSleepsUntilItsTurn(RedisCluster cluster) throws Exception {
+    int ahead = 5;
+    RedLock holder = redlock(cluster, SLOW_TIMER, null);
+    String resource = "named-async";
+    Lease held = holder.tryAcquire(resource, TTL).orElseThrow();
+    List<CompletableFuture<Lease>> waiting = new ArrayList<>();
+    for (int i = 0; i < ahead; i++) {
+      RedLock redlock = redlock(cluster, SLOW_TIMER, null);
+      // Each holds its lease until the one before it is done: released as soon as granted.
+      waiting.add(
+          redlock
+              .acquireAsync(resource, TTL, Duration.ofSeconds(30))
+              .thenApply(
+                  lease -> {
+                    lease.close();
+                    return lease;
+                  }));
+      long queuedNow = i + 1;
+      RedLocks.eventually("queued", () -> queued(cluster, resource) == queuedNow);
+    }
+    AtomicInteger lastRounds = new AtomicInteger();
+    RedLock last =
+        redlock(
+            cluster,
+            SLOW_TIMER,
+            new RedLockListener() {
+              @Override
+              public void denied(
+                  String r, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
+                lastRounds.incrementAndGet();
+              }
+            });
+    CompletableFuture<Lease> lastWaiting = last.acquireAsync(resource, TTL, Duration.ofSeconds(30));
+    RedLocks.eventually("the last queued", () -> queued(cluster, resource) == ahead + 1);
+    int before = lastRounds.get();
+
+    held.close();
+    for (CompletableFuture<Lease> f : waiting) {
+      f.get(30, TimeUnit.SECONDS);
+    }
+    lastWaiting.get(30, TimeUnit.SECONDS).close();
+    int refused = lastRounds.get() - before;
+    assertTrue(refused <= 2, "the last async waiter was refused " + refused + " times");
+  }
+
+  @Test
+  void aPausedGateDoesNotKeepItsQueuedWaiterAsleep(RedisCluster cluster) throws Exception {
+    RedLock holder = redlock(cluster, SLOW_TIMER, null);
+    RedLock waiter = redlock(cluster, SLOW_TIMER, null);
+    Lease held = holder.tryAcquire("gate-paused", TTL).orElseThrow();
+    Future<Lease> waiting =
+        threads.submit(() -> waiter.acquire("gate-paused", TTL, Duration.ofSeconds(30)));
+    RedLocks.eventually("queued", () -> queued(cluster, "gate-paused") == 1);
+    RedisProcess gate = gate(cluster, "gate-paused");
+    gate.pause(); // its release, and the notice naming the waiter, never come
+    try {
+      long released = System.nanoTime();
+      held.close();
+      waiting.get(30, TimeUnit.SECONDS).close();
+      long took = System.nanoTime() - released;
+      // Woken by the other master it hears (the gate named no turn yet), it passes the gate by;
+      // its timer would have taken 1 to 3 s.
+      assertTrue(took < SLOW_TIMER.toNanos() / 4, "granted after " + took / 1_000_000 + " ms");
+    } finally {
+      gate.resume();
+    }
+  }
+
+  @Test
+  void aWaiterGrantedAtTheGateWhoseRoundFailsElsewhereKeepsItsPlace(RedisCluster cluster)
+      throws Exception {
+    RedLock holder = redlock(cluster, SLOW_TIMER, null);
+    AtomicInteger firstRounds = new AtomicInteger();
+    RedLock first =
+        redlock(
+            cluster,
+            Duration.ofMillis(50),
+            new RedLockListener() {
+              @Override
+              public void denied(
+                  String r, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
+                firstRounds.incrementAndGet();
+              }
+            });
+    RedLock second = redlock(cluster, SLOW_TIMER, null);
+    Lease held = holder.tryAcquire("place", TTL).orElseThrow();
+    Future<Lease> firstWaiting =
+        threads.submit(() -> first.acquire("place", TTL, Duration.ofSeconds(30)));
+    RedLocks.eventually("the first queued", () -> queued(cluster, "place") == 1);
+    Future<Lease> secondWaiting =
+        threads.submit(() -> second.acquire("place", TTL, Duration.ofSeconds(30)));
+    RedLocks.eventually("the second queued", () -> queued(cluster, "place") == 2);
+    RedisProcess gate = gate(cluster, "place");
+    Object order = gate.admin().command("ZRANGE", "redlock:queue:place", "0", "-1");
+
+    // The key gone from the gate alone (no release, no notice): the first waiter's next timer
+    // round is granted at the gate and refused by the other masters, which the holder still holds.
+    gate.admin().command("DEL", "place");
+    int before = firstRounds.get();
+    RedLocks.eventually("two more refused rounds", () -> firstRounds.get() >= before + 2);
+    assertEquals(
+        order,
+        gate.admin().command("ZRANGE", "redlock:queue:place", "0", "-1"),
+        "the first waiter is still first");
+
+    held.close();
+    firstWaiting.get(30, TimeUnit.SECONDS).close();
+    secondWaiting.get(30, TimeUnit.SECONDS).close();
   }
 
   @Test

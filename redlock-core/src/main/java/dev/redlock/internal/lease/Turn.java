@@ -12,7 +12,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * One acquisition's place among the waiters of its resource: which of its rounds are gated ({@link
  * Masters#gateOf}), the name it queues under at the gate master (the same in each of its rounds),
- * and the leave it owes the queue when it stops waiting there without having been granted there. A
+ * and the leave it owes the queue when it stops waiting, granted or not (a waiter granted at the
+ * gate stays first there until it leaves, so that a round that then fails elsewhere keeps its
+ * place; it leaves before its lease is handed to the caller, so its own release never names it). A
  * multi-resource lease is gated but not queued (its resources' queues could disagree on order).
  * Used by one acquisition: its rounds run one after the other; the leave may come from another
  * thread (a cancel), so the fields are volatile and the leave is idempotent.
@@ -26,7 +28,6 @@ final class Turn {
   private final boolean gating;
   private volatile int queuedAt = -1; // the gate it queued at, or -1
   private volatile Outcome[] latest; // each master's latest answer in this acquisition's rounds
-  private volatile boolean served; // its last queued round was granted at the gate (and dequeued)
   private volatile String queuedAs; // see queuedAs()
   private volatile boolean left; // the acquisition stopped
   private volatile boolean named; // a release named it: its next round need not wait at the gate
@@ -120,19 +121,21 @@ final class Turn {
   }
 
   /**
-   * Notes how a round gated by {@code gate} ended: granted at the gate leaves the queue. Returns
-   * the attempt to report: a round refused at the gate asked no other master, so a refused attempt
-   * shows, for each master it did not hear from (PENDING), the latest answer that master gave in an
-   * earlier round of this acquisition, unless that was a grant (since released): an exception that
-   * ends the wait then says what every master answered, not just the gate.
+   * Notes how a round gated by {@code gate} ended: refused there, it is queued behind others.
+   * Returns the attempt to report: a round refused at the gate asked no other master, so a refused
+   * attempt shows, for each master it did not hear from (PENDING), the latest answer that master
+   * gave in an earlier round of this acquisition, unless that was a grant (since released): an
+   * exception that ends the wait then says what every master answered, not just the gate.
    */
   Attempt decided(int gate, Attempt attempt) {
     if (gate >= 0 && waiter != null) {
       Vote atGate = attempt.outcomes().get(gate).vote();
-      served = attempt.grant() != null && atGate == Vote.GRANTED;
       queuedAs = atGate == Vote.TAKEN ? new String(waiter, StandardCharsets.US_ASCII) : null;
     } else {
       queuedAs = null;
+    }
+    if (attempt.grant() != null) {
+      leave(); // before the caller has the lease: its release must name the next waiter
     }
     return withLatest(attempt);
   }
@@ -161,13 +164,14 @@ final class Turn {
   }
 
   /**
-   * The acquisition stopped: if it is still queued at a gate (it gave up, or its lease came from a
-   * round the gate did not grant), it leaves, without waiting for the answer.
+   * The acquisition got its lease or stopped: if it queued at a gate, it leaves, without waiting
+   * for the answer (sent before any later command of this RedLock to that master, such as the
+   * lease's release). Idempotent.
    */
   void leave() {
     left = true;
     int gate = queuedAt;
-    if (gate < 0 || served) {
+    if (gate < 0) {
       return;
     }
     queuedAt = -1;

@@ -12,8 +12,10 @@
 -- ARGV[1] = 'acquire' or 'leave', ARGV[2] = the lease's token, ARGV[3] = its TTL in milliseconds,
 -- ARGV[4] = the waiter, ARGV[5] = how long (ms) a waiter that has stopped asking stays queued.
 -- An acquire answers as keyset.lua's does: {time, 'OK' or false, {counter, marker, admitted,
--- legacy counter}}; a leave, 1. A waiter leaves when granted here, when it calls 'leave' (it gave
--- up, or was granted without the gate), or ARGV[5] ms after it last asked (it crashed); the queue's
+-- legacy counter}}; a leave, 1. A waiter stays first while granted here: if its round then fails on
+-- the other masters (it overtook the release there), it is still first when it asks again. It
+-- leaves when it calls 'leave' (it got its lease, or gave up), or ARGV[5] ms after it last asked
+-- (it crashed); the queue's
 -- keys expire ARGV[5] ms after the last waiter asked, so nothing is kept for a resource no one
 -- waits on. The queue's commands are called by pcall: where an ACL refuses them, the key is set
 -- for whoever asks when it is free, as the plain acquire does.
@@ -45,8 +47,6 @@ local set = false
 if turn and redis.call('GET', KEYS[1]) == false then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
   set = 'OK'
-  redis.pcall('ZREM', queue, waiter)
-  redis.pcall('ZREM', seen, waiter)
 end
 redis.pcall('PEXPIRE', queue, ARGV[5])
 redis.pcall('PEXPIRE', seen, ARGV[5])
