@@ -184,9 +184,16 @@ class LeastPrivilegeIT {
     return !String.valueOf(users).contains("redlock:wake"); // refused: none to wait for
   }
 
-  @Test
-  void withoutPubSubReleasesStillWorkAndWaitersPoll(RedisCluster cluster) throws Exception {
-    List<String> uris = minimalUser(cluster, "resetchannels", "-publish", "-subscribe");
+  /** How long a hand-off between two RedLocks of {@code uris} took, and what was logged. */
+  private record HandOff(long tookNanos, String log) {}
+
+  /**
+   * Runs {@link #wokenAfterNanos} between a holder and a slow-timer waiter of {@code uris}, with
+   * the log captured until {@code logged} holds for it.
+   */
+  private static HandOff handOff(
+      RedisCluster cluster, List<String> uris, java.util.function.Predicate<String> logged)
+      throws Exception {
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     PrintStream original = System.err;
     System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
@@ -197,15 +204,25 @@ class LeastPrivilegeIT {
       holder.admitFreshNodes();
       took = wokenAfterNanos(holder, waiter, denied, cluster);
       assertTrue(RedLocks.keysGone(cluster, "handed", 0, 1, 2), "released");
-      RedLocks.eventually(
-          "the refusal logged",
-          () -> captured.toString(StandardCharsets.UTF_8).contains("refused the wake-up channels"));
+      RedLocks.eventually("the log", () -> logged.test(captured.toString(StandardCharsets.UTF_8)));
     } finally {
       System.setErr(original);
     }
     String log = captured.toString(StandardCharsets.UTF_8);
     System.err.print(log);
+    return new HandOff(took, log);
+  }
+
+  @Test
+  void withoutPubSubReleasesStillWorkAndWaitersPoll(RedisCluster cluster) throws Exception {
+    HandOff handOff =
+        handOff(
+            cluster,
+            minimalUser(cluster, "resetchannels", "-publish", "-subscribe"),
+            log -> log.contains("refused the wake-up channels"));
+    String log = handOff.log();
     // Woken by its timer (1 to 3 s), not by a notice.
+    long took = handOff.tookNanos();
     assertTrue(took >= SLOW_TIMER.toNanos() / 4, "woken after " + took / 1_000_000 + " ms");
     assertTrue(log.contains("docs/acl.md lists the permissions wake-ups need"), log);
     // The denied PUBLISH fails nothing: the one warning is the subscriber's refusal.
@@ -220,28 +237,15 @@ class LeastPrivilegeIT {
   @Test
   void withoutTheQueueCommandsWaitersStillGetTheLockWokenByTheRelease(RedisCluster cluster)
       throws Exception {
-    List<String> uris = minimalUser(cluster, "-zadd", "-zrange", "-zrangebyscore", "-zrem");
-    ByteArrayOutputStream captured = new ByteArrayOutputStream();
-    PrintStream original = System.err;
-    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-    long took;
-    CountDownLatch denied = new CountDownLatch(1);
-    try (RedLock holder = redlock(uris);
-        RedLock waiter = slowTimer(uris, denied)) {
-      holder.admitFreshNodes();
-      took = wokenAfterNanos(holder, waiter, denied, cluster);
-      assertTrue(RedLocks.keysGone(cluster, "handed", 0, 1, 2), "released");
-      for (RedisProcess node : cluster.nodes()) {
-        assertEquals(0L, node.admin().command("EXISTS", "redlock:queue:handed"), "not queued");
-      }
-    } finally {
-      System.setErr(original);
-    }
-    String log = captured.toString(StandardCharsets.UTF_8);
-    System.err.print(log);
+    HandOff handOff =
+        handOff(
+            cluster,
+            minimalUser(cluster, "-zadd", "-zrange", "-zrangebyscore", "-zrem"),
+            log -> true);
     // Not queued (queue.lua calls the sorted-set commands by pcall), but woken by the release.
+    long took = handOff.tookNanos();
     assertTrue(took * 10 < SLOW_TIMER.toNanos() / 2, "woken after " + took / 1_000_000 + " ms");
-    assertFalse(log.contains("WARN") || log.contains("ERROR"), log);
+    assertFalse(handOff.log().contains("WARN") || handOff.log().contains("ERROR"), handOff.log());
   }
 
   @Test

@@ -69,6 +69,16 @@ class TurnIT {
     return redlock;
   }
 
+  /** A listener that counts the refused rounds in {@code refused}. */
+  private static RedLockListener refusalsCounted(AtomicInteger refused) {
+    return new RedLockListener() {
+      @Override
+      public void denied(String r, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
+        refused.incrementAndGet();
+      }
+    };
+  }
+
   /**
    * How many waiters are queued for {@code resource}, over every master (only its gate has any).
    */
@@ -152,17 +162,7 @@ class TurnIT {
       RedLocks.eventually("queued", () -> queued(cluster, resource) == queuedNow);
     }
     AtomicInteger lastRounds = new AtomicInteger();
-    RedLock last =
-        redlock(
-            cluster,
-            SLOW_TIMER,
-            new RedLockListener() {
-              @Override
-              public void denied(
-                  String r, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
-                lastRounds.incrementAndGet();
-              }
-            });
+    RedLock last = redlock(cluster, SLOW_TIMER, refusalsCounted(lastRounds));
     Future<Lease> lastWaiting =
         threads.submit(() -> last.acquire(resource, TTL, Duration.ofSeconds(30)));
     RedLocks.eventually("the last queued", () -> queued(cluster, resource) == ahead + 1);
@@ -203,17 +203,7 @@ class TurnIT {
       RedLocks.eventually("queued", () -> queued(cluster, resource) == queuedNow);
     }
     AtomicInteger lastRounds = new AtomicInteger();
-    RedLock last =
-        redlock(
-            cluster,
-            SLOW_TIMER,
-            new RedLockListener() {
-              @Override
-              public void denied(
-                  String r, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
-                lastRounds.incrementAndGet();
-              }
-            });
+    RedLock last = redlock(cluster, SLOW_TIMER, refusalsCounted(lastRounds));
     CompletableFuture<Lease> lastWaiting = last.acquireAsync(resource, TTL, Duration.ofSeconds(30));
     RedLocks.eventually("the last queued", () -> queued(cluster, resource) == ahead + 1);
     int before = lastRounds.get();
@@ -255,17 +245,7 @@ class TurnIT {
       throws Exception {
     RedLock holder = redlock(cluster, SLOW_TIMER, null);
     AtomicInteger firstRounds = new AtomicInteger();
-    RedLock first =
-        redlock(
-            cluster,
-            Duration.ofMillis(50),
-            new RedLockListener() {
-              @Override
-              public void denied(
-                  String r, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
-                firstRounds.incrementAndGet();
-              }
-            });
+    RedLock first = redlock(cluster, Duration.ofMillis(50), refusalsCounted(firstRounds));
     RedLock second = redlock(cluster, SLOW_TIMER, null);
     Lease held = holder.tryAcquire("place", TTL).orElseThrow();
     Future<Lease> firstWaiting =
