@@ -157,9 +157,70 @@ class GatedRoundTest {
   }
 
   @Test
+  void aGatedVoteAsksTheOthersOnlyOnceTheGateGranted() {
+    List<FakeNode> fakes = new ArrayList<>();
+    Masters masters = fakeMasters(fakes);
+    byte[] key = "r".getBytes(StandardCharsets.UTF_8);
+    byte[] token = "t".getBytes(StandardCharsets.UTF_8);
+    int gate = masters.gateOf(key);
+    Masters.Call acquire = (node, i) -> node.acquire(key, null, token, 1000, 0);
+
+    fakes.get(gate).onSet = FakeNode.Answer.TAKEN;
+    Tally refused = masters.vote(acquire, gate, TimeUnit.MILLISECONDS.toNanos(10));
+    assertFalse(refused.reachedQuorum());
+    for (int i = 0; i < fakes.size(); i++) {
+      assertEquals(i == gate ? 1 : 0, fakes.get(i).received().size(), "asked of master " + i);
+    }
+
+    fakes.get(gate).onSet = FakeNode.Answer.GRANT;
+    Tally granted = masters.vote(acquire, gate, TimeUnit.MILLISECONDS.toNanos(10));
+    assertTrue(granted.reachedQuorum());
+    for (int i = 0; i < fakes.size(); i++) {
+      assertEquals(i == gate ? 2 : 1, fakes.get(i).received().size(), "asked of master " + i);
+    }
+  }
+
+  @Test
+  void theWaitersHearTheGateAndTheNextMasterByName() {
+    Masters masters = masters(NAMES, new FakeTicker());
+    for (int k = 0; k < 50; k++) {
+      byte[] key = ("resource-" + k).getBytes(StandardCharsets.UTF_8);
+      int gate = masters.gateOf(key);
+      // NAMES are in the order of their names: the next is the following one, the last's the first.
+      assertArrayEquals(new int[] {gate, (gate + 1) % NAMES.size()}, masters.heardFor(key));
+    }
+    Masters two = masters(List.of("a:1", "b:2"), new FakeTicker());
+    assertArrayEquals(new int[] {0, 1}, two.heardFor("r".getBytes(StandardCharsets.UTF_8)));
+  }
+
+  @Test
+  void theGateWaitIsFourRoundsBetweenTwoMillisecondsAndHalfTheNodeTimeout() {
+    Masters masters = masters(NAMES, new FakeTicker()); // node timeouts of 50 ms
+    long ms = TimeUnit.MILLISECONDS.toNanos(1);
+    assertEquals(2 * ms, masters.gateWaitNanos(0, ms / 10));
+    assertEquals(12 * ms, masters.gateWaitNanos(0, 3 * ms));
+    assertEquals(25 * ms, masters.gateWaitNanos(0, 10 * ms));
+  }
+
+  @Test
   void noGateWithFewerThanThreeMasters() {
     Masters two = masters(List.of("a:1", "b:2"), new FakeTicker());
     assertEquals(-1, two.gateOf("r".getBytes(StandardCharsets.UTF_8)));
+  }
+
+  private static Masters fakeMasters(List<FakeNode> fakes) {
+    FakeTicker ticker = new FakeTicker();
+    List<NodeClient> nodes = new ArrayList<>();
+    List<String> datacenters = new ArrayList<>();
+    for (int i = 0; i < NAMES.size(); i++) {
+      FakeNode fake = new FakeNode(ticker);
+      fakes.add(fake);
+      nodes.add(fake);
+      datacenters.add("");
+    }
+    long[] timeouts = new long[NAMES.size()];
+    Arrays.fill(timeouts, TimeUnit.MILLISECONDS.toNanos(50));
+    return new Masters(nodes, NAMES, datacenters, timeouts, Ticker.system(), null);
   }
 
   private static Masters masters(List<String> names, FakeTicker ticker) {
