@@ -2,6 +2,7 @@ package dev.redlock.internal.lease;
 
 import dev.redlock.internal.lease.Grant.FenceFailure;
 import dev.redlock.internal.lease.QuorumRound.Tally;
+import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.Ticker;
 import dev.redlock.internal.transport.Vote;
 import java.time.Duration;
@@ -286,12 +287,14 @@ final class Leases {
     }
     byte[] key = lease.key();
     byte[] token = lease.token();
+    NodeClient gate = masters.gateClient(key);
     Releases.Job job =
         releases.start(
             lease.resource(),
             lease.landing(),
             lease.keysExpireBy(),
-            (node, now) -> node.release(key, token));
+            (node, now) ->
+                node == gate ? node.releaseAtGate(key, token) : node.release(key, token));
     released(lease, masters.freed(job::send));
   }
 
@@ -305,12 +308,14 @@ final class Leases {
     }
     byte[] key = lease.key();
     byte[] token = lease.token();
+    NodeClient gate = masters.gateClient(key);
     Releases.Job job =
         releases.start(
             lease.resource(),
             lease.landing(),
             lease.keysExpireBy(),
-            (node, now) -> node.release(key, token));
+            (node, now) ->
+                node == gate ? node.releaseAtGate(key, token) : node.release(key, token));
     return masters.freedAsync(job::send, timer).thenAccept(tally -> released(lease, tally));
   }
 

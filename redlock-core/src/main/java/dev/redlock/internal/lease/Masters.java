@@ -95,12 +95,29 @@ public final class Masters {
     if (n < 3) {
       return -1;
     }
+    int gate = gateIndex(key);
+    return nodes.get(gate).closed() ? gate : -1; // asks no permission: a choice, not a call
+  }
+
+  /** The gate of {@code key} by its hash alone, whatever its breaker; for three masters or more. */
+  private int gateIndex(byte[] key) {
     int h = java.util.Arrays.hashCode(key);
     h ^= h >>> 16; // the high bits too: keys that differ only at the end
     h *= 0x45d9f3b;
     h ^= h >>> 16;
-    int gate = byName[Math.floorMod(h, n)];
-    return nodes.get(gate).closed() ? gate : -1; // asks no permission: a choice, not a call
+    return byName[Math.floorMod(h, nodes.size())];
+  }
+
+  /**
+   * The client of {@code key}'s gate master, whatever its breaker, or null with fewer than three
+   * masters: the release sent to it names the first waiter queued there ({@link
+   * NodeClient#releaseAtGate}); elsewhere the release does not read the queue.
+   *
+   * @param key the resource's key
+   * @return the gate's client, or null
+   */
+  NodeClient gateClient(byte[] key) {
+    return nodes.size() < 3 ? null : nodes.get(gateIndex(key));
   }
 
   /**

@@ -194,6 +194,11 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
   }
 
   @Override
+  public CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
+    return ending(() -> delegate.releaseAtGate(key, token));
+  }
+
+  @Override
   public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
     return ending(() -> delegate.shorten(key, token, ttlMillis));
   }
@@ -330,6 +335,11 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
     @Override
     public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
       return BreakerNodeClient.this.release(key, token);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
+      return BreakerNodeClient.this.releaseAtGate(key, token);
     }
 
     @Override

@@ -77,6 +77,11 @@ abstract class CommandNodeClient implements NodeClient {
   }
 
   @Override
+  public final CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
+    return reply(NodeCommand.releaseAtGate(key, token));
+  }
+
+  @Override
   public final CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
     return reply(NodeCommand.releaseQuietly(key, token));
   }

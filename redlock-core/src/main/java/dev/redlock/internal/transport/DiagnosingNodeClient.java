@@ -111,6 +111,11 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
   }
 
   @Override
+  public CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
+    return watched(delegate.releaseAtGate(key, token), false);
+  }
+
+  @Override
   public CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
     return watched(delegate.releaseQuietly(key, token), false);
   }

@@ -49,6 +49,11 @@ public abstract class ForwardingNodeClient implements NodeClient {
   }
 
   @Override
+  public CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
+    return delegate.releaseAtGate(key, token);
+  }
+
+  @Override
   public CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
     return delegate.releaseQuietly(key, token);
   }

@@ -26,21 +26,28 @@ public final class HandOffNodeClient extends ForwardingNodeClient {
 
   @Override
   public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-    // Heard before the caller's callbacks run, so a release that returned has been heard.
+    return heard(key, delegate.release(key, token));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
+    return heard(key, delegate.releaseAtGate(key, token));
+  }
+
+  /** Heard before the caller's callbacks run, so a release that returned has been heard. */
+  private CompletableFuture<NodeReply> heard(byte[] key, CompletableFuture<NodeReply> release) {
     CompletableFuture<NodeReply> heard = new CompletableFuture<>();
-    delegate
-        .release(key, token)
-        .whenComplete(
-            (answer, error) -> {
-              if (error != null) {
-                heard.completeExceptionally(error);
-                return;
-              }
-              if (answer.waitersTold()) {
-                releasedToWaiters.accept(key);
-              }
-              heard.complete(answer);
-            });
+    release.whenComplete(
+        (answer, error) -> {
+          if (error != null) {
+            heard.completeExceptionally(error);
+            return;
+          }
+          if (answer.waitersTold()) {
+            releasedToWaiters.accept(key);
+          }
+          heard.complete(answer);
+        });
     return heard;
   }
 }

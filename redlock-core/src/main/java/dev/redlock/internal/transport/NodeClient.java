@@ -70,6 +70,19 @@ public interface NodeClient extends AutoCloseable {
   CompletableFuture<NodeReply> release(byte[] key, byte[] token);
 
   /**
+   * Releases at the resource's gate master, where its waiters queue in turn: as {@link #release},
+   * and the notice names the first queued waiter. The default, for clients that keep no queue, is
+   * the plain release.
+   *
+   * @param key the resource's key
+   * @param token the lease's token
+   * @return the answer
+   */
+  default CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
+    return release(key, token);
+  }
+
+  /**
    * The release script without the notice to waiting clients ({@code redlock:wake:<key>}): the
    * cleanup of an acquire that failed or of a lost lease, whose competitors retry on their own.
    * Answers as {@link #release}; by default, a release.

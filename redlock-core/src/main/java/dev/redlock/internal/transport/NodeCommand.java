@@ -273,6 +273,18 @@ public final class NodeCommand {
     if (KeySet.isKeySet(key)) {
       return KeySetCommands.onSet("release", key, token, 0);
     }
+    return script(LuaScript.RELEASE, new byte[][] {key}, token);
+  }
+
+  /**
+   * The release at the resource's gate master, where waiters queue: as {@link #release}, and the
+   * notice names the first queued waiter (the script reads the queue, a key the release elsewhere
+   * does not pass, so that only the gate pays for it).
+   */
+  static NodeCommand releaseAtGate(byte[] key, byte[] token) {
+    if (KeySet.isKeySet(key)) {
+      return release(key, token);
+    }
     return script(
         LuaScript.RELEASE,
         new byte[][] {key, LuaScript.prefixed(LuaScript.QUEUE_PREFIX, key)},
@@ -284,11 +296,7 @@ public final class NodeCommand {
     if (KeySet.isKeySet(key)) {
       return KeySetCommands.releaseQuietly(key, token);
     }
-    return script(
-        LuaScript.RELEASE,
-        new byte[][] {key, LuaScript.prefixed(LuaScript.QUEUE_PREFIX, key)},
-        token,
-        QUIET);
+    return script(LuaScript.RELEASE, new byte[][] {key}, token, QUIET);
   }
 
   /** The extend script: compare-and-lengthen, never re-creating the key. */
