@@ -3,16 +3,11 @@ package dev.redlock.testkit;
 import static java.util.Objects.requireNonNull;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -20,7 +15,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,9 +74,6 @@ public final class RedisProcess implements AutoCloseable {
 
   /** Processes not yet closed, for the shutdown hook. */
   private static final Set<RedisProcess> live = ConcurrentHashMap.newKeySet();
-
-  /** Ports handed out in this JVM and not yet released, so parallel starts do not collide. */
-  private static final Set<Integer> reservedPorts = ConcurrentHashMap.newKeySet();
 
   static {
     Runtime.getRuntime()
@@ -265,8 +256,8 @@ public final class RedisProcess implements AutoCloseable {
     if (!isRunning()) {
       throw new IllegalStateException("cannot pause: redis-server on port " + port + " is down");
     }
-    signal("STOP");
-    awaitState(true);
+    ServerHost.signal(server.pid(), "STOP", EXIT_TIMEOUT);
+    ServerHost.awaitStopped(server.pid(), true, EXIT_TIMEOUT);
     paused = true;
   }
 
@@ -281,8 +272,8 @@ public final class RedisProcess implements AutoCloseable {
       return;
     }
     if (isRunning()) {
-      signal("CONT");
-      awaitState(false);
+      ServerHost.signal(server.pid(), "CONT", EXIT_TIMEOUT);
+      ServerHost.awaitStopped(server.pid(), false, EXIT_TIMEOUT);
     }
     paused = false;
   }
@@ -324,8 +315,8 @@ public final class RedisProcess implements AutoCloseable {
         admin.close();
       }
       live.remove(this);
-      reservedPorts.remove(port);
-      deleteRecursively(dir);
+      ServerHost.releasePort(port);
+      ServerHost.deleteRecursively(dir);
     }
   }
 
@@ -369,12 +360,12 @@ public final class RedisProcess implements AutoCloseable {
   private synchronized void launchOnFreePort() {
     PortTakenException last = null;
     for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
-      int candidate = reserveFreePort();
+      int candidate = ServerHost.reservePort(HOST);
       try {
         launch(candidate);
         return;
       } catch (PortTakenException e) {
-        reservedPorts.remove(candidate);
+        ServerHost.releasePort(candidate);
         log.debug(
             "port {} was taken before redis-server bound it (attempt {})", candidate, attempt);
         last = e;
@@ -413,12 +404,12 @@ public final class RedisProcess implements AutoCloseable {
           logStarted(began);
           return;
         }
-        destroyQuietly(p);
+        ServerHost.destroyQuietly(p, EXIT_TIMEOUT);
         throw new PortTakenException(
             "port " + port + " is held by another redis-server, pid " + pid.getAsLong());
       }
       if (!p.isAlive()) {
-        String output = tail(logFile);
+        String output = ServerHost.tail(logFile, LOG_TAIL_BYTES);
         String message =
             "redis-server exited with code "
                 + p.exitValue()
@@ -434,7 +425,7 @@ public final class RedisProcess implements AutoCloseable {
         throw new IllegalStateException(message);
       }
       if (System.nanoTime() - deadline > 0) {
-        destroyQuietly(p);
+        ServerHost.destroyQuietly(p, EXIT_TIMEOUT);
         throw new IllegalStateException(
             "redis-server did not answer on port "
                 + port
@@ -443,14 +434,14 @@ public final class RedisProcess implements AutoCloseable {
                 + " ms\ncommand: "
                 + String.join(" ", command)
                 + "\noutput:\n"
-                + tail(logFile));
+                + ServerHost.tail(logFile, LOG_TAIL_BYTES));
       }
       try {
         // A poll interval that ends early if the process exits.
         p.waitFor(10, TimeUnit.MILLISECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        destroyQuietly(p);
+        ServerHost.destroyQuietly(p, EXIT_TIMEOUT);
         throw new IllegalStateException("interrupted while starting redis-server", e);
       }
     }
@@ -540,16 +531,6 @@ public final class RedisProcess implements AutoCloseable {
     }
   }
 
-  private static void destroyQuietly(Process p) {
-    p.descendants().forEach(ProcessHandle::destroyForcibly);
-    p.destroyForcibly();
-    try {
-      p.waitFor(EXIT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
   private static void killAllLive() {
     List<RedisProcess> all = List.copyOf(live);
     for (RedisProcess redis : all) {
@@ -575,75 +556,7 @@ public final class RedisProcess implements AutoCloseable {
         Thread.currentThread().interrupt();
         return;
       }
-      deleteRecursively(redis.dir);
-    }
-  }
-
-  // ---- signals ----
-
-  /** Sends a signal with the shell's {@code kill}: ProcessHandle offers only TERM and KILL. */
-  private void signal(String name) {
-    long pid = server.pid();
-    try {
-      Process kill =
-          new ProcessBuilder("/bin/sh", "-c", "kill -" + name + " " + pid)
-              .redirectErrorStream(true)
-              .start();
-      kill.getOutputStream().close();
-      if (!kill.waitFor(EXIT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-        kill.destroyForcibly();
-        throw new IllegalStateException("kill -" + name + " " + pid + " did not return in time");
-      }
-      if (kill.exitValue() != 0) {
-        String out = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        throw new IllegalStateException("kill -" + name + " " + pid + " failed: " + out.strip());
-      }
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot run kill -" + name + " " + pid, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while sending SIG" + name, e);
-    }
-  }
-
-  /**
-   * Polls {@code /proc/<pid>/stat} until the process is (or is no longer) stopped, so a caller's
-   * next request meets the state it asked for. Skipped where there is no {@code /proc}.
-   */
-  private void awaitState(boolean stopped) {
-    Path stat = Path.of("/proc", Long.toString(server.pid()), "stat");
-    if (!Files.isReadable(stat)) {
-      return;
-    }
-    long deadline = System.nanoTime() + EXIT_TIMEOUT.toNanos();
-    while (true) {
-      Optional<Character> state = processState(stat);
-      if (state.isEmpty() || (state.get() == 'T') == stopped) {
-        return;
-      }
-      if (System.nanoTime() - deadline > 0) {
-        throw new IllegalStateException(
-            "redis-server pid "
-                + server.pid()
-                + (stopped ? " not stopped" : " still stopped")
-                + " after "
-                + EXIT_TIMEOUT.toMillis()
-                + " ms");
-      }
-      LockSupport.parkNanos(POLL_NANOS);
-    }
-  }
-
-  private static Optional<Character> processState(Path stat) {
-    try {
-      String line = Files.readString(stat);
-      // Format: "pid (comm) S ..."; comm may hold spaces and parentheses, so find the last ')'.
-      int close = line.lastIndexOf(')');
-      return close < 0 || close + 2 >= line.length()
-          ? Optional.empty()
-          : Optional.of(line.charAt(close + 2));
-    } catch (IOException e) {
-      return Optional.empty();
+      ServerHost.deleteRecursively(redis.dir);
     }
   }
 
@@ -658,46 +571,6 @@ public final class RedisProcess implements AutoCloseable {
   private void dropIdleAdminConnections() {
     if (admin != null) {
       admin.dropIdleConnections();
-    }
-  }
-
-  private static int reserveFreePort() {
-    for (int i = 0; i < 20; i++) {
-      int candidate;
-      try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-        candidate = socket.getLocalPort();
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot bind an ephemeral port on " + HOST, e);
-      }
-      if (reservedPorts.add(candidate)) {
-        return candidate;
-      }
-    }
-    throw new IllegalStateException("no unreserved ephemeral port after 20 attempts");
-  }
-
-  private static String tail(Path file) {
-    try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "r")) {
-      long length = raf.length();
-      long from = Math.max(0, length - LOG_TAIL_BYTES);
-      byte[] bytes = new byte[(int) (length - from)];
-      raf.seek(from);
-      raf.readFully(bytes);
-      String text = new String(bytes, StandardCharsets.UTF_8);
-      return (from > 0 ? "[...]\n" : "") + (text.isBlank() ? "(no output)" : text);
-    } catch (IOException e) {
-      return "(output unreadable: " + e.getMessage() + ")";
-    }
-  }
-
-  private static void deleteRecursively(Path root) {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(root)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-    } catch (IOException | UncheckedIOException e) {
-      log.debug("cannot delete {}", root, e);
     }
   }
 

@@ -71,7 +71,9 @@ final class QuorumRound implements Landing, AwaitedRound {
   private final String[] details; // guarded by lock
   private final boolean[] lostInFlight; // guarded by lock; recorded after the decision too
   private final Vote[] answers; // guarded by lock: every answer, after the decision too
-  private final boolean[] sent; // guarded by lock: the command was handed to the master's client
+  // guarded by lock: the command was handed to the master's client; null in a round without a
+  // gate, which sends to every master at its start
+  private final boolean[] sent;
   private IntFunction<CompletableFuture<NodeReply>> held; // guarded by lock: the gate's, until open
   private boolean gateRefused; // guarded by lock: another client holds the key at the gate
   private int granted; // guarded by lock
@@ -96,7 +98,7 @@ final class QuorumRound implements Landing, AwaitedRound {
     this.details = new String[names.size()];
     this.lostInFlight = new boolean[names.size()];
     this.answers = new Vote[names.size()];
-    this.sent = new boolean[names.size()];
+    this.sent = gate < 0 ? null : new boolean[names.size()];
     this.gate = gate;
     this.startNanos = ticker.read();
   }
@@ -130,7 +132,6 @@ final class QuorumRound implements Landing, AwaitedRound {
       int gate) {
     QuorumRound round = new QuorumRound(names, timeoutNanos, quorum, mode, ticker, gate);
     if (gate < 0) {
-      Arrays.fill(round.sent, true); // before any answer: no one reads it until then
       for (int i = 0; i < names.size(); i++) {
         round.send(i, command);
       }
@@ -430,7 +431,7 @@ final class QuorumRound implements Landing, AwaitedRound {
   public boolean mayHaveRun(int node) {
     lock.lock();
     try {
-      if (!sent[node]) {
+      if (sent != null && !sent[node]) {
         return false; // behind a gate that never opened
       }
       Vote answer = answers[node];
