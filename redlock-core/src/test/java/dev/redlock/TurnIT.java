@@ -26,9 +26,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Waiters in turn, on five real masters: a waiter's rounds queue it at its resource's gate master,
  * the lock passes to the waiters in the order they queued, only the waiter whose turn a release
- * names wakes (an asynchronous one too), a paused gate does not keep its queued waiter asleep, a
- * waiter that gives up leaves the queue at once, a waiter that vanished without leaving stops
- * blocking the others after the stale window, and no queue key outlives its waiters.
+ * names wakes (an asynchronous one too), a grant discarded by a cancelled waiter names the next
+ * waiter, a paused gate does not keep its queued waiter asleep, a waiter that gives up leaves the
+ * queue at once, a waiter that vanished without leaving stops blocking the others after the stale
+ * window, and no queue key outlives its waiters.
  */
 class TurnIT {
 
@@ -215,6 +216,42 @@ class TurnIT {
     lastWaiting.get(30, TimeUnit.SECONDS).close();
     int refused = lastRounds.get() - before;
     assertTrue(refused <= 2, "the last async waiter was refused " + refused + " times");
+  }
+
+  @Test
+  void aGrantDiscardedByACancelledAsyncWaiterNamesTheNextWaiter(RedisCluster cluster)
+      throws Exception {
+    String resource = "discarded";
+    RedLock holder = redlock(cluster, SLOW_TIMER, null);
+    java.util.concurrent.atomic.AtomicReference<CompletableFuture<Lease>> first =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    // Cancelled the moment its round is granted (the listener hears the grant before the lease is
+    // handed over): the acquisition discards the grant, as after a cancel in flight.
+    RedLock cancelling =
+        redlock(
+            cluster,
+            SLOW_TIMER,
+            new RedLockListener() {
+              @Override
+              public void acquired(String r, List<NodeOutcome> outcomes, Duration elapsed) {
+                first.get().cancel(false);
+              }
+            });
+    RedLock next = redlock(cluster, SLOW_TIMER, null);
+    Lease held = holder.tryAcquire(resource, TTL).orElseThrow();
+    first.set(cancelling.acquireAsync(resource, TTL, Duration.ofSeconds(30)));
+    RedLocks.eventually("the first queued", () -> queued(cluster, resource) == 1);
+    Future<Lease> waiting =
+        threads.submit(() -> next.acquire(resource, TTL, Duration.ofSeconds(30)));
+    RedLocks.eventually("the next queued", () -> queued(cluster, resource) == 2);
+
+    long released = System.nanoTime();
+    held.close(); // names the first; its grant is discarded, and that release names the next
+    waiting.get(30, TimeUnit.SECONDS).close();
+    long took = System.nanoTime() - released;
+    assertTrue(first.get().isCancelled(), "the first acquisition was cancelled");
+    // A quiet release of the discarded grant would leave it asleep until its timer (1 to 3 s).
+    assertTrue(took < SLOW_TIMER.toNanos() / 4, "granted after " + took / 1_000_000 + " ms");
   }
 
   @Test

@@ -321,12 +321,22 @@ final class Leases {
 
   /**
    * Releases a lease no caller received (its acquisition was cancelled or closed meanwhile) on
-   * every master, without waiting; {@link Releases} follows it.
+   * every master, without waiting; {@link Releases} follows it. Unlike the cleanup of a failed
+   * acquire, it tells the waiters, as {@link #release} does: a majority held the lock, so other
+   * clients may be waiting on it, queued at its gate for a release to name the next of them (the
+   * acquisition left the queue before its grant was discarded, so the release names the next).
    */
   void discard(Grant lease) {
-    if (!ended(lease)) {
-      releases.releaseAll(lease.key(), lease.token(), lease.landing(), lease.keysExpireBy());
+    if (ended(lease)) {
+      return;
     }
+    byte[] key = lease.key();
+    byte[] token = lease.token();
+    NodeClient gate = masters.gateClient(key);
+    releases.releaseAll(
+        lease.landing(),
+        lease.keysExpireBy(),
+        (node, now) -> node == gate ? node.releaseAtGate(key, token) : node.release(key, token));
   }
 
   /**

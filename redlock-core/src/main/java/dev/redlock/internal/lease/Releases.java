@@ -101,8 +101,15 @@ final class Releases implements AutoCloseable {
    * NodeClient#releaseQuietly}).
    */
   void releaseAll(byte[] key, byte[] token, Landing landing, long keysExpireByNanos) {
-    Job job =
-        start(null, landing, keysExpireByNanos, (node, now) -> node.releaseQuietly(key, token));
+    releaseAll(landing, keysExpireByNanos, (node, now) -> node.releaseQuietly(key, token));
+  }
+
+  /**
+   * Sends {@code command} (a release) to every master without waiting, and follows it, as {@link
+   * #releaseAll(byte[], byte[], Landing, long)} does.
+   */
+  void releaseAll(Landing landing, long keysExpireByNanos, Command command) {
+    Job job = start(null, landing, keysExpireByNanos, command);
     List<NodeClient> nodes = masters.nodes();
     for (int i = 0; i < nodes.size(); i++) {
       job.send(nodes.get(i), i);
