@@ -213,14 +213,41 @@ class AsyncIT {
       assertTrue(pending.stream().noneMatch(CompletableFuture::isDone), "all still waiting");
 
       pending.forEach(f -> f.cancel(true));
+      int beforeCancel = rounds.acquired.get() + rounds.denied.get(); // each cancelled now
       assertEquals(0, waiting.pendingAcquisitions(), "cancelled acquisitions are dropped");
+      // A round in flight at the cancel is still decided (refused: the lock is held), and may be
+      // queued behind the cancelled waiters' leaves at the gate: wait until every such round is.
+      // Those are a few; a round sent after the cancel would make about one per waiter.
+      int afterCancel = awaitNoRoundDecidedFor(Duration.ofMillis(300), rounds) - beforeCancel;
+      assertTrue(afterCancel < 100, afterCancel + " rounds decided after the cancel");
       held.release();
-      // A round in flight at the cancel is still decided; no round is sent after it, so with the
-      // lock free no cancelled waiter is granted, over several retry delays.
+      // No round is sent after the cancel, so with the lock free no cancelled waiter is granted,
+      // over several retry delays.
       assertNoRoundGrantedFor(Duration.ofMillis(1000), rounds);
       assertTrue(RedLocks.keysGone(cluster, "async:crowd", 0, 1, 2));
       assertEquals(0, waiting.leasesHeld());
     }
+  }
+
+  /**
+   * Waits, up to 10 s, until the listener has heard of no decided round for {@code window}; returns
+   * how many it had heard of by then.
+   */
+  private static int awaitNoRoundDecidedFor(Duration window, Rounds rounds) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    int seen = -1;
+    long quietSince = System.nanoTime();
+    while (System.nanoTime() - deadline < 0) {
+      int now = rounds.acquired.get() + rounds.denied.get();
+      if (now != seen) {
+        seen = now;
+        quietSince = System.nanoTime();
+      } else if (System.nanoTime() - quietSince >= window.toNanos()) {
+        return seen;
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+    }
+    throw new AssertionError("rounds still decided 10 s after the cancel: " + seen);
   }
 
   /** Polls, until {@code window} has passed, that the listener heard of no grant. */
