@@ -72,10 +72,9 @@ final class AsyncLeases {
      * Sends one acquisition round.
      *
      * @param timer the thread its decision is completed on
-     * @param gated whether it is a waiter's round, asked of the key's gate master first
      * @return how the round ended
      */
-    CompletableFuture<Attempt> send(ScheduledExecutorService timer, boolean gated);
+    CompletableFuture<Attempt> send(ScheduledExecutorService timer);
   }
 
   private final Leases leases;
@@ -146,7 +145,7 @@ final class AsyncLeases {
     // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
     long handOff = once(waitNanos) ? 0 : wakeups.handOffNanos(key);
     if (handOff > 0) {
-      acquisition.gated = true; // waiters are known: go through the gate as they do
+      turn.behindOthers();
       acquisition.pauseThenNext(Math.min(handOff, waitNanos), null);
     } else {
       acquisition.next();
@@ -429,7 +428,6 @@ final class AsyncLeases {
     private volatile Wakeups.Waiter waiter; // entered after the first refused round
     private volatile CompletableFuture<Void> wake; // armed before the round in flight
     private int splits; // on the timer: woken rounds in a row whose votes split
-    private volatile boolean gated; // the next round is a waiter's, or follows a hand-off pause
     private volatile Turn turn; // the acquisition's place among the resource's waiters
 
     Acquisition(
@@ -460,8 +458,7 @@ final class AsyncLeases {
         // Armed before the round: a release while the round runs ends the next pause at once.
         Wakeups.Waiter entered = waiter;
         wake = entered == null ? null : entered.next();
-        attempt = round.send(timer, gated);
-        gated = true; // a waiter's rounds are gated
+        attempt = round.send(timer);
       } catch (RuntimeException | Error e) {
         leave();
         finish(() -> future.completeExceptionally(e));

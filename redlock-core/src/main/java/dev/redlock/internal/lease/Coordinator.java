@@ -135,7 +135,7 @@ public final class Coordinator {
    */
   public Attempt attemptOnce(String resource, byte[] key, long ttlMillis) {
     checkOpen();
-    return attempt(resource, key, ttlMillis, null, false);
+    return attempt(resource, key, ttlMillis, null);
   }
 
   /**
@@ -167,16 +167,15 @@ public final class Coordinator {
     try {
       // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
       long handOff = wakeups.handOffNanos(key);
-      boolean gated = handOff > 0; // waiters are known: go through the gate as they do
       if (handOff > 0) {
+        turn.behindOthers();
         long left = waitNanos == Long.MAX_VALUE ? handOff : deadline - ticker.read();
         interrupted |= await(new CompletableFuture<>(), Math.min(handOff, left), interruptible);
       }
       while (true) {
         // Armed before the round: a release while the round runs wakes the next wait at once.
         CompletableFuture<Void> wake = waiter == null ? null : waiter.next();
-        Attempt attempt = attempt(resource, key, ttlMillis, turn, gated);
-        gated = true; // a waiter's rounds are gated (see Masters)
+        Attempt attempt = attempt(resource, key, ttlMillis, turn);
         long left = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - ticker.read();
         if (attempt.grant() != null || left <= 0) {
           return attempt;
@@ -251,7 +250,7 @@ public final class Coordinator {
                 settings.retryDelayNanos(),
                 wakeups,
                 turn,
-                (timer, gated) -> attemptAsync(resource, key, ttlMillis, timer, turn, gated),
+                timer -> attemptAsync(resource, key, ttlMillis, timer, turn),
                 result);
     acquired.whenComplete((value, error) -> turn.leave());
     return acquired;
@@ -356,17 +355,17 @@ public final class Coordinator {
    * One acquisition, read top to bottom: a fresh token; the vote on every master; the validity; the
    * lease, or else the release on every master. With fencing, the vote also reads each master's
    * fence counter and clock, and the lease keeps the next token to store when it is first asked for
-   * ({@link Grant#storeFence()}). A waiter's round is {@code gated}: asked of the key's gate master
-   * first ({@link Masters#gateOf}).
+   * ({@link Grant#storeFence()}). A waiter's round (its {@code turn} says which, {@link
+   * Turn#nextGate}) is asked of the key's gate master first ({@link Masters#gateOf}).
    */
-  private Attempt attempt(String resource, byte[] key, long ttlMillis, Turn turn, boolean gated) {
+  private Attempt attempt(String resource, byte[] key, long ttlMillis, Turn turn) {
     byte[] token = tokens.next();
     // The script reads the fence counter whenever it runs; only the plain SET needs no key.
     byte[] legacyFenceKey =
         settings.fencing() || settings.restartGuard() ? LuaScript.legacyFenceKey(key) : null;
     long guardMillis = settings.guardMillis();
 
-    int gate = turn == null ? -1 : turn.gate(gated);
+    int gate = turn == null ? -1 : turn.nextGate();
     boolean inTurn = gate >= 0 && turn.takeNamed(); // named first: ask every master at once
     Tally votes =
         masters.vote(
@@ -385,17 +384,12 @@ public final class Coordinator {
    * attempt completed, on {@code timer}'s thread.
    */
   private CompletableFuture<Attempt> attemptAsync(
-      String resource,
-      byte[] key,
-      long ttlMillis,
-      ScheduledExecutorService timer,
-      Turn turn,
-      boolean gated) {
+      String resource, byte[] key, long ttlMillis, ScheduledExecutorService timer, Turn turn) {
     byte[] token = tokens.next();
     byte[] legacyFenceKey =
         settings.fencing() || settings.restartGuard() ? LuaScript.legacyFenceKey(key) : null;
     long guardMillis = settings.guardMillis();
-    int gate = turn.gate(gated);
+    int gate = turn.nextGate();
     boolean inTurn = gate >= 0 && turn.takeNamed(); // named first: ask every master at once
     return masters
         .voteAsync(

@@ -6,9 +6,15 @@ import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.SelectorLoop;
 import dev.redlock.internal.transport.Ticker;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,13 +77,13 @@ public final class Masters {
     this.datacenters = List.copyOf(datacenters);
     this.quorum = nodes.size() / 2 + 1;
     this.timeoutNanos = timeoutNanos.clone();
-    this.longestTimeoutNanos = java.util.Arrays.stream(timeoutNanos).max().orElse(0);
+    this.longestTimeoutNanos = Arrays.stream(timeoutNanos).max().orElse(0);
     this.ticker = ticker;
     this.io = io;
     this.byName =
-        java.util.stream.IntStream.range(0, this.names.size())
+        IntStream.range(0, this.names.size())
             .boxed()
-            .sorted(java.util.Comparator.comparing(this.names::get))
+            .sorted(Comparator.comparing(this.names::get))
             .mapToInt(Integer::intValue)
             .toArray();
   }
@@ -101,7 +107,7 @@ public final class Masters {
 
   /** The gate of {@code key} by its hash alone, whatever its breaker; for three masters or more. */
   private int gateIndex(byte[] key) {
-    int h = java.util.Arrays.hashCode(key);
+    int h = Arrays.hashCode(key);
     h ^= h >>> 16; // the high bits too: keys that differ only at the end
     h *= 0x45d9f3b;
     h ^= h >>> 16;
@@ -131,7 +137,7 @@ public final class Masters {
   int[] heardFor(byte[] key) {
     int gate = gateOf(key);
     if (gate < 0) {
-      return java.util.stream.IntStream.range(0, nodes.size()).toArray();
+      return IntStream.range(0, nodes.size()).toArray();
     }
     for (int i = 0; i < byName.length; i++) {
       if (byName[i] == gate) {
@@ -158,7 +164,7 @@ public final class Masters {
    * (a typical round) times four, at least 2 ms and at most half the gate's node timeout.
    */
   long gateWaitNanos(int gate, long roundNanos) {
-    long least = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(2);
+    long least = TimeUnit.MILLISECONDS.toNanos(2);
     return Math.min(timeoutNanos[gate] / 2, Math.max(least, 4 * roundNanos));
   }
 
@@ -258,7 +264,7 @@ public final class Masters {
       ScheduledExecutorService timer,
       int gate,
       long gateWaitNanos,
-      java.util.function.BooleanSupplier wanted) {
+      BooleanSupplier wanted) {
     if (gate < 0) {
       return voteAsync(call, timer);
     }
@@ -272,8 +278,8 @@ public final class Masters {
               }
             },
             Math.min(gateWaitNanos, longestTimeoutNanos),
-            java.util.concurrent.TimeUnit.NANOSECONDS);
-      } catch (java.util.concurrent.RejectedExecutionException closing) {
+            TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException closing) {
         round.openGate(); // closing: no timer, so no wait
       }
     }

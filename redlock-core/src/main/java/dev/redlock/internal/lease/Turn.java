@@ -2,10 +2,12 @@ package dev.redlock.internal.lease;
 
 import dev.redlock.internal.transport.KeySet;
 import dev.redlock.internal.transport.NodeClient;
+import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.Vote;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -31,6 +33,7 @@ final class Turn {
   private volatile String queuedAs; // see queuedAs()
   private volatile boolean left; // the acquisition stopped
   private volatile boolean named; // a release named it: its next round need not wait at the gate
+  private volatile boolean waiting; // the next round is a waiter's: gated
 
   /**
    * The turn of an acquisition of {@code key}.
@@ -71,9 +74,23 @@ final class Turn {
     return queuedAs;
   }
 
-  /** The gate of a round of this acquisition, or -1: only a waiter's ({@code gated}) has one. */
-  int gate(boolean gated) {
+  /**
+   * The gate of this acquisition's next round, or -1. Only a waiter's round has one: every round
+   * after the first, and the first too after {@link #behindOthers}. A round without a gate asks
+   * every master at once, as an uncontended acquire does.
+   */
+  int nextGate() {
+    boolean gated = waiting;
+    waiting = true; // every round after this one is a waiter's
     return gated && gating ? masters.gateOf(key) : -1;
+  }
+
+  /**
+   * Waiters are known to be queued for this resource (this client's last release of it was heard):
+   * the first round, too, goes through the gate as theirs do, rather than past them.
+   */
+  void behindOthers() {
+    waiting = true;
   }
 
   /**
@@ -106,7 +123,7 @@ final class Turn {
    * The call to the gate master in a round gated by {@code gate}: queued, if this acquisition's key
    * is a single resource's; else the plain acquire.
    */
-  java.util.concurrent.CompletableFuture<dev.redlock.internal.transport.NodeReply> acquire(
+  CompletableFuture<NodeReply> acquire(
       NodeClient node,
       int gate,
       byte[] legacyFenceKey,
