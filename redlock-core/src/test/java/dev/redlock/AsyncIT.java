@@ -187,6 +187,25 @@ class AsyncIT {
   }
 
   @Test
+  void closingFromAFuturesStageDoesNotWaitForItsOwnThread(RedisCluster cluster) throws Exception {
+    RedLock redlock = redlock(cluster, 3, new Rounds());
+    // The stage runs on the event thread, which the close would otherwise wait for: the grace of
+    // the async rounds' close and then the grace of the event thread's, 1 s and more each.
+    CompletableFuture<Long> closedIn =
+        redlock
+            .tryAcquireAsync("async:close-in-stage", TTL)
+            .thenApply(
+                granted -> {
+                  long start = System.nanoTime();
+                  redlock.close();
+                  return System.nanoTime() - start;
+                });
+    long took = closedIn.get(30, TimeUnit.SECONDS);
+    assertTrue(took < TimeUnit.MILLISECONDS.toNanos(500), "closed in " + took / 1_000_000 + " ms");
+    assertThrows(IllegalStateException.class, () -> redlock.tryAcquire("async:after", TTL));
+  }
+
+  @Test
   void aThousandPendingAcquisitionsHoldNoThreadEach(RedisCluster cluster) throws Exception {
     Rounds rounds = new Rounds();
     try (RedLock holder = redlock(cluster, 3, new Rounds());

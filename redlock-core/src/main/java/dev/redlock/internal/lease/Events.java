@@ -38,6 +38,7 @@ public final class Events {
   private final Listener listener;
   private final ThreadPoolExecutor thread;
   private final AtomicLong dropped = new AtomicLong();
+  private volatile Thread current; // the event thread, the last one started
 
   /**
    * Tells {@code listener}; its event thread starts on first use.
@@ -57,6 +58,7 @@ public final class Events {
             task -> {
               Thread t = new Thread(task, "redlock-events-" + number);
               t.setDaemon(true);
+              current = t;
               return t;
             },
             (task, executor) -> {
@@ -191,9 +193,13 @@ public final class Events {
 
   /**
    * Waits until every event handed to the event thread before this call has been told, or {@code
-   * timeoutNanos} passed: for tests, which assert on what the listener heard.
+   * timeoutNanos} passed: for a close, and for tests, which assert on what the listener heard. On
+   * the event thread itself (a close from a listener or a future's stage), returns at once.
    */
   void awaitTold(long timeoutNanos) {
+    if (onEventThread()) {
+      return; // it cannot wait for itself: the events queued run after the one running now
+    }
     java.util.concurrent.CountDownLatch told = new java.util.concurrent.CountDownLatch(1);
     run(told::countDown);
     try {
@@ -203,9 +209,20 @@ public final class Events {
     }
   }
 
-  /** Tells what is queued, waiting until {@code deadlineNanos} at most, then stops the thread. */
+  /** Whether the calling thread is the event thread: it cannot wait for itself. */
+  private boolean onEventThread() {
+    return Thread.currentThread() == current;
+  }
+
+  /**
+   * Tells what is queued, waiting {@code waitNanos} at most, then stops the thread. On the event
+   * thread itself, returns at once: the queued events are told after the one running now.
+   */
   void close(long waitNanos) {
     thread.shutdown();
+    if (onEventThread()) {
+      return; // closed from a listener or a future's stage: the queued events run after it
+    }
     try {
       if (!thread.awaitTermination(waitNanos, TimeUnit.NANOSECONDS)) {
         thread.shutdownNow();
