@@ -5,18 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
 import dev.redlock.RedLock;
-import dev.redlock.RedLockException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -45,8 +38,6 @@ class WakeUpsChaosIT {
   /** The longest wait allowed: the longest timer pause, a reconnect, a few rounds, and slack. */
   private static final Duration LONGEST_WAIT = Duration.ofSeconds(3);
 
-  record Hold(int contender, long from, long validUntil, int phase) {}
-
   @Test
   void waitersKeepGettingTheLockThroughAPartitionAndLostNotices(ChaosCluster cluster)
       throws Exception {
@@ -63,55 +54,14 @@ class WakeUpsChaosIT {
       }
       NetworkChaos.warmUp(cluster, redlocks.get(0));
       String key = NetworkChaos.resource("wake-ups");
-      ConcurrentLinkedQueue<Hold> holds = new ConcurrentLinkedQueue<>();
-      AtomicLong longestWait = new AtomicLong();
-      AtomicLong failures = new AtomicLong();
-      AtomicBoolean stop = new AtomicBoolean();
-      AtomicInteger phase = new AtomicInteger(); // read by the contenders, set below
-      CountDownLatch done = new CountDownLatch(CONTENDERS);
-      List<Thread> threads = new ArrayList<>();
-      for (int c = 0; c < CONTENDERS; c++) {
-        int me = c;
-        RedLock redlock = redlocks.get(c);
-        Thread thread =
-            new Thread(
-                () -> {
-                  try {
-                    while (!stop.get()) {
-                      long asked = System.nanoTime();
-                      Lease lease;
-                      try {
-                        lease = redlock.acquire(key, TTL, Duration.ofSeconds(10));
-                      } catch (RedLockException e) {
-                        failures.incrementAndGet();
-                        continue;
-                      }
-                      long from = System.nanoTime();
-                      longestWait.accumulateAndGet(from - asked, Math::max);
-                      long validUntil = from + lease.remainingValidity().toNanos();
-                      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-                      holds.add(
-                          new Hold(me, from, Math.min(System.nanoTime(), validUntil), phase.get()));
-                      lease.close();
-                    }
-                  } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                  } finally {
-                    done.countDown();
-                  }
-                },
-                "wake-contender-" + c);
-        thread.setDaemon(true);
-        threads.add(thread);
-        thread.start();
-      }
+      HandAround run = HandAround.start(redlocks, key, TTL);
 
-      sleepPhase(); // 0: healthy
-      phase.set(1);
+      HandAround.sleep(PHASE); // 0: healthy
+      run.phase(1);
       cluster.proxy(0).disable(); // 1: a master partitioned while clients wait
-      sleepPhase();
+      HandAround.sleep(PHASE);
       cluster.heal();
-      phase.set(2);
+      run.phase(2);
       long until = System.nanoTime() + PHASE.toNanos(); // 2: connections dropped again and again
       int drops = 0;
       while (System.nanoTime() - until < 0) {
@@ -123,30 +73,18 @@ class WakeUpsChaosIT {
         drops++;
       }
       cluster.heal();
-      stop.set(true);
-      assertTrue(done.await(30, TimeUnit.SECONDS), "every contender stopped");
+      assertTrue(run.stop(Duration.ofSeconds(30)), "every contender stopped");
 
-      List<Hold> sorted = new ArrayList<>(holds);
-      sorted.sort(Comparator.comparingLong(Hold::from));
-      int overlaps = 0;
-      for (int i = 1; i < sorted.size(); i++) {
-        if (sorted.get(i).from() - sorted.get(i - 1).validUntil() < 0) {
-          overlaps++;
-        }
-      }
-      int[][] grants = new int[3][CONTENDERS];
-      for (Hold hold : sorted) {
-        grants[hold.phase()][hold.contender()]++;
-      }
+      int[][] grants = run.grants(3);
       log.info(
           "wake-ups chaos: {} holds, grants per phase and contender {}, longest wait {} ms,"
               + " {} failed waits, {} drops",
-          sorted.size(),
+          run.holds(),
           Arrays.deepToString(grants),
-          longestWait.get() / 1_000_000,
-          failures.get(),
+          run.longestWaitNanos() / 1_000_000,
+          run.failures(),
           drops);
-      assertEquals(0, overlaps, "overlapping leases");
+      assertEquals(0, run.overlaps(), "overlapping leases");
       for (int p = 0; p < 3; p++) {
         for (int c = 0; c < CONTENDERS; c++) {
           assertTrue(
@@ -154,10 +92,10 @@ class WakeUpsChaosIT {
               "contender " + c + " got nothing in phase " + p + ": " + Arrays.deepToString(grants));
         }
       }
-      assertEquals(0, failures.get(), "waits that ran out");
+      assertEquals(0, run.failures(), "waits that ran out");
       assertTrue(
-          longestWait.get() < LONGEST_WAIT.toNanos(),
-          "longest wait " + longestWait.get() / 1_000_000 + " ms");
+          run.longestWaitNanos() < LONGEST_WAIT.toNanos(),
+          "longest wait " + run.longestWaitNanos() / 1_000_000 + " ms");
 
       // The subscriber connections the faults broke are back: a new wait is subscribed again on the
       // masters whose notices it hears (the resource's gate and the next master by name).
@@ -195,13 +133,6 @@ class WakeUpsChaosIT {
     } finally {
       cluster.heal();
       redlocks.forEach(RedLock::close);
-    }
-  }
-
-  private static void sleepPhase() {
-    long until = System.nanoTime() + PHASE.toNanos();
-    for (long left = PHASE.toNanos(); left > 0; left = until - System.nanoTime()) {
-      LockSupport.parkNanos(left); // the workload runs meanwhile; this is the phase's length
     }
   }
 }
