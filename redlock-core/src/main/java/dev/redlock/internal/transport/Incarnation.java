@@ -126,10 +126,35 @@ record Incarnation(
    * or null if it may; {@code admitted} is the run an operator admitted on the master (or null).
    */
   String refusal(long nowNanos, long guardNanos, String admitted) {
+    return refusal(nowNanos, guardNanos, runId != null && runId.equals(admitted));
+  }
+
+  /**
+   * As {@link #refusal(long, long, String)}, with the admitted run as the master sent it (ASCII
+   * bytes, or null): no String per acquire.
+   */
+  String refusalAscii(long nowNanos, long guardNanos, byte[] admitted) {
+    return refusal(nowNanos, guardNanos, isRun(admitted));
+  }
+
+  private boolean isRun(byte[] admitted) {
+    String run = runId;
+    if (admitted == null || run == null || run.length() != admitted.length) {
+      return false;
+    }
+    for (int i = 0; i < admitted.length; i++) {
+      if (run.charAt(i) != (admitted[i] & 0xff)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private String refusal(long nowNanos, long guardNanos, boolean admittedRun) {
     if (unknown != null) {
       return "the restart guard cannot see this master's restarts (" + unknown + ")";
     }
-    if (runId.equals(admitted)) {
+    if (admittedRun) {
       return null; // an operator vouched for this very run
     }
     if (lossless && !replaced) {

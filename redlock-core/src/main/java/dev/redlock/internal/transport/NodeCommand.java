@@ -559,7 +559,7 @@ public final class NodeCommand {
     long micros;
     long fence;
     Long born;
-    String admitted;
+    byte[] admitted;
     try {
       if (!(time instanceof List<?> clock && clock.size() == 2)
           || !(values instanceof List<?> read && read.size() == 4)
@@ -572,8 +572,7 @@ public final class NodeCommand {
               read.get(0) == null ? 0 : parse(read.get(0)),
               read.get(1) == null ? 0 : parse(read.get(1)));
       born = read.get(2) == null ? null : parse(read.get(2));
-      admitted =
-          read.get(3) instanceof byte[] run ? new String(run, StandardCharsets.US_ASCII) : null;
+      admitted = read.get(3) instanceof byte[] run ? run : null;
     } catch (NumberFormatException e) {
       reply.completeExceptionally(new NodeUnavailableException("unexpected reply to ACQUIRE"));
       return;
@@ -597,7 +596,7 @@ public final class NodeCommand {
    * Incarnation#refusal}). The run's age is taken when the command was written, before the master
    * ran it: never more than its age then.
    */
-  private String tooYoung(Long born, long masterMillis, String admitted) {
+  private String tooYoung(Long born, long masterMillis, byte[] admitted) {
     if (born == null) {
       return "no dataset-birth marker (a new, flushed or emptied dataset; one is stored now): votes in "
           + (guardMillis + 999) / 1000
@@ -614,12 +613,16 @@ public final class NodeCommand {
     if (incarnation == null) {
       return "the server run is unknown";
     }
-    return incarnation.refusal(
+    return incarnation.refusalAscii(
         writtenAt, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(guardMillis), admitted);
   }
 
   static long parse(Object word) {
     if (word instanceof byte[] bytes) {
+      long digits = digits(bytes);
+      if (digits >= 0) {
+        return digits; // the usual case, read without a String: several per acquire
+      }
       String text = new String(bytes, StandardCharsets.US_ASCII);
       try {
         return Long.parseLong(text);
@@ -633,13 +636,42 @@ public final class NodeCommand {
     throw new NumberFormatException("not a number");
   }
 
+  /** The value of 1 to 18 ASCII digits, or -1 for anything else (parsed the slow way). */
+  private static long digits(byte[] bytes) {
+    if (bytes.length == 0 || bytes.length > 18) {
+      return -1;
+    }
+    long value = 0;
+    for (byte b : bytes) {
+      if (b < '0' || b > '9') {
+        return -1;
+      }
+      value = value * 10 + (b - '0');
+    }
+    return value;
+  }
+
   private static final byte[][] NO_WORDS = new byte[0][];
 
   /** The admit script's run argument when it admits no run; filled in when written otherwise. */
   private static final byte[] NO_RUN = new byte[0];
 
+  /** {@code value} in ASCII decimal, written straight into its array: several per acquire. */
   static byte[] number(long value) {
-    return ascii(Long.toString(value));
+    if (value < 0) {
+      return ascii(Long.toString(value)); // never on the hot path
+    }
+    int length = 1;
+    for (long rest = value / 10; rest > 0; rest /= 10) {
+      length++;
+    }
+    byte[] digits = new byte[length];
+    long rest = value;
+    for (int i = length - 1; i >= 0; i--) {
+      digits[i] = (byte) ('0' + rest % 10);
+      rest /= 10;
+    }
+    return digits;
   }
 
   static byte[] ascii(String text) {

@@ -118,6 +118,11 @@ class IncarnationTest {
         Incarnation.after(null, 0, Incarnation.Facts.of(info(RUN_A, 1), config("no", "")), now);
     assertNull(young.refusal(now, GUARD, RUN_A), "admitted: this very run");
     assertNotNull(young.refusal(now, GUARD, RUN_B), "an admission of another run counts nothing");
+    // As the acquire reads it: the run's ASCII bytes, compared without a String.
+    assertNull(young.refusalAscii(now, GUARD, ascii(RUN_A)), "admitted, as sent: this very run");
+    assertNotNull(young.refusalAscii(now, GUARD, ascii(RUN_B)), "as sent: another run");
+    assertNotNull(young.refusalAscii(now, GUARD, ascii(RUN_A + "0")), "as sent: a longer one");
+    assertNotNull(young.refusalAscii(now, GUARD, null), "as sent: none");
     Incarnation lossless =
         Incarnation.after(
             null, 0, Incarnation.Facts.of(info(RUN_A, 1), config("yes", "always")), now);
@@ -148,5 +153,9 @@ class IncarnationTest {
             before, lastHeard, Incarnation.Facts.of(info(RUN_B, 0), config("yes", "always")), now);
     assertFalse(restarted.replaced());
     assertNull(restarted.refusal(now, GUARD, null), "lossless: it kept every key");
+  }
+
+  private static byte[] ascii(String run) {
+    return run.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
   }
 }
