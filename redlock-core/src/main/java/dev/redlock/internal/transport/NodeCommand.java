@@ -618,37 +618,7 @@ public final class NodeCommand {
   }
 
   static long parse(Object word) {
-    if (word instanceof byte[] bytes) {
-      long digits = digits(bytes);
-      if (digits >= 0) {
-        return digits; // the usual case, read without a String: several per acquire
-      }
-      String text = new String(bytes, StandardCharsets.US_ASCII);
-      try {
-        return Long.parseLong(text);
-      } catch (NumberFormatException e) {
-        return (long) Double.parseDouble(text); // a number Lua stored, e.g. 1.7e+12
-      }
-    }
-    if (word instanceof Long value) {
-      return value;
-    }
-    throw new NumberFormatException("not a number");
-  }
-
-  /** The value of 1 to 18 ASCII digits, or -1 for anything else (parsed the slow way). */
-  private static long digits(byte[] bytes) {
-    if (bytes.length == 0 || bytes.length > 18) {
-      return -1;
-    }
-    long value = 0;
-    for (byte b : bytes) {
-      if (b < '0' || b > '9') {
-        return -1;
-      }
-      value = value * 10 + (b - '0');
-    }
-    return value;
+    return Ascii.parse(word);
   }
 
   private static final byte[][] NO_WORDS = new byte[0][];
@@ -656,26 +626,12 @@ public final class NodeCommand {
   /** The admit script's run argument when it admits no run; filled in when written otherwise. */
   private static final byte[] NO_RUN = new byte[0];
 
-  /** {@code value} in ASCII decimal, written straight into its array: several per acquire. */
   static byte[] number(long value) {
-    if (value < 0) {
-      return ascii(Long.toString(value)); // never on the hot path
-    }
-    int length = 1;
-    for (long rest = value / 10; rest > 0; rest /= 10) {
-      length++;
-    }
-    byte[] digits = new byte[length];
-    long rest = value;
-    for (int i = length - 1; i >= 0; i--) {
-      digits[i] = (byte) ('0' + rest % 10);
-      rest /= 10;
-    }
-    return digits;
+    return Ascii.number(value);
   }
 
   static byte[] ascii(String text) {
-    return text.getBytes(StandardCharsets.US_ASCII);
+    return Ascii.bytes(text);
   }
 
   /**

@@ -8,14 +8,14 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The numbers of an acquire's reply (the master's clock, fence counters, the dataset's birth) as
- * {@link NodeCommand#parse} reads them: plain digits without a String, anything else the slow way,
- * which still reads what Lua stores (a negative number, a float such as 1.7e+12) and refuses junk;
- * and the numbers of a command ({@link NodeCommand#number}), written without a String.
+ * {@link Ascii#parse} reads them: plain digits without a String, anything else the slow way, which
+ * still reads what Lua stores (a negative number, a float such as 1.7e+12) and refuses junk; and
+ * the numbers of a command ({@link Ascii#number}), written without a String.
  */
-class NodeCommandParseTest {
+class AsciiTest {
 
   private static long parse(String word) {
-    return NodeCommand.parse(word.getBytes(StandardCharsets.US_ASCII));
+    return Ascii.parse(word.getBytes(StandardCharsets.US_ASCII));
   }
 
   @Test
@@ -27,7 +27,7 @@ class NodeCommandParseTest {
     assertEquals(Long.MAX_VALUE, parse("9223372036854775807")); // 19: the slow way
     assertEquals(-5, parse("-5"));
     assertEquals(1_700_000_000_000L, parse("1.7e+12"));
-    assertEquals(42, NodeCommand.parse(42L));
+    assertEquals(42, Ascii.parse(42L));
   }
 
   @Test
@@ -35,9 +35,9 @@ class NodeCommandParseTest {
     for (long value : new long[] {0, 7, 10, 99, 100, 30_000, Long.MAX_VALUE, -1, Long.MIN_VALUE}) {
       assertEquals(
           Long.toString(value),
-          new String(NodeCommand.number(value), StandardCharsets.US_ASCII),
+          new String(Ascii.number(value), StandardCharsets.US_ASCII),
           "the digits of " + value);
-      assertEquals(value, NodeCommand.parse(NodeCommand.number(value)), "read back: " + value);
+      assertEquals(value, Ascii.parse(Ascii.number(value)), "read back: " + value);
     }
   }
 
@@ -46,6 +46,6 @@ class NodeCommandParseTest {
     assertThrows(NumberFormatException.class, () -> parse(""));
     assertThrows(NumberFormatException.class, () -> parse("12a"));
     assertThrows(NumberFormatException.class, () -> parse("abc"));
-    assertThrows(NumberFormatException.class, () -> NodeCommand.parse("12"));
+    assertThrows(NumberFormatException.class, () -> Ascii.parse("12"));
   }
 }
