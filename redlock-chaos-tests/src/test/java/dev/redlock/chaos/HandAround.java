@@ -1,10 +1,14 @@
 package dev.redlock.chaos;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.redlock.Lease;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -24,6 +28,19 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class HandAround {
 
+  /** The contenders, each with a RedLock of its own. */
+  static final int CONTENDERS = 4;
+
+  static final Duration NODE_TIMEOUT = Duration.ofMillis(100);
+  static final Duration TTL = Duration.ofSeconds(3);
+  static final Duration RETRY_DELAY = Duration.ofMillis(200);
+
+  /** How long a test stays in each phase. */
+  static final Duration PHASE = Duration.ofSeconds(3);
+
+  /** The longest wait allowed: the longest timer pause, a reconnect, a few rounds, and slack. */
+  static final Duration LONGEST_WAIT = Duration.ofSeconds(3);
+
   /** One hold: by whom, from when until the end of its validity or its release, in which phase. */
   record Hold(int contender, long from, long validUntil, int phase) {}
 
@@ -40,8 +57,27 @@ final class HandAround {
     this.done = new CountDownLatch(contenders);
   }
 
+  /**
+   * The contenders' RedLocks on {@code cluster}: {@value #CONTENDERS}, admitted, with the node
+   * timeout and retry delay above and wake-ups on (the default). The caller closes them.
+   */
+  static List<RedLock> redlocks(ChaosCluster cluster) {
+    List<RedLock> redlocks = new ArrayList<>();
+    for (int i = 0; i < CONTENDERS; i++) {
+      redlocks.add(
+          NetworkChaos.admitted(
+              RedLock.builder()
+                  .nodes(cluster.uris())
+                  .nodeTimeout(NODE_TIMEOUT)
+                  .retryDelay(RETRY_DELAY)
+                  .build()));
+    }
+    return redlocks;
+  }
+
   /** Starts one contender per RedLock of {@code redlocks} on {@code key}, in phase 0. */
-  static HandAround start(List<RedLock> redlocks, String key, Duration ttl) {
+  static HandAround start(List<RedLock> redlocks, String key) {
+    Duration ttl = TTL;
     HandAround run = new HandAround(redlocks.size());
     for (int c = 0; c < redlocks.size(); c++) {
       int me = c;
@@ -90,7 +126,7 @@ final class HandAround {
   }
 
   /** How many holds began before the one before them (by start) ended. */
-  int overlaps() {
+  private int overlaps() {
     List<Hold> sorted = new ArrayList<>(holds);
     sorted.sort(Comparator.comparingLong(Hold::from));
     int overlaps = 0;
@@ -103,7 +139,7 @@ final class HandAround {
   }
 
   /** The holds per phase (first index, {@code 0..phases-1}) and contender (second). */
-  int[][] grants(int phases) {
+  private int[][] grants(int phases) {
     int[][] grants = new int[phases][contenders];
     for (Hold hold : holds) {
       grants[hold.phase()][hold.contender()]++;
@@ -111,25 +147,45 @@ final class HandAround {
     return grants;
   }
 
-  /** Every hold so far. */
-  int holds() {
-    return holds.size();
+  /**
+   * The figures, for the log: holds, grants per phase and contender, the longest wait, failures.
+   */
+  String summary(int phases) {
+    return holds.size()
+        + " holds, grants per phase and contender "
+        + Arrays.deepToString(grants(phases))
+        + ", longest wait "
+        + longestWait.get() / 1_000_000
+        + " ms, "
+        + failures.get()
+        + " failed waits";
   }
 
-  /** The longest wait of an acquisition that was granted. */
-  long longestWaitNanos() {
-    return longestWait.get();
+  /**
+   * Asserts, once stopped, what the chaos tests of waiters claim: no two holds overlapped, every
+   * contender held the lock in each of {@code phases} phases, no wait ran out, and none took longer
+   * than {@link #LONGEST_WAIT}.
+   */
+  void assertEveryoneHeldTheLockInEveryPhase(int phases) {
+    assertEquals(0, overlaps(), "overlapping leases");
+    int[][] grants = grants(phases);
+    for (int p = 0; p < phases; p++) {
+      for (int c = 0; c < contenders; c++) {
+        assertTrue(
+            grants[p][c] > 0,
+            "contender " + c + " got nothing in phase " + p + ": " + Arrays.deepToString(grants));
+      }
+    }
+    assertEquals(0, failures.get(), "waits that ran out");
+    assertTrue(
+        longestWait.get() < LONGEST_WAIT.toNanos(),
+        "longest wait " + longestWait.get() / 1_000_000 + " ms");
   }
 
-  /** The waits that ran out (or threw). */
-  long failures() {
-    return failures.get();
-  }
-
-  /** Waits out {@code phase}: the contenders run meanwhile. */
-  static void sleep(Duration phase) {
-    long until = System.nanoTime() + phase.toNanos();
-    for (long left = phase.toNanos(); left > 0; left = until - System.nanoTime()) {
+  /** Waits out a {@link #PHASE}: the contenders run meanwhile. */
+  static void sleepPhase() {
+    long until = System.nanoTime() + PHASE.toNanos();
+    for (long left = PHASE.toNanos(); left > 0; left = until - System.nanoTime()) {
       LockSupport.parkNanos(left);
     }
   }

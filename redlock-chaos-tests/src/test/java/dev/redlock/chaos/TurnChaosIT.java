@@ -1,6 +1,5 @@
 package dev.redlock.chaos;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
@@ -8,8 +7,6 @@ import dev.redlock.RedLock;
 import dev.redlock.testkit.RedisProcess;
 import eu.rekawek.toxiproxy.model.ToxicDirection;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,83 +33,47 @@ class TurnChaosIT {
 
   @RegisterExtension static final ChaosClusterExtension chaos = ChaosClusterExtension.withNodes(5);
 
-  private static final int CONTENDERS = 4;
   private static final int PHASES = 5;
-  private static final Duration NODE_TIMEOUT = Duration.ofMillis(100);
-  private static final Duration TTL = Duration.ofSeconds(3);
-  private static final Duration RETRY_DELAY = Duration.ofMillis(200);
-  private static final Duration PHASE = Duration.ofSeconds(3);
-
-  /** The longest wait allowed: the longest timer pause, a reconnect, a few rounds, and slack. */
-  private static final Duration LONGEST_WAIT = Duration.ofSeconds(3);
 
   @Test
   void waitersKeepGettingTheLockWhenTheirGateIsPartitionedOrRestartedEmpty(ChaosCluster cluster)
       throws Exception {
-    List<RedLock> redlocks = new ArrayList<>();
+    List<RedLock> redlocks = HandAround.redlocks(cluster);
     try {
-      for (int i = 0; i < CONTENDERS; i++) {
-        redlocks.add(
-            NetworkChaos.admitted(
-                RedLock.builder()
-                    .nodes(cluster.uris())
-                    .nodeTimeout(NODE_TIMEOUT)
-                    .retryDelay(RETRY_DELAY)
-                    .build()));
-      }
       NetworkChaos.warmUp(cluster, redlocks.get(0));
       String key = NetworkChaos.resource("turns");
       int gate = gateOf(cluster, redlocks, key);
       RedisProcess gateProcess = cluster.process(gate).orElse(null);
       Assumptions.assumeTrue(gateProcess != null, "killing a master needs the local backend");
 
-      HandAround run = HandAround.start(redlocks, key, TTL);
+      HandAround run = HandAround.start(redlocks, key);
       int longestQueue = 0; // 0: healthy, the queue at the gate sampled meanwhile
-      long until = System.nanoTime() + PHASE.toNanos();
+      long until = System.nanoTime() + HandAround.PHASE.toNanos();
       while (System.nanoTime() - until < 0) {
         longestQueue = Math.max(longestQueue, (int) queued(cluster, gate, key));
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
       }
       run.phase(1);
       cluster.proxy(gate).disable(); // 1: the gate partitioned while clients queue there
-      HandAround.sleep(PHASE);
+      HandAround.sleepPhase();
       cluster.heal();
       run.phase(2);
       // 2: the gate silent: what is sent to it is held, never answered, never refused
       cluster.proxy(gate).toxics().bandwidth("requests-held", ToxicDirection.UPSTREAM, 0);
-      HandAround.sleep(PHASE);
+      HandAround.sleepPhase();
       run.phase(3);
       cluster.heal(); // 3: healed
-      HandAround.sleep(PHASE);
+      HandAround.sleepPhase();
       run.phase(4);
       gateProcess.kill(); // 4: the gate killed, and restarted empty
       gateProcess.restart();
-      HandAround.sleep(PHASE);
+      HandAround.sleepPhase();
       assertTrue(run.stop(Duration.ofSeconds(30)), "every contender stopped");
 
-      int[][] grants = run.grants(PHASES);
       log.info(
-          "turn chaos: gate {}, longest queue {}, {} holds, grants per phase and contender {},"
-              + " longest wait {} ms, {} failed waits",
-          gate,
-          longestQueue,
-          run.holds(),
-          Arrays.deepToString(grants),
-          run.longestWaitNanos() / 1_000_000,
-          run.failures());
+          "turn chaos: gate {}, longest queue {}, {}", gate, longestQueue, run.summary(PHASES));
       assertTrue(longestQueue > 0, "no waiter was ever seen queued at the gate");
-      assertEquals(0, run.overlaps(), "overlapping leases");
-      for (int p = 0; p < PHASES; p++) {
-        for (int c = 0; c < CONTENDERS; c++) {
-          assertTrue(
-              grants[p][c] > 0,
-              "contender " + c + " got nothing in phase " + p + ": " + Arrays.deepToString(grants));
-        }
-      }
-      assertEquals(0, run.failures(), "waits that ran out");
-      assertTrue(
-          run.longestWaitNanos() < LONGEST_WAIT.toNanos(),
-          "longest wait " + run.longestWaitNanos() / 1_000_000 + " ms");
+      run.assertEveryoneHeldTheLockInEveryPhase(PHASES);
     } finally {
       cluster.heal();
       redlocks.forEach(RedLock::close);
@@ -123,12 +84,12 @@ class TurnChaosIT {
   private static int gateOf(ChaosCluster cluster, List<RedLock> redlocks, String key)
       throws InterruptedException {
     AtomicInteger found = new AtomicInteger(-1);
-    try (Lease held = redlocks.get(0).acquire(key, TTL, Duration.ofSeconds(10))) {
+    try (Lease held = redlocks.get(0).acquire(key, HandAround.TTL, Duration.ofSeconds(10))) {
       Thread waiter =
           new Thread(
               () -> {
                 try {
-                  redlocks.get(1).acquire(key, TTL, Duration.ofSeconds(30)).close();
+                  redlocks.get(1).acquire(key, HandAround.TTL, Duration.ofSeconds(30)).close();
                 } catch (InterruptedException e) {
                   Thread.currentThread().interrupt();
                 }

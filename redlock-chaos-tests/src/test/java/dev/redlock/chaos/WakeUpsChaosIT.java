@@ -1,13 +1,10 @@
 package dev.redlock.chaos;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
 import dev.redlock.RedLock;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -29,40 +26,23 @@ class WakeUpsChaosIT {
 
   @RegisterExtension static final ChaosClusterExtension chaos = ChaosClusterExtension.withNodes(5);
 
-  private static final int CONTENDERS = 4;
-  private static final Duration NODE_TIMEOUT = Duration.ofMillis(100);
-  private static final Duration TTL = Duration.ofSeconds(3);
-  private static final Duration RETRY_DELAY = Duration.ofMillis(200);
-  private static final Duration PHASE = Duration.ofSeconds(3);
-
-  /** The longest wait allowed: the longest timer pause, a reconnect, a few rounds, and slack. */
-  private static final Duration LONGEST_WAIT = Duration.ofSeconds(3);
-
   @Test
   void waitersKeepGettingTheLockThroughAPartitionAndLostNotices(ChaosCluster cluster)
       throws Exception {
-    List<RedLock> redlocks = new ArrayList<>();
+    List<RedLock> redlocks = HandAround.redlocks(cluster);
     try {
-      for (int i = 0; i < CONTENDERS; i++) {
-        redlocks.add(
-            NetworkChaos.admitted(
-                RedLock.builder()
-                    .nodes(cluster.uris())
-                    .nodeTimeout(NODE_TIMEOUT)
-                    .retryDelay(RETRY_DELAY)
-                    .build()));
-      }
       NetworkChaos.warmUp(cluster, redlocks.get(0));
       String key = NetworkChaos.resource("wake-ups");
-      HandAround run = HandAround.start(redlocks, key, TTL);
+      HandAround run = HandAround.start(redlocks, key);
 
-      HandAround.sleep(PHASE); // 0: healthy
+      HandAround.sleepPhase(); // 0: healthy
       run.phase(1);
       cluster.proxy(0).disable(); // 1: a master partitioned while clients wait
-      HandAround.sleep(PHASE);
+      HandAround.sleepPhase();
       cluster.heal();
       run.phase(2);
-      long until = System.nanoTime() + PHASE.toNanos(); // 2: connections dropped again and again
+      long until =
+          System.nanoTime() + HandAround.PHASE.toNanos(); // 2: connections dropped again and again
       int drops = 0;
       while (System.nanoTime() - until < 0) {
         int victim = 1 + drops % 4;
@@ -75,36 +55,17 @@ class WakeUpsChaosIT {
       cluster.heal();
       assertTrue(run.stop(Duration.ofSeconds(30)), "every contender stopped");
 
-      int[][] grants = run.grants(3);
-      log.info(
-          "wake-ups chaos: {} holds, grants per phase and contender {}, longest wait {} ms,"
-              + " {} failed waits, {} drops",
-          run.holds(),
-          Arrays.deepToString(grants),
-          run.longestWaitNanos() / 1_000_000,
-          run.failures(),
-          drops);
-      assertEquals(0, run.overlaps(), "overlapping leases");
-      for (int p = 0; p < 3; p++) {
-        for (int c = 0; c < CONTENDERS; c++) {
-          assertTrue(
-              grants[p][c] > 0,
-              "contender " + c + " got nothing in phase " + p + ": " + Arrays.deepToString(grants));
-        }
-      }
-      assertEquals(0, run.failures(), "waits that ran out");
-      assertTrue(
-          run.longestWaitNanos() < LONGEST_WAIT.toNanos(),
-          "longest wait " + run.longestWaitNanos() / 1_000_000 + " ms");
+      log.info("wake-ups chaos: {}, {} drops", run.summary(3), drops);
+      run.assertEveryoneHeldTheLockInEveryPhase(3);
 
       // The subscriber connections the faults broke are back: a new wait is subscribed again on the
       // masters whose notices it hears (the resource's gate and the next master by name).
-      try (Lease held = redlocks.get(0).acquire(key, TTL, Duration.ofSeconds(10))) {
+      try (Lease held = redlocks.get(0).acquire(key, HandAround.TTL, Duration.ofSeconds(10))) {
         Thread waiter =
             new Thread(
                 () -> {
                   try {
-                    redlocks.get(1).acquire(key, TTL, Duration.ofSeconds(30)).close();
+                    redlocks.get(1).acquire(key, HandAround.TTL, Duration.ofSeconds(30)).close();
                   } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                   }
