@@ -18,6 +18,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * Contenders, one thread and one RedLock each, handing one lock around until stopped: each waits
@@ -180,6 +182,34 @@ final class HandAround {
     assertTrue(
         longestWait.get() < LONGEST_WAIT.toNanos(),
         "longest wait " + longestWait.get() / 1_000_000 + " ms");
+  }
+
+  /**
+   * Holds {@code key} with the first of {@code redlocks} while the second waits for it, until
+   * {@code seen} holds of the masters (up to 5 s); then releases it and checks that the waiter got
+   * the lock.
+   */
+  static void whileOneWaits(
+      List<RedLock> redlocks, String key, BooleanSupplier seen, Supplier<String> what)
+      throws InterruptedException {
+    try (Lease held = redlocks.get(0).acquire(key, TTL, Duration.ofSeconds(10))) {
+      Thread waiter =
+          new Thread(
+              () -> {
+                try {
+                  redlocks.get(1).acquire(key, TTL, Duration.ofSeconds(30)).close();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              },
+              "one-waiter");
+      waiter.setDaemon(true);
+      waiter.start();
+      NetworkChaos.awaitTrue(Duration.ofSeconds(5), seen, what);
+      held.close();
+      waiter.join(TimeUnit.SECONDS.toMillis(30));
+      assertTrue(!waiter.isAlive(), "the waiter got the lock");
+    }
   }
 
   /** Waits out a {@link #PHASE}: the contenders run meanwhile. */

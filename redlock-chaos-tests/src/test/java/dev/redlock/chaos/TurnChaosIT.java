@@ -2,7 +2,6 @@ package dev.redlock.chaos;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.Lease;
 import dev.redlock.RedLock;
 import dev.redlock.testkit.RedisProcess;
 import eu.rekawek.toxiproxy.model.ToxicDirection;
@@ -84,35 +83,19 @@ class TurnChaosIT {
   private static int gateOf(ChaosCluster cluster, List<RedLock> redlocks, String key)
       throws InterruptedException {
     AtomicInteger found = new AtomicInteger(-1);
-    try (Lease held = redlocks.get(0).acquire(key, HandAround.TTL, Duration.ofSeconds(10))) {
-      Thread waiter =
-          new Thread(
-              () -> {
-                try {
-                  redlocks.get(1).acquire(key, HandAround.TTL, Duration.ofSeconds(30)).close();
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              },
-              "turn-waiter");
-      waiter.setDaemon(true);
-      waiter.start();
-      NetworkChaos.awaitTrue(
-          Duration.ofSeconds(5),
-          () -> {
-            for (int i = 0; i < cluster.size(); i++) {
-              if (queued(cluster, i, key) > 0) {
-                found.set(i);
-                return true;
-              }
+    HandAround.whileOneWaits(
+        redlocks,
+        key,
+        () -> {
+          for (int i = 0; i < cluster.size(); i++) {
+            if (queued(cluster, i, key) > 0) {
+              found.set(i);
+              return true;
             }
-            return false;
-          },
-          () -> "a waiter queued at some master");
-      held.close();
-      waiter.join(TimeUnit.SECONDS.toMillis(30));
-      assertTrue(!waiter.isAlive(), "the waiter got the lock");
-    }
+          }
+          return false;
+        },
+        () -> "a waiter queued at some master");
     return found.get();
   }
 
