@@ -80,7 +80,7 @@ public final class RedisProcess implements AutoCloseable {
         .addShutdownHook(new Thread(RedisProcess::killAllLive, "redlock-testkit-reaper"));
   }
 
-  private final Options options;
+  private final ServerOptions options;
   private final RedisBinary.Choice binary;
   private final Path dir;
 
@@ -92,7 +92,7 @@ public final class RedisProcess implements AutoCloseable {
   private boolean closed;
   private RedisAdmin admin;
 
-  private RedisProcess(Options options, RedisBinary.Choice binary, Path dir) {
+  private RedisProcess(ServerOptions options, RedisBinary.Choice binary, Path dir) {
     this.options = options;
     this.binary = binary;
     this.dir = dir;
@@ -328,11 +328,11 @@ public final class RedisProcess implements AutoCloseable {
 
   // ---- starting ----
 
-  private static RedisProcess start(Options options) {
+  private static RedisProcess start(ServerOptions options) {
     RedisBinary.Choice binary =
-        options.binary != null
-            ? new RedisBinary.Choice(options.binary, "set on the builder")
-            : options.clockRate != null ? RedisBinary.forClockRate() : RedisBinary.select();
+        options.binary() != null
+            ? new RedisBinary.Choice(options.binary(), "set on the builder")
+            : options.clockRate() != null ? RedisBinary.forClockRate() : RedisBinary.select();
     Path dir;
     try {
       dir = Files.createTempDirectory("redlock-redis-");
@@ -343,8 +343,8 @@ public final class RedisProcess implements AutoCloseable {
     live.add(redis);
     boolean started = false;
     try {
-      if (options.port != 0) {
-        redis.launch(options.port);
+      if (options.port() != 0) {
+        redis.launch(options.port());
       } else {
         redis.launchOnFreePort();
       }
@@ -378,7 +378,7 @@ public final class RedisProcess implements AutoCloseable {
   /** Starts the server on {@code port} and waits until it answers with its own process id. */
   private void launch(int port) {
     this.port = port;
-    List<String> command = command(port);
+    List<String> command = options.command(binary.path(), dir, HOST, port);
     Path logFile = dir.resolve(LOG_FILE);
     Process p;
     try {
@@ -394,7 +394,7 @@ public final class RedisProcess implements AutoCloseable {
     }
     this.process = p;
     long began = System.nanoTime();
-    long deadline = began + options.startTimeout.toNanos();
+    long deadline = began + options.startTimeout().toNanos();
     while (true) {
       OptionalLong pid = Probe.readyServerPid(HOST, port, PROBE_TIMEOUT);
       if (pid.isPresent()) {
@@ -430,7 +430,7 @@ public final class RedisProcess implements AutoCloseable {
             "redis-server did not answer on port "
                 + port
                 + " within "
-                + options.startTimeout.toMillis()
+                + options.startTimeout().toMillis()
                 + " ms\ncommand: "
                 + String.join(" ", command)
                 + "\noutput:\n"
@@ -445,37 +445,6 @@ public final class RedisProcess implements AutoCloseable {
         throw new IllegalStateException("interrupted while starting redis-server", e);
       }
     }
-  }
-
-  private List<String> command(int port) {
-    List<String> command = new ArrayList<>();
-    if (options.clockRate != null) {
-      Path faketime =
-          RedisBinary.faketime().orElseThrow(() -> new IllegalStateException(noFaketime()));
-      command.addAll(List.of(faketime.toString(), "-f", options.clockRate));
-    }
-    command.add(binary.path().toString());
-    command.addAll(
-        List.of(
-            "--port",
-            Integer.toString(port),
-            "--bind",
-            HOST,
-            "--save",
-            "",
-            "--daemonize",
-            "no",
-            "--protected-mode",
-            "no",
-            "--dir",
-            dir.toString()));
-    if (options.appendOnly) {
-      command.addAll(List.of("--appendonly", "yes", "--appendfsync", "always"));
-    } else {
-      command.addAll(List.of("--appendonly", "no"));
-    }
-    command.addAll(options.extraArguments);
-    return command;
   }
 
   /** The server is the launched process itself, or its child under a {@code faketime} wrapper. */
@@ -574,11 +543,6 @@ public final class RedisProcess implements AutoCloseable {
     }
   }
 
-  private static String noFaketime() {
-    return "clockRate needs libfaketime's 'faketime' on PATH or at /usr/bin/faketime "
-        + "(Debian/Ubuntu: apt-get install faketime)";
-  }
-
   /** The server could not bind its port; a free-port start tries another. */
   private static final class PortTakenException extends IllegalStateException {
     private static final long serialVersionUID = 1L;
@@ -587,15 +551,6 @@ public final class RedisProcess implements AutoCloseable {
       super(message);
     }
   }
-
-  /** Start options, copied from the builder so a builder can be reused while servers start. */
-  private record Options(
-      int port,
-      String clockRate,
-      boolean appendOnly,
-      Path binary,
-      Duration startTimeout,
-      List<String> extraArguments) {}
 
   /**
    * Options for a {@link RedisProcess}. Not thread-safe while being configured; {@link #start()}
@@ -662,7 +617,7 @@ public final class RedisProcess implements AutoCloseable {
         throw new IllegalArgumentException("faketimeSpec is blank");
       }
       if (!clockRateSupported()) {
-        throw new IllegalStateException(noFaketime());
+        throw new IllegalStateException(ServerOptions.noFaketime());
       }
       this.clockRate = faketimeSpec.strip();
       return this;
@@ -725,7 +680,7 @@ public final class RedisProcess implements AutoCloseable {
      */
     public RedisProcess start() {
       return RedisProcess.start(
-          new Options(
+          new ServerOptions(
               port, clockRate, appendOnly, binary, startTimeout, List.copyOf(extraArguments)));
     }
   }
