@@ -360,21 +360,11 @@ public final class Coordinator {
    */
   private Attempt attempt(String resource, byte[] key, long ttlMillis, Turn turn) {
     byte[] token = tokens.next();
-    // The script reads the fence counter whenever it runs; only the plain SET needs no key.
-    byte[] legacyFenceKey =
-        settings.fencing() || settings.restartGuard() ? LuaScript.legacyFenceKey(key) : null;
-    long guardMillis = settings.guardMillis();
-
     int gate = turn == null ? -1 : turn.nextGate();
     boolean inTurn = gate >= 0 && turn.takeNamed(); // named first: ask every master at once
     Tally votes =
         masters.vote(
-            (node, i) ->
-                i == gate
-                    ? turn.acquire(node, gate, legacyFenceKey, token, ttlMillis, guardMillis)
-                    : node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis),
-            inTurn ? -1 : gate,
-            gate < 0 ? 0 : masters.gateWaitNanos(gate, wakeups.roundNanos()));
+            acquireCall(key, token, ttlMillis, turn, gate), inTurn ? -1 : gate, gateWait(gate));
     Attempt attempt = settle(resource, key, token, ttlMillis, votes);
     return turn == null ? attempt : turn.decided(gate, attempt);
   }
@@ -386,25 +376,36 @@ public final class Coordinator {
   private CompletableFuture<Attempt> attemptAsync(
       String resource, byte[] key, long ttlMillis, ScheduledExecutorService timer, Turn turn) {
     byte[] token = tokens.next();
-    byte[] legacyFenceKey =
-        settings.fencing() || settings.restartGuard() ? LuaScript.legacyFenceKey(key) : null;
-    long guardMillis = settings.guardMillis();
     int gate = turn.nextGate();
     boolean inTurn = gate >= 0 && turn.takeNamed(); // named first: ask every master at once
     return masters
         .voteAsync(
-            (node, i) ->
-                i == gate
-                    ? turn.acquire(node, gate, legacyFenceKey, token, ttlMillis, guardMillis)
-                    : node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis),
+            acquireCall(key, token, ttlMillis, turn, gate),
             timer,
             inTurn ? -1 : gate,
-            gate < 0 ? 0 : masters.gateWaitNanos(gate, wakeups.roundNanos()),
+            gateWait(gate),
             turn::wanted)
-        .thenApply(
-            votes -> {
-              return turn.decided(gate, settle(resource, key, token, ttlMillis, votes));
-            });
+        .thenApply(votes -> turn.decided(gate, settle(resource, key, token, ttlMillis, votes)));
+  }
+
+  /**
+   * The acquire a round sends each master; at {@code gate} (if at least 0), the waiter's acquire in
+   * turn ({@link Turn#acquire}). With fencing, it also reads each master's fence counter and clock.
+   */
+  private Masters.Call acquireCall(byte[] key, byte[] token, long ttlMillis, Turn turn, int gate) {
+    // The script reads the fence counter whenever it runs; only the plain SET needs no key.
+    byte[] legacyFenceKey =
+        settings.fencing() || settings.restartGuard() ? LuaScript.legacyFenceKey(key) : null;
+    long guardMillis = settings.guardMillis();
+    return (node, i) ->
+        i == gate
+            ? turn.acquire(node, gate, legacyFenceKey, token, ttlMillis, guardMillis)
+            : node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
+  }
+
+  /** How long a round gated by {@code gate} waits for it before asking the others; 0 if none. */
+  private long gateWait(int gate) {
+    return gate < 0 ? 0 : masters.gateWaitNanos(gate, wakeups.roundNanos());
   }
 
   /**

@@ -285,16 +285,8 @@ final class Leases {
     if (ended(lease)) {
       return;
     }
-    byte[] key = lease.key();
-    byte[] token = lease.token();
-    NodeClient gate = masters.gateClient(key);
     Releases.Job job =
-        releases.start(
-            lease.resource(),
-            lease.landing(),
-            lease.keysExpireBy(),
-            (node, now) ->
-                node == gate ? node.releaseAtGate(key, token) : node.release(key, token));
+        releases.start(lease.resource(), lease.landing(), lease.keysExpireBy(), releaseOf(lease));
     released(lease, masters.freed(job::send));
   }
 
@@ -306,16 +298,8 @@ final class Leases {
     if (ended(lease)) {
       return CompletableFuture.completedFuture(null);
     }
-    byte[] key = lease.key();
-    byte[] token = lease.token();
-    NodeClient gate = masters.gateClient(key);
     Releases.Job job =
-        releases.start(
-            lease.resource(),
-            lease.landing(),
-            lease.keysExpireBy(),
-            (node, now) ->
-                node == gate ? node.releaseAtGate(key, token) : node.release(key, token));
+        releases.start(lease.resource(), lease.landing(), lease.keysExpireBy(), releaseOf(lease));
     return masters.freedAsync(job::send, timer).thenAccept(tally -> released(lease, tally));
   }
 
@@ -330,13 +314,18 @@ final class Leases {
     if (ended(lease)) {
       return;
     }
+    releases.releaseAll(lease.landing(), lease.keysExpireBy(), releaseOf(lease));
+  }
+
+  /**
+   * The release of {@code lease} on each master: at its key's gate, the release that names the
+   * first waiter queued there ({@link NodeClient#releaseAtGate}); elsewhere the plain one.
+   */
+  private Releases.Command releaseOf(Grant lease) {
     byte[] key = lease.key();
     byte[] token = lease.token();
     NodeClient gate = masters.gateClient(key);
-    releases.releaseAll(
-        lease.landing(),
-        lease.keysExpireBy(),
-        (node, now) -> node == gate ? node.releaseAtGate(key, token) : node.release(key, token));
+    return (node, now) -> node == gate ? node.releaseAtGate(key, token) : node.release(key, token);
   }
 
   /**

@@ -54,6 +54,7 @@ public final class Masters {
   private final Ticker ticker;
   private final SelectorLoop io; // null: no plaintext master on the selector transport
   private final int[] byName; // the masters' indexes, in the order of their names
+  private final int[] nextByName; // for each master's index, the next master's by name
 
   /**
    * The masters, in configuration order.
@@ -86,6 +87,10 @@ public final class Masters {
             .sorted(Comparator.comparing(this.names::get))
             .mapToInt(Integer::intValue)
             .toArray();
+    this.nextByName = new int[byName.length];
+    for (int i = 0; i < byName.length; i++) {
+      nextByName[byName[i]] = byName[(i + 1) % byName.length];
+    }
   }
 
   /**
@@ -139,12 +144,7 @@ public final class Masters {
     if (gate < 0) {
       return IntStream.range(0, nodes.size()).toArray();
     }
-    for (int i = 0; i < byName.length; i++) {
-      if (byName[i] == gate) {
-        return new int[] {gate, byName[(i + 1) % byName.length]};
-      }
-    }
-    return new int[] {gate};
+    return new int[] {gate, nextByName[gate]};
   }
 
   /**
