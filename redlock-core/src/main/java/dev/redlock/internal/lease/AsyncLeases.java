@@ -520,6 +520,10 @@ final class AsyncLeases {
           entered.close(); // stop() ran while it was entering: it may not have seen it
           return;
         }
+        if (turn.queues()) {
+          pauseThenNext(0, null); // queue at the gate at once, as the blocking path does
+          return;
+        }
         woken = entered.next();
       } else if (entered.woken() && Coordinator.split(attempt)) {
         // Woken with others, the votes split: retry after a random part of a few rounds, the

@@ -162,7 +162,7 @@ public final class Coordinator {
     long deadline = waitNanos == Long.MAX_VALUE ? 0 : ticker.read() + waitNanos;
     boolean interrupted = false;
     Wakeups.Waiter waiter = null; // entered after the first round fails
-    Turn turn = new Turn(masters, key, settings.retryDelayNanos(), wakeups.on());
+    Turn turn = wakeups.turn(masters, key, settings.retryDelayNanos());
     int splits = 0; // split rounds in a row
     try {
       // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
@@ -183,6 +183,9 @@ public final class Coordinator {
         if (waiter == null) {
           waiter = wakeups.enter(key);
           waiter.follow(turn);
+          if (turn.queues()) {
+            continue; // queue at the gate at once: only the waiter whose turn it is is told
+          }
           wake = waiter.next();
         } else if (waiter.woken() && split(attempt)) {
           // Woken with others, the votes split (or the round overtook the release on some
@@ -239,7 +242,7 @@ public final class Coordinator {
   public <T> CompletableFuture<T> acquireAsync(
       String resource, byte[] key, long ttlMillis, long waitNanos, Function<Attempt, T> result) {
     checkOpen();
-    Turn turn = new Turn(masters, key, settings.retryDelayNanos(), wakeups.on());
+    Turn turn = wakeups.turn(masters, key, settings.retryDelayNanos());
     CompletableFuture<T> acquired =
         leases
             .async()

@@ -2,7 +2,9 @@ package dev.redlock.internal.lease;
 
 import dev.redlock.internal.lease.Grant.FenceFailure;
 import dev.redlock.internal.lease.QuorumRound.Tally;
+import dev.redlock.internal.transport.KeySet;
 import dev.redlock.internal.transport.NodeClient;
+import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.Ticker;
 import dev.redlock.internal.transport.Vote;
 import java.time.Duration;
@@ -319,13 +321,95 @@ final class Leases {
 
   /**
    * The release of {@code lease} on each master: at its key's gate, the release that names the
-   * first waiter queued there ({@link NodeClient#releaseAtGate}); elsewhere the plain one.
+   * first waiter queued there ({@link NodeClient#releaseAtGate}); on the next master by name, the
+   * other one its waiters hear, a release that tells them only if the gate does not take it (see
+   * {@link Fallback}); elsewhere the plain one (no waiter hears those masters).
    */
   private Releases.Command releaseOf(Grant lease) {
     byte[] key = lease.key();
     byte[] token = lease.token();
     NodeClient gate = masters.gateClient(key);
-    return (node, now) -> node == gate ? node.releaseAtGate(key, token) : node.release(key, token);
+    if (gate == null || KeySet.isKeySet(key)) {
+      return (node, now) -> node.release(key, token);
+    }
+    Fallback fallback = new Fallback(masters.fallbackClient(key), key, token);
+    return (node, now) -> {
+      if (node == gate) {
+        return fallback.atGate(node.releaseAtGate(key, token));
+      }
+      return node == fallback.next
+          ? fallback.atNext(node.releaseAtNext(key, token))
+          : node.release(key, token);
+    };
+  }
+
+  /**
+   * The notice a release owes its key's waiters on the next master by name when the gate does not
+   * take it. The gate's release tells only the waiter whose turn it is (one notice however many
+   * clients wait), so the release on the next master is quiet; but a gate that failed, no longer
+   * held the key, or has not answered {@link Masters#fallbackDelayNanos} after the next master did,
+   * named no one, and its waiters would sleep until their timers. Then, if the next master saw
+   * clients waiting on the key (with none, nothing is owed, and an uncontended release schedules
+   * nothing), it is told to notify them: after its own release answered, so the notice cannot come
+   * before the delete there. Sent once, however often the releases are sent again.
+   */
+  private final class Fallback {
+    private static final int GATE_TOOK = 1;
+    private static final int GATE_FAILED = 2;
+    private static final int NEXT_ANSWERED = 4;
+    private static final int NEXT_HEARD = 8; // clients wait on the key at the next master
+    private static final int TOLD = 16;
+
+    final NodeClient next;
+    private final byte[] key;
+    private final byte[] token;
+    private final AtomicInteger marks = new AtomicInteger();
+
+    Fallback(NodeClient next, byte[] key, byte[] token) {
+      this.next = next;
+      this.key = key;
+      this.token = token;
+    }
+
+    CompletableFuture<NodeReply> atGate(CompletableFuture<NodeReply> release) {
+      release.whenComplete(
+          (answer, error) ->
+              mark(error == null && answer.status() == Vote.GRANTED ? GATE_TOOK : GATE_FAILED));
+      return release;
+    }
+
+    CompletableFuture<NodeReply> atNext(CompletableFuture<NodeReply> release) {
+      release.whenComplete(
+          (answer, error) -> {
+            if (error == null && answer.waitersListening()) {
+              int before = mark(NEXT_ANSWERED | NEXT_HEARD);
+              if ((before & (GATE_TOOK | GATE_FAILED)) == 0) {
+                // The gate has not answered yet: it may be slow, or paused.
+                releases.later(() -> mark(GATE_FAILED), masters.fallbackDelayNanos(key));
+              }
+            } else {
+              mark(NEXT_ANSWERED);
+            }
+          });
+      return release;
+    }
+
+    /** Adds {@code mark}; tells the waiters once it makes the gate failed and them heard. */
+    private int mark(int mark) {
+      int before = marks.getAndAccumulate(mark, (a, b) -> a | b);
+      int after = before | mark;
+      boolean owed = (after & (GATE_FAILED | NEXT_HEARD)) == (GATE_FAILED | NEXT_HEARD);
+      if (owed && (after & GATE_TOOK) == 0 && (before & TOLD) == 0) {
+        if ((marks.getAndAccumulate(TOLD, (a, b) -> a | b) & TOLD) == 0) {
+          try {
+            next.noticeWaiters(key, token);
+          } catch (RuntimeException e) {
+            log.debug("the fallback notice of a release was not sent: {}", e.toString());
+          }
+        }
+      }
+      return before;
+    }
   }
 
   /**

@@ -132,6 +132,32 @@ public final class Masters {
   }
 
   /**
+   * The client of the master after {@code key}'s gate by name, whatever its breaker, or null with
+   * fewer than three masters: the other master its waiters hear ({@link #heardFor}). A release
+   * there tells them only if the gate did not take the release (see the lease layer's Leases).
+   *
+   * @param key the resource's key
+   * @return the next master's client, or null
+   */
+  NodeClient fallbackClient(byte[] key) {
+    return nodes.size() < 3 ? null : nodes.get(nextByName[gateIndex(key)]);
+  }
+
+  /**
+   * How long after the next master answered a release of {@code key} its gate may still answer
+   * before the gate counts as silent and the next master tells the waiters: half the gate's node
+   * timeout. Longer than a gated round waits for its gate (a few rounds' time): a gate counted
+   * silent too soon costs a notice that wakes every waiter, one counted too late only a delay in
+   * the rare case that it is silent.
+   *
+   * @param key the resource's key; for three masters or more
+   * @return nanoseconds
+   */
+  long fallbackDelayNanos(byte[] key) {
+    return timeoutNanos[gateIndex(key)] / 2;
+  }
+
+  /**
    * The masters whose wake-up notices the waiters of {@code key} hear: its gate, where the release
    * names the waiter whose turn it is, and the next master in the order of names, whose plain
    * notices still wake them when the gate falls silent; every master if the key has no gate.

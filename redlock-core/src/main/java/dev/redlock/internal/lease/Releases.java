@@ -141,6 +141,45 @@ final class Releases implements AutoCloseable {
   private static final String CLOSED = "the RedLock was closed first";
 
   /**
+   * Runs {@code task} after {@code delayNanos} on the retry thread, unless closed: a short check
+   * that follows a release (its gate's answer, see the lease layer's Leases). Never blocks long.
+   *
+   * @param task the check
+   * @param delayNanos when
+   */
+  void later(Runnable task, long delayNanos) {
+    lock.lock();
+    try {
+      if (!closed) {
+        executor().schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+      }
+    } catch (RejectedExecutionException e) {
+      // closing: the waiters' timers end their waits
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The retry thread's executor, made at the first use; under lock. */
+  private ScheduledThreadPoolExecutor executor() {
+    if (retries == null) {
+      int number = THREADS.incrementAndGet();
+      retries =
+          new ScheduledThreadPoolExecutor(
+              1,
+              r -> {
+                Thread t = new Thread(r, "redlock-releases-" + number);
+                t.setDaemon(true);
+                return t;
+              });
+      retries.setRemoveOnCancelPolicy(true);
+      retries.setKeepAliveTime(5, TimeUnit.SECONDS);
+      retries.allowCoreThreadTimeOut(true);
+    }
+    return retries;
+  }
+
+  /**
    * Runs {@code task} after {@code delayNanos} on the retry thread, the job then being followed;
    * returns why not (closed, or {@value #MAX_PENDING} releases followed already), or null. Only a
    * release some master did not answer comes here: the others never touch this lock.
@@ -155,21 +194,7 @@ final class Releases implements AutoCloseable {
         following.remove(job);
         return "not sent again: " + MAX_PENDING + " releases were being followed already";
       }
-      if (retries == null) {
-        int number = THREADS.incrementAndGet();
-        retries =
-            new ScheduledThreadPoolExecutor(
-                1,
-                r -> {
-                  Thread t = new Thread(r, "redlock-releases-" + number);
-                  t.setDaemon(true);
-                  return t;
-                });
-        retries.setRemoveOnCancelPolicy(true);
-        retries.setKeepAliveTime(5, TimeUnit.SECONDS);
-        retries.allowCoreThreadTimeOut(true);
-      }
-      retries.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+      executor().schedule(task, delayNanos, TimeUnit.NANOSECONDS);
       return null;
     } catch (RejectedExecutionException e) {
       following.remove(job);

@@ -45,12 +45,14 @@ final class Turn {
    *     waiter sleeps until a release names it (polling waiters would queue behind one another and
    *     lose every race to a client that is not waiting), and the gate alone did not measure better
    *     than the plain round for polling waiters
+   * @param client the waiting client's name, 16 hex digits: a release at the gate tells the waiter
+   *     whose turn it is on its client's channel ({@link Wakeups})
    */
-  Turn(Masters masters, byte[] key, long retryDelayNanos, boolean queue) {
+  Turn(Masters masters, byte[] key, long retryDelayNanos, boolean queue, String client) {
     this.masters = masters;
     this.key = key;
     this.gating = queue;
-    this.waiter = !queue || KeySet.isKeySet(key) ? null : waiterName();
+    this.waiter = !queue || KeySet.isKeySet(key) ? null : waiterName(client);
     // A waiter asks again at least every retry delay and a half, plus a round: twice that, and two
     // node timeouts, before one that stopped asking (it crashed) leaves by itself.
     this.staleMillis =
@@ -58,11 +60,19 @@ final class Turn {
             1, TimeUnit.NANOSECONDS.toMillis(2 * retryDelayNanos + 2 * masters.nodeTimeoutNanos()));
   }
 
-  private static byte[] waiterName() {
-    String hex =
-        Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE)
-            + Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
-    return hex.getBytes(StandardCharsets.US_ASCII); // 32 hex digits, as the release names it
+  /** Its client's 16 hex digits, then 16 of its own: 32, as the release names it. */
+  private static byte[] waiterName(String client) {
+    String hex = client + Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
+    return hex.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /**
+   * Whether this acquisition queues at its gate: a refused first round (which asked every master at
+   * once) is followed at once by a gated round that queues it, for only the waiter whose turn it is
+   * hears a release at the gate.
+   */
+  boolean queues() {
+    return waiter != null;
   }
 
   /**

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -39,11 +40,13 @@ import java.util.function.Function;
  *
  * <p><b>In turn.</b> A resource with a gate master ({@code Masters#gateOf}) is subscribed on two
  * links only ({@link #hearFrom}): the gate, whose release names the first waiter queued there
- * ({@link Turn}), and the next master by name. A waiter queued at the gate is woken only by the
- * notice that names it, and the others sleep on instead of all racing for the lock at each release;
- * while the gate names no turn for a retry delay (it is silent, or the group is new), plain notices
- * wake queued waiters too. Waiters that are not queued wake at any notice; confirmations wake
- * everyone.
+ * ({@link Turn}), and the next master by name. The release at the gate tells only that waiter's
+ * client, on the client's own channel ({@code redlock:wake:@<client>}, subscribed on a link while
+ * this RedLock waits on any resource there): one release costs one notice, however many clients
+ * wait. The next master's release is quiet unless the gate did not take the release (the lease
+ * layer's {@code Leases}): its plain notice then wakes every waiter, which passes a silent gate by.
+ * A queued waiter sleeps through a notice that names another waiter; any other notice wakes it;
+ * waiters that are not queued wake at any notice; confirmations wake everyone.
  *
  * <p><b>Handing off.</b> A release answered 2 by a master was heard there by some waiting client
  * ({@link dev.redlock.internal.transport.HandOffNodeClient}). For a short while after such a
@@ -68,12 +71,17 @@ public final class Wakeups implements AutoCloseable {
   /** What a notice that names the waiter whose turn it is starts with. */
   static final String TURN = "turn:";
 
+  /** What a client's own channel's key starts with (release.lua publishes to it). */
+  static final String CLIENT = "@";
+
+  /** How long a waiter's name is: its client's 16 hex digits and 16 of its own. */
+  static final int WAITER_LENGTH = 32;
+
   /** The shortest hand-off pause. */
   static final long MIN_HAND_OFF_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
   private final Ticker ticker;
   private final long maxHandOffNanos;
-  private final long retryDelayNanos;
   private final boolean handOff;
   private final List<NoticeLink> links;
   private final ReentrantLock lock = new ReentrantLock();
@@ -81,6 +89,12 @@ public final class Wakeups implements AutoCloseable {
   // guarded by lock: key -> when the hand-off pause of its last release to waiters ends
   private final LinkedHashMap<String, Long> handOffs = new LinkedHashMap<>();
   private volatile Function<byte[], int[]> heard = key -> null; // null: every link
+  // This RedLock's name among waiting clients, and its channel's key, "@" and the name.
+  private final String client =
+      Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
+  private final String clientChannel = CLIENT + client;
+  // guarded by lock: each link's number of groups; its client channel is subscribed while > 0
+  private final Map<NoticeLink, Integer> linkGroups = new HashMap<>();
   private final AtomicLong roundNanos = new AtomicLong(TimeUnit.MICROSECONDS.toNanos(500));
   private boolean closed; // guarded by lock
 
@@ -100,7 +114,6 @@ public final class Wakeups implements AutoCloseable {
       Function<NoticeLink.Listener, List<NoticeLink>> links) {
     this.ticker = ticker;
     this.maxHandOffNanos = Math.max(MIN_HAND_OFF_NANOS, retryDelayNanos / 2);
-    this.retryDelayNanos = retryDelayNanos;
     this.handOff = handOff;
     this.links = List.copyOf(links.apply(new Heard()));
   }
@@ -115,6 +128,18 @@ public final class Wakeups implements AutoCloseable {
    */
   void hearFrom(Function<byte[], int[]> heard) {
     this.heard = heard;
+  }
+
+  /**
+   * A new acquisition's turn, queued under a name that starts with this client's.
+   *
+   * @param masters the masters
+   * @param key the resource's key
+   * @param retryDelayNanos the retry delay
+   * @return its turn
+   */
+  Turn turn(Masters masters, byte[] key, long retryDelayNanos) {
+    return new Turn(masters, key, retryDelayNanos, on(), client);
   }
 
   /**
@@ -166,6 +191,9 @@ public final class Wakeups implements AutoCloseable {
         groups.put(name, group);
         for (NoticeLink link : group.links) {
           link.subscribe(name);
+          if (linkGroups.merge(link, 1, Integer::sum) == 1) {
+            link.subscribe(clientChannel);
+          }
         }
       }
       group.waiters++;
@@ -270,6 +298,7 @@ public final class Wakeups implements AutoCloseable {
     try {
       closed = true;
       groups.clear();
+      linkGroups.clear();
       handOffs.clear();
     } finally {
       lock.unlock();
@@ -310,21 +339,16 @@ public final class Wakeups implements AutoCloseable {
       group.wakes++;
       String turn =
           release != null && release.startsWith(TURN) ? release.substring(TURN.length()) : null;
-      long now = ticker.read();
       if (turn != null) {
         group.turns++;
         group.lastTurn = turn;
-        group.lastTurnNanos = now;
       }
-      // A queued waiter sleeps through plain notices while the gate names turns; if it has named
-      // none for a retry delay (it is silent, or new), plain notices wake it too.
-      boolean gateSilent = group.turns == 0 || now - group.lastTurnNanos > retryDelayNanos;
       woken = new ArrayList<>();
       for (Iterator<Waiter> armed = group.armed.iterator(); armed.hasNext(); ) {
         Waiter waiter = armed.next();
         String queuedAs = waiter.queuedAs();
-        if (!subscribed && queuedAs != null && !queuedAs.equals(turn) && !gateSilent) {
-          continue; // queued: only the notice naming it wakes it
+        if (turn != null && queuedAs != null && !queuedAs.equals(turn)) {
+          continue; // queued: a notice naming another waiter is not its turn
         }
         if (queuedAs != null && queuedAs.equals(turn)) {
           waiter.turn.named();
@@ -347,12 +371,32 @@ public final class Wakeups implements AutoCloseable {
   private final class Heard implements NoticeLink.Listener {
     @Override
     public void notice(String key, String release) {
-      wake(key, release, false);
+      if (!key.equals(clientChannel)) {
+        wake(key, release, false);
+      } else if (release.startsWith(TURN) && release.length() > TURN.length() + WAITER_LENGTH) {
+        // On this client's channel: "turn:", the waiter, then the resource's key.
+        int end = TURN.length() + WAITER_LENGTH;
+        wake(release.substring(end), release.substring(0, end), false);
+      }
     }
 
     @Override
     public void subscribed(String key, boolean afterReset) {
-      wake(key, null, afterReset);
+      if (!key.equals(clientChannel)) {
+        wake(key, null, afterReset);
+      } else if (afterReset) {
+        // Turns named on this link while it was down are lost: every group tries again.
+        List<String> names;
+        lock.lock();
+        try {
+          names = new ArrayList<>(groups.keySet());
+        } finally {
+          lock.unlock();
+        }
+        for (String name : names) {
+          wake(name, null, true);
+        }
+      }
     }
   }
 
@@ -364,7 +408,6 @@ public final class Wakeups implements AutoCloseable {
     long wakes; // guarded by the Wakeups' lock: how many times the group was woken
     long turns; // guarded by the Wakeups' lock: how many notices named a waiter's turn
     String lastTurn; // guarded by the Wakeups' lock: the waiter the last of them named
-    long lastTurnNanos; // guarded by the Wakeups' lock: when
     int waiters; // guarded by the Wakeups' lock
     boolean confirmed; // guarded by the Wakeups' lock: some master confirmed the subscription
 
@@ -495,6 +538,10 @@ public final class Wakeups implements AutoCloseable {
           groups.remove(group.name);
           for (NoticeLink link : group.links) {
             link.unsubscribe(group.name);
+            if (linkGroups.merge(link, -1, Integer::sum) == 0) {
+              linkGroups.remove(link);
+              link.unsubscribe(clientChannel);
+            }
           }
         }
       } finally {

@@ -208,6 +208,16 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
     return ending(() -> delegate.releaseQuietly(key, token));
   }
 
+  @Override
+  public CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
+    return ending(() -> delegate.releaseAtNext(key, token));
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> noticeWaiters(byte[] key, byte[] token) {
+    return ending(() -> delegate.noticeWaiters(key, token));
+  }
+
   /**
    * A command that ends a lease (release, shorten): sent whatever the breaker's state, since
    * nothing else will clean up the key if the master is alive, and its real answer returned, so
@@ -345,6 +355,16 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
     @Override
     public CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
       return BreakerNodeClient.this.releaseQuietly(key, token);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
+      return BreakerNodeClient.this.releaseAtNext(key, token);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> noticeWaiters(byte[] key, byte[] token) {
+      return BreakerNodeClient.this.noticeWaiters(key, token);
     }
 
     @Override

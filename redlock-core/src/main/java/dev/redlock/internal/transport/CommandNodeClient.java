@@ -87,6 +87,16 @@ abstract class CommandNodeClient implements NodeClient {
   }
 
   @Override
+  public final CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
+    return reply(NodeCommand.releaseAtNext(key, token));
+  }
+
+  @Override
+  public final CompletableFuture<NodeReply> noticeWaiters(byte[] key, byte[] token) {
+    return reply(NodeCommand.noticeWaiters(key, token));
+  }
+
+  @Override
   public final CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
     return reply(NodeCommand.extend(key, token, ttlMillis));
   }

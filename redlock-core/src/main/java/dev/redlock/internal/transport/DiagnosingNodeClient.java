@@ -121,6 +121,16 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
   }
 
   @Override
+  public CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
+    return watched(delegate.releaseAtNext(key, token), false);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> noticeWaiters(byte[] key, byte[] token) {
+    return watched(delegate.noticeWaiters(key, token), false);
+  }
+
+  @Override
   public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
     return watched(delegate.extend(key, token, ttlMillis), false);
   }

@@ -59,6 +59,16 @@ public abstract class ForwardingNodeClient implements NodeClient {
   }
 
   @Override
+  public CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
+    return delegate.releaseAtNext(key, token);
+  }
+
+  @Override
+  public CompletableFuture<NodeReply> noticeWaiters(byte[] key, byte[] token) {
+    return delegate.noticeWaiters(key, token);
+  }
+
+  @Override
   public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
     return delegate.extend(key, token, ttlMillis);
   }

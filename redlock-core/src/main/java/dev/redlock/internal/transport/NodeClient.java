@@ -91,6 +91,34 @@ public interface NodeClient extends AutoCloseable {
     return release(key, token);
   }
 
+  /**
+   * The release at the master after the resource's gate by name, the other master its waiters hear:
+   * as {@link #releaseQuietly}, and the answer says whether some client waits on the resource there
+   * ({@link NodeReply#waitersListening()}); they are told only if the gate did not take the release
+   * ({@link #noticeWaiters}). By default, a quiet release.
+   *
+   * @param key the resource's key
+   * @param token the lease's token
+   * @return the answer
+   */
+  default CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
+    return releaseQuietly(key, token);
+  }
+
+  /**
+   * Tells the clients waiting on {@code key} that it was released, deleting nothing: the releaser's
+   * fallback on the next master by name when the key's gate did not take the release, so named no
+   * waiter there. Answers GRANTED; {@link NodeReply#waitersTold()} if some client heard it. By
+   * default, nothing is told.
+   *
+   * @param key the resource's key
+   * @param token the released lease's token, which the notice names by its SHA-1
+   * @return the answer
+   */
+  default CompletableFuture<NodeReply> noticeWaiters(byte[] key, byte[] token) {
+    return CompletableFuture.completedFuture(NodeReply.of(Vote.GRANTED));
+  }
+
   /** The extend script: GRANTED if extended, TAKEN if another token holds it, GONE if absent. */
   CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis);
 

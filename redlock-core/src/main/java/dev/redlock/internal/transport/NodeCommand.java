@@ -72,6 +72,8 @@ public final class NodeCommand {
   private static final byte[] PX = ascii("PX");
   private static final byte[] LOAD_WORD = ascii("LOAD");
   private static final byte[] QUIET = ascii("quiet");
+  private static final byte[] NOTICE = ascii("notice");
+  private static final byte[] NEXT = ascii("next");
 
   final Kind kind;
   private final LuaScript script;
@@ -297,6 +299,19 @@ public final class NodeCommand {
       return KeySetCommands.releaseQuietly(key, token);
     }
     return script(LuaScript.RELEASE, new byte[][] {key}, token, QUIET);
+  }
+
+  /**
+   * The release at the master after the resource's gate: tells no one, and answers whether some
+   * client waits on the resource there ({@link NodeReply#waitersListening()}).
+   */
+  static NodeCommand releaseAtNext(byte[] key, byte[] token) {
+    return script(LuaScript.RELEASE, new byte[][] {key}, token, NEXT);
+  }
+
+  /** The release script's notice alone: deletes nothing, tells the resource's waiters. */
+  static NodeCommand noticeWaiters(byte[] key, byte[] token) {
+    return script(LuaScript.RELEASE, new byte[][] {key}, token, NOTICE);
   }
 
   /** The extend script: compare-and-lengthen, never re-creating the key. */

@@ -14,6 +14,9 @@ public record NodeReply(Vote status, long fence, long timeMicros, String detail)
   /** A release that deleted the key and told some waiting client (the release script's 2). */
   private static final NodeReply RELEASED_TO_WAITERS = new NodeReply(Vote.GRANTED, 0, 0);
 
+  /** A release that deleted the key, told no one, and saw clients waiting (the script's 3). */
+  private static final NodeReply RELEASED_WAITERS_LISTENING = new NodeReply(Vote.GRANTED, 0, 0);
+
   /** An answer without a detail. */
   NodeReply(Vote status, long fence, long timeMicros) {
     this(status, fence, timeMicros, "");
@@ -24,7 +27,21 @@ public record NodeReply(Vote status, long fence, long timeMicros, String detail)
    * that some waiter was told of ({@link #waitersTold()}).
    */
   static NodeReply ofScriptCode(long code) {
-    return code == 1 ? GRANTED : code == 0 ? TAKEN : code == 2 ? RELEASED_TO_WAITERS : GONE;
+    return code == 1
+        ? GRANTED
+        : code == 0
+            ? TAKEN
+            : code == 2 ? RELEASED_TO_WAITERS : code == 3 ? RELEASED_WAITERS_LISTENING : GONE;
+  }
+
+  /**
+   * Whether this is the release at the master after a resource's gate ({@link
+   * NodeClient#releaseAtNext}) that deleted the key and saw some client waiting on it there.
+   *
+   * @return true only for such a release's answer
+   */
+  public boolean waitersListening() {
+    return this == RELEASED_WAITERS_LISTENING;
   }
 
   /**
