@@ -43,7 +43,7 @@ class LeastPrivilegeIT {
       "ACL SETUSER redlock reset on >s3cret ~* resetchannels &redlock:wake:* -@all"
           + " +set +get +del +mget +time +pexpire +pttl"
           + " +evalsha +eval +script|load +info +config|get +publish +subscribe +unsubscribe"
-          + " +zadd +zrange +zrangebyscore +zrem";
+          + " +zadd +zrange +zrangebyscore +zrem +pubsub|numsub";
 
   /** Creates the minimal user on every master, then takes away {@code denied} (e.g. -evalsha). */
   private static List<String> minimalUser(RedisCluster cluster, String... denied) {
