@@ -520,7 +520,7 @@ final class AsyncLeases {
           entered.close(); // stop() ran while it was entering: it may not have seen it
           return;
         }
-        if (turn.queues()) {
+        if (turn.queues() && turn.queuedAs() == null) {
           pauseThenNext(0, null); // queue at the gate at once, as the blocking path does
           return;
         }

@@ -67,9 +67,9 @@ final class Turn {
   }
 
   /**
-   * Whether this acquisition queues at its gate: a refused first round (which asked every master at
-   * once) is followed at once by a gated round that queues it, for only the waiter whose turn it is
-   * hears a release at the gate.
+   * Whether this acquisition queues at its gate: a refused first round that asked every master at
+   * once (so not queued: {@link #queuedAs} null) is followed at once by a gated round that queues
+   * it, for only the waiter whose turn it is hears a release at the gate.
    */
   boolean queues() {
     return waiter != null;
