@@ -223,6 +223,104 @@ class TurnIT {
     }
   }
 
+  @Test
+  void afterItsSubscriberConnectionIsResetAWaiterStillHearsItsTurnOnItsClientsChannel(
+      RedisCluster cluster) throws Exception {
+    String resource = "reset-turn";
+    RedLock holder = redlock(cluster, SLOW_TIMER, null);
+    RedLock waiter = redlock(cluster, SLOW_TIMER, null);
+    Lease held = holder.tryAcquire(resource, TTL).orElseThrow();
+    Future<Lease> waiting =
+        threads.submit(() -> waiter.acquire(resource, TTL, Duration.ofSeconds(30)));
+    RedLocks.eventually("queued", () -> queued(cluster, resource) == 1);
+    RedisProcess gate = gate(cluster, resource);
+    RedLocks.eventually("its client's channel subscribed", () -> clientChannels(gate) == 1);
+
+    for (RedisProcess node : cluster.nodes()) {
+      node.admin().command("CLIENT", "KILL", "TYPE", "pubsub");
+    }
+    RedLocks.eventually("subscribed again", () -> clientChannels(gate) == 1);
+    try (ChannelWatch atGate = new ChannelWatch(gate, resource)) {
+      long released = System.nanoTime();
+      held.close();
+      Lease got = waiting.get(30, TimeUnit.SECONDS);
+      long took = System.nanoTime() - released;
+      int heard = atGate.messages();
+      got.close();
+      assertTrue(took < SLOW_TIMER.toNanos() / 4, "granted after " + took / 1_000_000 + " ms");
+      // Named on its client's channel, not on the resource's (which every waiter hears).
+      assertEquals(0, heard, "notices on the resource's channel at the gate");
+    }
+  }
+
+  @Test
+  void aNamedWaiterWhoseRoundOvertookTheReleaseTriesAgainSoon(RedisCluster cluster)
+      throws Exception {
+    overtaken(
+        cluster,
+        "overtaken",
+        (waiter, resource) ->
+            threads.submit(() -> waiter.acquire(resource, TTL, Duration.ofSeconds(30))));
+  }
+
+  @Test
+  void aNamedAsyncWaiterWhoseRoundOvertookTheReleaseTriesAgainSoon(RedisCluster cluster)
+      throws Exception {
+    overtaken(
+        cluster,
+        "overtaken-async",
+        (waiter, resource) -> waiter.acquireAsync(resource, TTL, Duration.ofSeconds(30)));
+  }
+
+  private void overtaken(
+      RedisCluster cluster,
+      String resource,
+      java.util.function.BiFunction<RedLock, String, Future<Lease>> acquire)
+      throws Exception {
+    RedLock holder = redlock(cluster, SLOW_TIMER, null);
+    RedLock waiter = redlock(cluster, SLOW_TIMER, null);
+    holder.tryAcquire(resource, TTL).orElseThrow();
+    Future<Lease> waiting = acquire.apply(waiter, resource);
+    RedLocks.eventually("queued", () -> queued(cluster, resource) == 1);
+    RedisProcess gate = gate(cluster, resource);
+    String name =
+        String.valueOf(
+            ((List<?>) gate.admin().command("ZRANGE", "redlock:queue:" + resource, "0", "0"))
+                .get(0));
+    // A release that landed on the gate (now silent) and, 50 ms later, quietly on the others: the
+    // waiter, named, asks every master before the release reached them.
+    gate.admin().command("DEL", resource);
+    gate.pause();
+    try {
+      for (RedisProcess node : cluster.nodes()) {
+        if (node != gate) {
+          node.admin().command("PEXPIRE", resource, "50");
+        }
+      }
+      long named = System.nanoTime();
+      long heard = 0;
+      for (RedisProcess node : cluster.nodes()) {
+        if (node != gate) { // the turn on the resource's channel, as an older client's gate says it
+          heard +=
+              (Long) node.admin().command("PUBLISH", "redlock:wake:" + resource, "turn:" + name);
+        }
+      }
+      assertEquals(1, heard, "the waiter hears the next master");
+      waiting.get(30, TimeUnit.SECONDS).close();
+      long took = System.nanoTime() - named;
+      // Refused by the others, with no answer from the gate, it tries again after a short pause,
+      // doubling, until the keys are gone; waiting for a notice, it would sleep until its timer
+      // (1 to 3 s).
+      assertTrue(took < SLOW_TIMER.toNanos() / 4, "granted after " + took / 1_000_000 + " ms");
+    } finally {
+      gate.resume();
+    }
+  }
+
+  private static long clientChannels(RedisProcess node) {
+    return ((List<?>) node.admin().command("PUBSUB", "CHANNELS", "redlock:wake:@*")).size();
+  }
+
   /** A plain subscriber of a resource's wake-up channel on one master, counting its messages. */
   private final class ChannelWatch implements AutoCloseable {
     private final redis.clients.jedis.Jedis jedis;

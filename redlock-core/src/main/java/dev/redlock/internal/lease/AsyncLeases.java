@@ -525,7 +525,7 @@ final class AsyncLeases {
           return;
         }
         woken = entered.next();
-      } else if (entered.woken() && Coordinator.split(attempt)) {
+      } else if (entered.woken() && (Coordinator.split(attempt) || turn.wasNamed())) {
         // Woken with others, the votes split: retry after a random part of a few rounds, the
         // spread doubling with each split in a row, as the blocking path does.
         long spread =

@@ -187,7 +187,7 @@ public final class Coordinator {
             continue; // queue at the gate at once: only the waiter whose turn it is is told
           }
           wake = waiter.next();
-        } else if (waiter.woken() && split(attempt)) {
+        } else if (waiter.woken() && (split(attempt) || turn.wasNamed())) {
           // Woken with others, the votes split (or the round overtook the release on some
           // masters): try again after a random part of two rounds rather than at the next
           // notice, so that the retries spread out; the spread doubles with each

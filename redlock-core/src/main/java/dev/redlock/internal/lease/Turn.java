@@ -33,6 +33,7 @@ final class Turn {
   private volatile String queuedAs; // see queuedAs()
   private volatile boolean left; // the acquisition stopped
   private volatile boolean named; // a release named it: its next round need not wait at the gate
+  private volatile boolean namedRound; // named since last queued or granted (see wasNamed())
   private volatile boolean waiting; // the next round is a waiter's: gated
 
   /**
@@ -126,7 +127,19 @@ final class Turn {
       return false;
     }
     named = false;
+    namedRound = true;
     return true;
+  }
+
+  /**
+   * Whether a release named this waiter and it has not been granted, nor refused at its gate,
+   * since: a round that failed then overtook that release on some masters (or met a slow gate), and
+   * no other notice will come for it (the release was heard already; the next master's is quiet),
+   * so it tries again after a short pause, doubling, rather than waiting for one. Once refused at
+   * the gate it is queued again, and the next release names it.
+   */
+  boolean wasNamed() {
+    return namedRound;
   }
 
   /**
@@ -158,6 +171,9 @@ final class Turn {
     if (gate >= 0 && waiter != null) {
       Vote atGate = attempt.outcomes().get(gate).vote();
       queuedAs = atGate == Vote.TAKEN ? new String(waiter, StandardCharsets.US_ASCII) : null;
+      if (atGate == Vote.TAKEN) {
+        namedRound = false; // queued again: the next release names it
+      }
     } else {
       queuedAs = null;
     }
