@@ -34,6 +34,16 @@ public final class HandOffNodeClient extends ForwardingNodeClient {
     return heard(key, delegate.releaseAtGate(key, token));
   }
 
+  /**
+   * The release at the master after the gate: quiet, but it says whether clients wait on the key
+   * there, which is as good a sign of waiters as a notice heard (the gate's notice may find their
+   * subscriptions there not yet confirmed).
+   */
+  @Override
+  public CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
+    return heard(key, delegate.releaseAtNext(key, token));
+  }
+
   /** Heard before the caller's callbacks run, so a release that returned has been heard. */
   private CompletableFuture<NodeReply> heard(byte[] key, CompletableFuture<NodeReply> release) {
     CompletableFuture<NodeReply> heard = new CompletableFuture<>();
@@ -43,7 +53,7 @@ public final class HandOffNodeClient extends ForwardingNodeClient {
             heard.completeExceptionally(error);
             return;
           }
-          if (answer.waitersTold()) {
+          if (answer.waitersTold() || answer.waitersListening()) {
             releasedToWaiters.accept(key);
           }
           heard.complete(answer);
