@@ -347,11 +347,12 @@ final class Leases {
    * The notice a release owes its key's waiters on the next master by name when the gate does not
    * take it. The gate's release tells only the waiter whose turn it is (one notice however many
    * clients wait), so the release on the next master is quiet; but a gate that failed, no longer
-   * held the key, or has not answered {@link Masters#fallbackDelayNanos} after the next master did,
-   * named no one, and its waiters would sleep until their timers. Then, if the next master saw
-   * clients waiting on the key (with none, nothing is owed, and an uncontended release schedules
-   * nothing), it is told to notify them: after its own release answered, so the notice cannot come
-   * before the delete there. Sent once, however often the releases are sent again.
+   * held the key, told no one (the waiters' subscriptions there not yet confirmed), or has not
+   * answered {@link Masters#fallbackDelayNanos} after the next master did, named no one, and its
+   * waiters would sleep until their timers. Then, if the next master saw clients waiting on the key
+   * (with none, nothing is owed, and an uncontended release schedules nothing), it is told to
+   * notify them: after its own release answered, so the notice cannot come before the delete there.
+   * Sent once, however often the releases are sent again.
    */
   private final class Fallback {
     private static final int GATE_TOOK = 1;
@@ -374,7 +375,12 @@ final class Leases {
     CompletableFuture<NodeReply> atGate(CompletableFuture<NodeReply> release) {
       release.whenComplete(
           (answer, error) ->
-              mark(error == null && answer.status() == Vote.GRANTED ? GATE_TOOK : GATE_FAILED));
+              // Taken and heard; else failed, or taken with no one hearing it there (their
+              // subscriptions at the gate not yet confirmed, or lost) while some listen next door.
+              mark(
+                  error == null && answer.status() == Vote.GRANTED && answer.waitersTold()
+                      ? GATE_TOOK
+                      : GATE_FAILED));
       return release;
     }
 
