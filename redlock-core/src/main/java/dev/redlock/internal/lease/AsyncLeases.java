@@ -92,17 +92,8 @@ final class AsyncLeases {
     this.events = events;
     this.ticker = ticker;
     int number = THREADS.incrementAndGet();
-    this.timer =
-        new ScheduledThreadPoolExecutor(
-            1,
-            task -> {
-              Thread thread = new Thread(task, "redlock-async-" + number);
-              thread.setDaemon(true);
-              return thread;
-            });
-    timer.setRemoveOnCancelPolicy(true);
-    timer.setKeepAliveTime(5, TimeUnit.SECONDS);
-    timer.allowCoreThreadTimeOut(true); // no thread until the first async call
+    // No thread until the first async call.
+    this.timer = DaemonTimers.start("redlock-async-" + number, true);
   }
 
   /**
@@ -520,7 +511,7 @@ final class AsyncLeases {
           entered.close(); // stop() ran while it was entering: it may not have seen it
           return;
         }
-        if (turn.queues() && turn.queuedAs() == null) {
+        if (turn.queueAtOnce()) {
           pauseThenNext(0, null); // queue at the gate at once, as the blocking path does
           return;
         }

@@ -164,17 +164,7 @@ final class Releases implements AutoCloseable {
   private ScheduledThreadPoolExecutor executor() {
     if (retries == null) {
       int number = THREADS.incrementAndGet();
-      retries =
-          new ScheduledThreadPoolExecutor(
-              1,
-              r -> {
-                Thread t = new Thread(r, "redlock-releases-" + number);
-                t.setDaemon(true);
-                return t;
-              });
-      retries.setRemoveOnCancelPolicy(true);
-      retries.setKeepAliveTime(5, TimeUnit.SECONDS);
-      retries.allowCoreThreadTimeOut(true);
+      retries = DaemonTimers.start("redlock-releases-" + number, true);
     }
     return retries;
   }

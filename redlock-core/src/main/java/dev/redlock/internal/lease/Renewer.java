@@ -35,15 +35,7 @@ public final class Renewer {
   Renewer(Leases leases, long retryDelayNanos) {
     this.leases = leases;
     this.retryDelayNanos = retryDelayNanos;
-    this.timer =
-        new ScheduledThreadPoolExecutor(
-            1,
-            task -> {
-              Thread thread = new Thread(task, "redlock-renewer");
-              thread.setDaemon(true);
-              return thread;
-            });
-    timer.setRemoveOnCancelPolicy(true);
+    this.timer = DaemonTimers.start("redlock-renewer", false);
     timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
   }
 
