@@ -183,7 +183,7 @@ public final class Coordinator {
         if (waiter == null) {
           waiter = wakeups.enter(key);
           waiter.follow(turn);
-          if (turn.queues() && turn.queuedAs() == null) {
+          if (turn.queueAtOnce()) {
             continue; // queue at the gate at once: only the waiter whose turn it is is told
           }
           wake = waiter.next();

@@ -355,11 +355,10 @@ final class Leases {
    * Sent once, however often the releases are sent again.
    */
   private final class Fallback {
-    private static final int GATE_TOOK = 1;
-    private static final int GATE_FAILED = 2;
-    private static final int NEXT_ANSWERED = 4;
-    private static final int NEXT_HEARD = 8; // clients wait on the key at the next master
-    private static final int TOLD = 16;
+    private static final int GATE_TOOK = 1; // some waiter heard the gate's release
+    private static final int GATE_FAILED = 2; // failed, no longer held the key, told no one, late
+    private static final int NEXT_HEARD = 4; // clients wait on the key at the next master
+    private static final int TOLD = 8; // the notice was sent
 
     final NodeClient next;
     private final byte[] key;
@@ -388,30 +387,35 @@ final class Leases {
       release.whenComplete(
           (answer, error) -> {
             if (error == null && answer.waitersListening()) {
-              int before = mark(NEXT_ANSWERED | NEXT_HEARD);
+              int before = mark(NEXT_HEARD);
               if ((before & (GATE_TOOK | GATE_FAILED)) == 0) {
                 // The gate has not answered yet: it may be slow, or paused.
                 releases.later(() -> mark(GATE_FAILED), masters.fallbackDelayNanos(key));
               }
-            } else {
-              mark(NEXT_ANSWERED);
             }
           });
       return release;
     }
 
-    /** Adds {@code mark}; tells the waiters once it makes the gate failed and them heard. */
+    /**
+     * Adds {@code mark}; tells the waiters, once, when the gate failed, none took it there, and
+     * clients wait at the next master. Returns the marks before.
+     */
     private int mark(int mark) {
-      int before = marks.getAndAccumulate(mark, (a, b) -> a | b);
-      int after = before | mark;
-      boolean owed = (after & (GATE_FAILED | NEXT_HEARD)) == (GATE_FAILED | NEXT_HEARD);
-      if (owed && (after & GATE_TOOK) == 0 && (before & TOLD) == 0) {
-        if ((marks.getAndAccumulate(TOLD, (a, b) -> a | b) & TOLD) == 0) {
-          try {
-            next.noticeWaiters(key, token);
-          } catch (RuntimeException e) {
-            log.debug("the fallback notice of a release was not sent: {}", e.toString());
-          }
+      int before;
+      int after;
+      do {
+        before = marks.get();
+        after = before | mark;
+        if ((after & (GATE_FAILED | NEXT_HEARD | GATE_TOOK | TOLD)) == (GATE_FAILED | NEXT_HEARD)) {
+          after |= TOLD;
+        }
+      } while (!marks.compareAndSet(before, after));
+      if ((after & ~before & TOLD) != 0) {
+        try {
+          next.noticeWaiters(key, token);
+        } catch (RuntimeException e) {
+          log.debug("the fallback notice of a release was not sent: {}", e.toString());
         }
       }
       return before;

@@ -68,12 +68,13 @@ final class Turn {
   }
 
   /**
-   * Whether this acquisition queues at its gate: a refused first round that asked every master at
-   * once (so not queued: {@link #queuedAs} null) is followed at once by a gated round that queues
-   * it, for only the waiter whose turn it is hears a release at the gate.
+   * Whether, its last round refused without queuing it (the first, which asks every master at
+   * once), this acquisition should ask again at once, gated, to queue: only the waiter whose turn
+   * it is hears a release at the gate, so one not queued would wait for its timer. Not while the
+   * gate's breaker is open: that round would have no gate, and only repeat the first.
    */
-  boolean queues() {
-    return waiter != null;
+  boolean queueAtOnce() {
+    return waiter != null && queuedAs == null && masters.gateOf(key) >= 0;
   }
 
   /**

@@ -53,7 +53,7 @@ public final class HandOffNodeClient extends ForwardingNodeClient {
             heard.completeExceptionally(error);
             return;
           }
-          if (answer.waitersTold() || answer.waitersListening()) {
+          if (answer.waitersKnown()) {
             releasedToWaiters.accept(key);
           }
           heard.complete(answer);

@@ -54,6 +54,17 @@ public record NodeReply(Vote status, long fence, long timeMicros, String detail)
     return this == RELEASED_TO_WAITERS;
   }
 
+  /**
+   * Whether this release says some client waits on the key at its master: it heard the release
+   * ({@link #waitersTold()}), or the quiet release after the gate saw it listening ({@link
+   * #waitersListening()}). The releaser then lets the waiters go first.
+   *
+   * @return true for either answer
+   */
+  public boolean waitersKnown() {
+    return waitersTold() || waitersListening();
+  }
+
   static NodeReply of(Vote status) {
     return switch (status) {
       case GRANTED -> GRANTED;

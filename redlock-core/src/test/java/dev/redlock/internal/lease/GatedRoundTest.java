@@ -10,6 +10,7 @@ import dev.redlock.internal.lease.QuorumRound.Mode;
 import dev.redlock.internal.lease.QuorumRound.Tally;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
+import dev.redlock.internal.transport.ForwardingNodeClient;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.NodeUnavailableException;
@@ -206,6 +207,50 @@ class GatedRoundTest {
   void noGateWithFewerThanThreeMasters() {
     Masters two = masters(List.of("a:1", "b:2"), new FakeTicker());
     assertEquals(-1, two.gateOf("r".getBytes(StandardCharsets.UTF_8)));
+  }
+
+  @Test
+  void aRefusedFirstRoundQueuesAtOnceOnlyWhileTheGateCanBeAsked() {
+    boolean[] open = {false};
+    List<NodeClient> nodes = new ArrayList<>();
+    for (int i = 0; i < NAMES.size(); i++) {
+      nodes.add(
+          new ForwardingNodeClient(new FakeNode(new FakeTicker())) {
+            @Override
+            public boolean closed() {
+              return !open[0];
+            }
+          });
+    }
+    long[] nodeTimeouts = new long[NAMES.size()];
+    Arrays.fill(nodeTimeouts, TimeUnit.MILLISECONDS.toNanos(50));
+    Masters masters =
+        new Masters(
+            nodes,
+            NAMES,
+            Collections.nCopies(NAMES.size(), ""),
+            nodeTimeouts,
+            Ticker.system(),
+            null);
+    byte[] key = "r".getBytes(StandardCharsets.UTF_8);
+    Turn turn = new Turn(masters, key, TimeUnit.MILLISECONDS.toNanos(50), true, "0123456789abcdef");
+    assertTrue(turn.queueAtOnce(), "a waiter not yet queued queues at once");
+
+    open[0] = true; // the gate's breaker opened: a gated round would ask every master, as the first
+    assertFalse(turn.queueAtOnce(), "a round without a gate would only repeat the first");
+
+    open[0] = false;
+    int gate = masters.gateOf(key);
+    List<Outcome> outcomes = new ArrayList<>();
+    for (int i = 0; i < NAMES.size(); i++) {
+      outcomes.add(new Outcome(NAMES.get(i), i == gate ? Vote.TAKEN : Vote.PENDING, 0, ""));
+    }
+    turn.decided(gate, new Attempt(null, outcomes, false));
+    assertFalse(turn.queueAtOnce(), "queued at the gate already");
+
+    Turn polling =
+        new Turn(masters, key, TimeUnit.MILLISECONDS.toNanos(50), false, "0123456789abcdef");
+    assertFalse(polling.queueAtOnce(), "without wake-ups nothing queues");
   }
 
   private static Masters fakeMasters(List<FakeNode> fakes) {
