@@ -18,6 +18,9 @@ import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import dev.redlock.testkit.RedisProcess;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -104,6 +107,30 @@ class RedLockIT {
         assertTrue(cluster.node(i).admin().pttl("job") <= 1000, "not extended on node " + i);
       }
     }
+  }
+
+  @Test
+  void anExtendThatOutlivesTheLeaseSaysWhyItsRoundFailed(RedisCluster cluster) {
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    PrintStream original = System.err;
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    try (RedLock redlock = redlock(cluster, 3)) {
+      Lease lease = redlock.tryAcquire("outlived", Duration.ofMillis(500)).orElseThrow();
+      eventually("less left than a node timeout", () -> lease.remainingValidity().toMillis() < 50);
+      for (int i = 0; i < 3; i++) {
+        cluster.node(i).admin().command("CLIENT", "PAUSE", "400", "ALL"); // the round times out
+      }
+      assertFalse(lease.extend(TTL));
+      assertFalse(lease.isValid(), "expired during the extend");
+    } finally {
+      System.setErr(original);
+    }
+    String log = captured.toString(StandardCharsets.UTF_8);
+    assertTrue(
+        log.matches(
+            "(?s).*WARN .*lease on 'outlived' lost: it expired during the extend; the extend"
+                + " reached no quorum \\(2 of 3 masters must grant, 0 did\\).*"),
+        log);
   }
 
   @Test

@@ -210,7 +210,15 @@ final class Leases {
       return Extension.EXTENDED;
     }
     if (!stillValid || refusedByMajority(tally)) {
-      String why = stillValid ? "a majority no longer holds it" : "it expired during the extend";
+      // An extend that expired with no quorum says why, as an expiry between renewals does.
+      String why =
+          stillValid
+              ? "a majority no longer holds it"
+              : "it expired during the extend"
+                  + (tally.reachedQuorum()
+                      ? ""
+                      : "; the extend reached "
+                          + Diagnosis.explain(tally.outcomes(), masters.quorum(), 0));
       lose(lease, why + ": " + tally.outcomes(), tally.outcomes(), elapsed);
       return Extension.LOST;
     }
