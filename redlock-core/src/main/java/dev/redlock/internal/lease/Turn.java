@@ -23,11 +23,20 @@ import java.util.concurrent.TimeUnit;
  */
 final class Turn {
 
+  /**
+   * How many rounds a set's waiter asks every master at once after a notice, each after a random
+   * pause that doubles from two rounds' time (up to the retry delay): about 250 rounds' time in
+   * all, far more than a release takes to reach every master.
+   */
+  static final int SET_RETRIES = 8;
+
   private final Masters masters;
   private final byte[] key;
   private final long staleMillis;
   private final byte[] waiter;
   private final boolean gating;
+  private final boolean set; // a multi-resource lease's, with wake-ups: gated, not queued
+  private volatile int setRetries; // a set's: rounds left that ask every master after a notice
   private volatile int queuedAt = -1; // the gate it queued at, or -1
   private volatile Outcome[] latest; // each master's latest answer in this acquisition's rounds
   private volatile String queuedAs; // see queuedAs()
@@ -53,7 +62,8 @@ final class Turn {
     this.masters = masters;
     this.key = key;
     this.gating = queue;
-    this.waiter = !queue || KeySet.isKeySet(key) ? null : waiterName(client);
+    this.set = queue && KeySet.isKeySet(key);
+    this.waiter = !queue || set ? null : waiterName(client);
     // A waiter asks again at least every retry delay and a half, plus a round: twice that, and two
     // node timeouts, before one that stopped asking (it crashed) leaves by itself.
     this.staleMillis =
@@ -119,6 +129,20 @@ final class Turn {
   }
 
   /**
+   * A notice woke this acquisition's waiter. A set's next round then asks every master at once, as
+   * a named waiter's does: the notice came from the gate of one of its resources, which ran the
+   * release, while the set's own gate (chosen by the whole set's hash) may not have run it yet, and
+   * a round refused there would ask no one else and sleep until its timer. A single resource's
+   * waiter heeds only its naming ({@link #named}).
+   */
+  void noticed() {
+    if (set) {
+      setRetries = SET_RETRIES;
+      named = true;
+    }
+  }
+
+  /**
    * Whether the next round may ask every master at once (still in turn at the gate, {@link
    * #acquire}) rather than the gate first: a release named this waiter first in the queue, so the
    * others that queue there sleep on and do not race it. Once per naming.
@@ -177,6 +201,14 @@ final class Turn {
       }
     } else {
       queuedAs = null;
+      if (set && attempt.grant() == null && namedRound) {
+        // It may have overtaken the release on some masters: a round is decided once a majority
+        // refused, before the master that ran the release answers, so a refusal says little.
+        // It asks every master again after the retry's doubling pause, SET_RETRIES times at most.
+        boolean again = --setRetries > 0;
+        named = again;
+        namedRound = again;
+      }
     }
     if (attempt.grant() != null) {
       leave(); // before the caller has the lease: its release must name the next waiter

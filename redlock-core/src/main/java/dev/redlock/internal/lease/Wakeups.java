@@ -352,6 +352,8 @@ public final class Wakeups implements AutoCloseable {
         }
         if (queuedAs != null && queuedAs.equals(turn)) {
           waiter.turn.named();
+        } else if (!subscribed && waiter.turn != null) {
+          waiter.turn.noticed();
         }
         waiter.seen = group.wakes;
         waiter.seenTurns = group.turns;
@@ -500,6 +502,8 @@ public final class Wakeups implements AutoCloseable {
         if (missed) {
           if (queuedAs != null) {
             turn.named();
+          } else if (turn != null) {
+            turn.noticed(); // perhaps a confirmation: then one round asks every master at once
           }
           // Woken while not armed (its round was running): a release it may have missed.
           seen = group.wakes;
