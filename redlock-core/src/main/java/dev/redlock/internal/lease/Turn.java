@@ -34,6 +34,7 @@ final class Turn {
   private final byte[] key;
   private final long staleMillis;
   private final byte[] waiter;
+  private final String name; // the waiter's, as a release names it; null if not queued
   private final boolean gating;
   private final boolean set; // a multi-resource lease's, with wake-ups: gated, not queued
   private volatile int setRetries; // a set's: rounds left that ask every master after a notice
@@ -64,6 +65,7 @@ final class Turn {
     this.gating = queue;
     this.set = queue && KeySet.isKeySet(key);
     this.waiter = !queue || set ? null : waiterName(client);
+    this.name = waiter == null ? null : new String(waiter, StandardCharsets.US_ASCII);
     // A waiter asks again at least every retry delay and a half, plus a round: twice that, and two
     // node timeouts, before one that stopped asking (it crashed) leaves by itself.
     this.staleMillis =
@@ -85,6 +87,19 @@ final class Turn {
    */
   boolean queueAtOnce() {
     return waiter != null && queuedAs == null && masters.gateOf(key) >= 0;
+  }
+
+  /** The name this acquisition queues under at its gate, or null if it does not queue. */
+  String name() {
+    return name;
+  }
+
+  /**
+   * Whether a release's {@code turn} names this acquisition: its waiter's name, whether or not its
+   * queuing round's answer has come back yet (a release right after it queued may name it first).
+   */
+  boolean isNamedBy(String turn) {
+    return waiter != null && turn.equals(name);
   }
 
   /**
@@ -195,7 +210,7 @@ final class Turn {
   Attempt decided(int gate, Attempt attempt) {
     if (gate >= 0 && waiter != null) {
       Vote atGate = attempt.outcomes().get(gate).vote();
-      queuedAs = atGate == Vote.TAKEN ? new String(waiter, StandardCharsets.US_ASCII) : null;
+      queuedAs = atGate == Vote.TAKEN ? name : null;
       if (atGate == Vote.TAKEN) {
         namedRound = false; // queued again: the next release names it
       }

@@ -350,10 +350,11 @@ public final class Wakeups implements AutoCloseable {
         if (turn != null && queuedAs != null && !queuedAs.equals(turn)) {
           continue; // queued: a notice naming another waiter is not its turn
         }
-        if (queuedAs != null && queuedAs.equals(turn)) {
-          waiter.turn.named();
-        } else if (!subscribed && waiter.turn != null) {
-          waiter.turn.noticed();
+        Turn followed = waiter.turn;
+        if (followed != null && turn != null && followed.isNamedBy(turn)) {
+          followed.named();
+        } else if (!subscribed && followed != null) {
+          followed.noticed();
         }
         waiter.seen = group.wakes;
         waiter.seenTurns = group.turns;
@@ -500,7 +501,10 @@ public final class Wakeups implements AutoCloseable {
                 ? seen != group.wakes
                 : seenTurns != group.turns && queuedAs.equals(group.lastTurn);
         if (missed) {
-          if (queuedAs != null) {
+          if (turn != null
+              && seenTurns != group.turns
+              && group.lastTurn != null
+              && turn.isNamedBy(group.lastTurn)) {
             turn.named();
           } else if (turn != null) {
             turn.noticed(); // perhaps a confirmation: then one round asks every master at once

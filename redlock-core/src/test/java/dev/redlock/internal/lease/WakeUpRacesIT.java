@@ -9,7 +9,9 @@ import dev.redlock.RedLockListener;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.KeySet;
+import dev.redlock.internal.transport.NodeAddress;
 import dev.redlock.internal.transport.NodeClient;
+import dev.redlock.internal.transport.NoticeLink;
 import dev.redlock.internal.transport.Ticker;
 import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisCluster;
@@ -22,6 +24,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -32,13 +35,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A waiter on a set of resources is woken by the release of one of them, which comes from that
- * resource's gate; the set's own rounds are gated by the set's gate, another master, which may not
- * have run the release yet. Its next round asks every master at once, and keeps doing so while the
- * release is still on its way, rather than being refused at its gate and sleeping until its timer
- * ({@code WakeUpsIT.aReleaseWakesAWaiterOnASetThatContainsIt} did, in 2 of 6 runs).
+ * Races between a release's notice and a waiter's rounds, each forced. A waiter on a set of
+ * resources is woken by the release of one of them, which comes from that resource's gate; the
+ * set's own rounds are gated by the set's gate, another master, which may not have run the release
+ * yet. Its next round asks every master at once, and keeps doing so while the release is still on
+ * its way, rather than being refused at its gate and sleeping until its timer ({@code
+ * WakeUpsIT.aReleaseWakesAWaiterOnASetThatContainsIt} did, in 2 of 6 runs).
  */
-class SetWakeUpIT {
+class WakeUpRacesIT {
 
   @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(3);
 
@@ -52,6 +56,11 @@ class SetWakeUpIT {
 
   /** The gate's rank among masters named in sorted order, as {@link Masters#gateOf} picks it. */
   private static int gateRank(byte[] key, int masters) {
+    return fakeMasters(masters).gateOf(key);
+  }
+
+  /** Masters of fake clients, named in sorted order: an index is a rank. */
+  private static Masters fakeMasters(int masters) {
     List<NodeClient> nodes = new ArrayList<>();
     List<String> names = new ArrayList<>();
     for (int i = 0; i < masters; i++) {
@@ -61,8 +70,7 @@ class SetWakeUpIT {
     long[] timeouts = new long[masters];
     Arrays.fill(timeouts, TimeUnit.MILLISECONDS.toNanos(100));
     return new Masters(
-            nodes, names, Collections.nCopies(masters, ""), timeouts, Ticker.system(), null)
-        .gateOf(key);
+        nodes, names, Collections.nCopies(masters, ""), timeouts, Ticker.system(), null);
   }
 
   private static byte[] bytes(String resource) {
@@ -132,6 +140,37 @@ class SetWakeUpIT {
       assertTrue(tookMillis < 200, "granted after " + tookMillis + " ms");
     } finally {
       threads.shutdownNow();
+    }
+  }
+
+  @Test
+  void aTurnThatComesBeforeTheWaitersQueuingAnswerStillNamesIt(RedisCluster cluster) {
+    NoticeLink.Listener[] heard = new NoticeLink.Listener[1];
+    try (Wakeups wakeups =
+        new Wakeups(
+            Ticker.system(),
+            SLOW_TIMER.toNanos(),
+            true,
+            listener -> {
+              heard[0] = listener;
+              return List.of(
+                  new NoticeLink(
+                      NodeAddress.parse(cluster.uris().get(0)),
+                      TimeUnit.SECONDS.toNanos(1),
+                      null,
+                      listener));
+            })) {
+      byte[] key = bytes("early");
+      Turn turn = wakeups.turn(fakeMasters(3), key, SLOW_TIMER.toNanos());
+      Wakeups.Waiter waiter = wakeups.enter(key);
+      waiter.follow(turn);
+      // Armed before its queuing round; the round's answer has not come back (not queuedAs yet)
+      // when the release names it.
+      CompletableFuture<Void> armed = waiter.next();
+      heard[0].notice("early", Wakeups.TURN + turn.name());
+      assertTrue(armed.isDone(), "woken");
+      assertTrue(turn.takeNamed(), "named: its next round asks every master at once");
+      waiter.close();
     }
   }
 
