@@ -213,6 +213,11 @@ final class Turn {
       queuedAs = atGate == Vote.TAKEN ? name : null;
       if (atGate == Vote.TAKEN) {
         namedRound = false; // queued again: the next release names it
+      } else if (namedRound && attempt.grant() == null) {
+        // Named, and neither granted nor queued again (the gate did not answer in time, or granted
+        // while others refused): its retry asks every master at once too, not its gate first,
+        // whose wait would lengthen every retry while the gate is slow or paused.
+        named = true;
       }
     } else {
       queuedAs = null;

@@ -253,6 +253,42 @@ class GatedRoundTest {
     assertFalse(polling.queueAtOnce(), "without wake-ups nothing queues");
   }
 
+  @Test
+  void aNamedWaiterThatOvertookTheReleaseAsksEveryMasterAgainUntilQueuedOrGranted() {
+    Masters masters = masters(NAMES, new FakeTicker());
+    byte[] key = "r".getBytes(StandardCharsets.UTF_8);
+    int gate = masters.gateOf(key);
+    Turn turn = new Turn(masters, key, TimeUnit.MILLISECONDS.toNanos(50), true, "0123456789abcdef");
+    turn.nextGate(); // the first round, ungated
+    turn.decided(-1, refused(gate, Vote.TAKEN, Vote.TAKEN)); // refused everywhere: not queued
+    assertEquals(gate, turn.nextGate());
+    turn.decided(gate, refused(gate, Vote.TAKEN, Vote.PENDING)); // queued at the gate
+    assertFalse(turn.wasNamed());
+    assertEquals(turn.name(), turn.queuedAs(), "queued");
+
+    turn.named(); // a release named it
+    assertTrue(turn.takeNamed(), "its next round asks every master at once");
+    // The gate paused: no answer from it, the others refused (the release not there yet).
+    turn.decided(gate, refused(gate, Vote.PENDING, Vote.TAKEN));
+    assertTrue(turn.wasNamed(), "tries again soon");
+    assertTrue(turn.takeNamed(), "and asks every master at once again, not the paused gate first");
+    turn.decided(gate, refused(gate, Vote.GRANTED, Vote.TAKEN)); // granted at the gate only
+    assertTrue(turn.takeNamed(), "still not granted, still not queued");
+
+    turn.decided(gate, refused(gate, Vote.TAKEN, Vote.PENDING)); // refused at the gate: queued
+    assertFalse(turn.wasNamed(), "queued again: it waits to be named");
+    assertFalse(turn.takeNamed(), "its next round is gated");
+  }
+
+  /** A refused attempt: {@code atGate} at the gate, {@code elsewhere} at every other master. */
+  private static Attempt refused(int gate, Vote atGate, Vote elsewhere) {
+    List<Outcome> outcomes = new ArrayList<>();
+    for (int i = 0; i < NAMES.size(); i++) {
+      outcomes.add(new Outcome(NAMES.get(i), i == gate ? atGate : elsewhere, 0, ""));
+    }
+    return new Attempt(null, outcomes, false);
+  }
+
   private static Masters fakeMasters(List<FakeNode> fakes) {
     FakeTicker ticker = new FakeTicker();
     List<NodeClient> nodes = new ArrayList<>();
