@@ -92,7 +92,7 @@ class LeastPrivilegeIT {
         assertTrue(fence > 0);
         assertTrue(lease.extend(TTL));
       }
-      assertTrue(RedLocks.keysGone(cluster, "orders:42", 0, 1, 2), "released");
+      RedLocks.eventually("released", () -> RedLocks.keysGone(cluster, "orders:42", 0, 1, 2));
 
       Duration shortTtl = Duration.ofMillis(600);
       redlock.withLock(
@@ -376,7 +376,7 @@ class LeastPrivilegeIT {
         assertTrue(lease.fencingToken() > 0);
         assertTrue(lease.extend(TTL));
       }
-      assertTrue(RedLocks.keysGone(cluster, "r", 0, 1, 2), "released by EVAL");
+      RedLocks.eventually("released by EVAL", () -> RedLocks.keysGone(cluster, "r", 0, 1, 2));
       Inspection inspection = redlock.inspect();
       for (Inspection.Master master : inspection.masters()) {
         assertTrue(master.votes(), inspection.toString());
@@ -400,7 +400,7 @@ class LeastPrivilegeIT {
       assertTrue(lease.extend(TTL), "the next extend, once the script is loaded again");
       assertTrue(lease.fencingToken() > 0);
       lease.close();
-      assertTrue(RedLocks.keysGone(cluster, "r", 0, 1, 2), "released by EVALSHA");
+      RedLocks.eventually("released by EVALSHA", () -> RedLocks.keysGone(cluster, "r", 0, 1, 2));
     }
   }
 
@@ -447,7 +447,7 @@ class LeastPrivilegeIT {
         assertTrue(lease.fencingToken() > 0);
         assertTrue(lease.extend(TTL));
       }
-      assertTrue(RedLocks.keysGone(cluster, "orders:1", 0, 1, 2), "released");
+      RedLocks.eventually("released", () -> RedLocks.keysGone(cluster, "orders:1", 0, 1, 2));
       QuorumUnavailableException e =
           assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("users:1", TTL));
       assertTrue(e.getMessage().contains("permission denied"), e.getMessage());
