@@ -144,11 +144,11 @@ final class Turn {
   }
 
   /**
-   * A notice woke this acquisition's waiter. A set's next round then asks every master at once, as
-   * a named waiter's does: the notice came from the gate of one of its resources, which ran the
-   * release, while the set's own gate (chosen by the whole set's hash) may not have run it yet, and
-   * a round refused there would ask no one else and sleep until its timer. A single resource's
-   * waiter heeds only its naming ({@link #named}).
+   * A plain notice (a release that named no waiter) woke this acquisition's waiter. A set's next
+   * round then asks every master at once, as a named waiter's does: the notice came from the gate
+   * of one of its resources, which ran the release, while the set's own gate (chosen by the whole
+   * set's hash) may not have run it yet, and a round refused there would ask no one else and sleep
+   * until its timer. A single resource's waiter heeds only its naming ({@link #named}).
    */
   void noticed() {
     if (set) {

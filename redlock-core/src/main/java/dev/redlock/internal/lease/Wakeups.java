@@ -353,8 +353,8 @@ public final class Wakeups implements AutoCloseable {
         Turn followed = waiter.turn;
         if (followed != null && turn != null && followed.isNamedBy(turn)) {
           followed.named();
-        } else if (!subscribed && followed != null) {
-          followed.noticed();
+        } else if (turn == null && !subscribed && followed != null) {
+          followed.noticed(); // a plain release: the lock may be free
         }
         waiter.seen = group.wakes;
         waiter.seenTurns = group.turns;
@@ -507,7 +507,9 @@ public final class Wakeups implements AutoCloseable {
               && turn.isNamedBy(group.lastTurn)) {
             turn.named();
           } else if (turn != null) {
-            turn.noticed(); // perhaps a confirmation: then one round asks every master at once
+            // Perhaps a confirmation or another waiter's turn: a set then retries as after a
+            // plain notice, a bounded number of rounds.
+            turn.noticed();
           }
           // Woken while not armed (its round was running): a release it may have missed.
           seen = group.wakes;
