@@ -43,7 +43,7 @@ class MutualExclusionChaosIT {
   private static final Duration JVM_RUN = Duration.ofSeconds(15);
   private static final Duration SLOW_RUN = Duration.ofSeconds(15);
   private static final double OVERRUN_CHANCE = 0.05;
-  private static final double RENEWED_CHANCE = 0.02;
+  private static final double RENEWED_CHANCE = 0.03;
 
   @Test
   void eightThreadsUnderMinorityFaultsNeverOverlapNorLoseAnUpdate() throws Exception {
