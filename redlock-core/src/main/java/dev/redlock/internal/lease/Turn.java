@@ -34,7 +34,6 @@ final class Turn {
   private final byte[] key;
   private final long staleMillis;
   private final byte[] waiter;
-  private final String name; // the waiter's, as a release names it; null if not queued
   private final boolean gating;
   private final boolean set; // a multi-resource lease's, with wake-ups: gated, not queued
   private volatile int setRetries; // a set's: rounds left that ask every master after a notice
@@ -65,7 +64,6 @@ final class Turn {
     this.gating = queue;
     this.set = queue && KeySet.isKeySet(key);
     this.waiter = !queue || set ? null : waiterName(client);
-    this.name = waiter == null ? null : new String(waiter, StandardCharsets.US_ASCII);
     // A waiter asks again at least every retry delay and a half, plus a round: twice that, and two
     // node timeouts, before one that stopped asking (it crashed) leaves by itself.
     this.staleMillis =
@@ -89,9 +87,12 @@ final class Turn {
     return waiter != null && queuedAs == null && masters.gateOf(key) >= 0;
   }
 
-  /** The name this acquisition queues under at its gate, or null if it does not queue. */
+  /**
+   * The name this acquisition queues under at its gate, or null if it does not queue. Made when
+   * asked (a waiter is queued or a notice came), not for every acquisition.
+   */
   String name() {
-    return name;
+    return waiter == null ? null : new String(waiter, StandardCharsets.US_ASCII);
   }
 
   /**
@@ -99,7 +100,7 @@ final class Turn {
    * queuing round's answer has come back yet (a release right after it queued may name it first).
    */
   boolean isNamedBy(String turn) {
-    return waiter != null && turn.equals(name);
+    return waiter != null && turn.equals(name());
   }
 
   /**
@@ -208,27 +209,21 @@ final class Turn {
    * exception that ends the wait then says what every master answered, not just the gate.
    */
   Attempt decided(int gate, Attempt attempt) {
-    if (gate >= 0 && waiter != null) {
-      Vote atGate = attempt.outcomes().get(gate).vote();
-      queuedAs = atGate == Vote.TAKEN ? name : null;
-      if (atGate == Vote.TAKEN) {
-        namedRound = false; // queued again: the next release names it
-      } else if (namedRound && attempt.grant() == null) {
-        // Named, and neither granted nor queued again (the gate did not answer in time, or granted
-        // while others refused): its retry asks every master at once too, not its gate first,
-        // whose wait would lengthen every retry while the gate is slow or paused.
+    boolean queued =
+        gate >= 0 && waiter != null && attempt.outcomes().get(gate).vote() == Vote.TAKEN;
+    queuedAs = queued ? name() : null;
+    if (namedRound && attempt.grant() == null && (set || gate >= 0)) {
+      // Named (or, a set's, noticed) and not granted: the round may have overtaken the release on
+      // some masters (a round is decided once a majority refused, often before the master that ran
+      // the release answers), or met a slow gate. It asks every master at once again, after the
+      // retry's doubling pause, until queued again at its gate (the next release names it) or, a
+      // set's, SET_RETRIES rounds on: asking the gate first, a slow or paused gate's wait would
+      // lengthen every retry.
+      boolean again = set ? --setRetries > 0 : !queued;
+      if (again) {
         named = true;
       }
-    } else {
-      queuedAs = null;
-      if (set && attempt.grant() == null && namedRound) {
-        // It may have overtaken the release on some masters: a round is decided once a majority
-        // refused, before the master that ran the release answers, so a refusal says little.
-        // It asks every master again after the retry's doubling pause, SET_RETRIES times at most.
-        boolean again = --setRetries > 0;
-        named = again;
-        namedRound = again;
-      }
+      namedRound = again;
     }
     if (attempt.grant() != null) {
       leave(); // before the caller has the lease: its release must name the next waiter

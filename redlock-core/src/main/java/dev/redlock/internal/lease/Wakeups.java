@@ -350,12 +350,7 @@ public final class Wakeups implements AutoCloseable {
         if (turn != null && queuedAs != null && !queuedAs.equals(turn)) {
           continue; // queued: a notice naming another waiter is not its turn
         }
-        Turn followed = waiter.turn;
-        if (followed != null && turn != null && followed.isNamedBy(turn)) {
-          followed.named();
-        } else if (turn == null && !subscribed && followed != null) {
-          followed.noticed(); // a plain release: the lock may be free
-        }
+        waiter.heard(turn, turn == null && !subscribed); // a plain release: the lock may be free
         waiter.seen = group.wakes;
         waiter.seenTurns = group.turns;
         woken.add(waiter.armed);
@@ -454,6 +449,22 @@ public final class Wakeups implements AutoCloseable {
       }
     }
 
+    /**
+     * Tells its acquisition's turn of a wake-up: named if {@code turn} names it, else noticed if
+     * the wake-up may have been a plain release ({@code plain}).
+     */
+    private void heard(String turn, boolean plain) {
+      Turn followed = this.turn;
+      if (followed == null) {
+        return;
+      }
+      if (turn != null && followed.isNamedBy(turn)) {
+        followed.named();
+      } else if (plain) {
+        followed.noticed();
+      }
+    }
+
     /** The name its acquisition is queued under at the gate, or null. */
     private String queuedAs() {
       Turn followed = turn;
@@ -501,16 +512,9 @@ public final class Wakeups implements AutoCloseable {
                 ? seen != group.wakes
                 : seenTurns != group.turns && queuedAs.equals(group.lastTurn);
         if (missed) {
-          if (turn != null
-              && seenTurns != group.turns
-              && group.lastTurn != null
-              && turn.isNamedBy(group.lastTurn)) {
-            turn.named();
-          } else if (turn != null) {
-            // Perhaps a confirmation or another waiter's turn: a set then retries as after a
-            // plain notice, a bounded number of rounds.
-            turn.noticed();
-          }
+          // Perhaps a confirmation or another waiter's turn too: a set then retries as after a
+          // plain notice, a bounded number of rounds.
+          heard(seenTurns != group.turns ? group.lastTurn : null, true);
           // Woken while not armed (its round was running): a release it may have missed.
           seen = group.wakes;
           seenTurns = group.turns;

@@ -222,16 +222,7 @@ class GatedRoundTest {
             }
           });
     }
-    long[] nodeTimeouts = new long[NAMES.size()];
-    Arrays.fill(nodeTimeouts, TimeUnit.MILLISECONDS.toNanos(50));
-    Masters masters =
-        new Masters(
-            nodes,
-            NAMES,
-            Collections.nCopies(NAMES.size(), ""),
-            nodeTimeouts,
-            Ticker.system(),
-            null);
+    Masters masters = FakeMasters.of(nodes, NAMES, Ticker.system());
     byte[] key = "r".getBytes(StandardCharsets.UTF_8);
     Turn turn = new Turn(masters, key, TimeUnit.MILLISECONDS.toNanos(50), true, "0123456789abcdef");
     assertTrue(turn.queueAtOnce(), "a waiter not yet queued queues at once");
@@ -291,28 +282,17 @@ class GatedRoundTest {
 
   private static Masters fakeMasters(List<FakeNode> fakes) {
     FakeTicker ticker = new FakeTicker();
-    List<NodeClient> nodes = new ArrayList<>();
-    List<String> datacenters = new ArrayList<>();
     for (int i = 0; i < NAMES.size(); i++) {
-      FakeNode fake = new FakeNode(ticker);
-      fakes.add(fake);
-      nodes.add(fake);
-      datacenters.add("");
+      fakes.add(new FakeNode(ticker));
     }
-    long[] timeouts = new long[NAMES.size()];
-    Arrays.fill(timeouts, TimeUnit.MILLISECONDS.toNanos(50));
-    return new Masters(nodes, NAMES, datacenters, timeouts, Ticker.system(), null);
+    return FakeMasters.of(fakes, NAMES, Ticker.system());
   }
 
   private static Masters masters(List<String> names, FakeTicker ticker) {
     List<NodeClient> nodes = new ArrayList<>();
-    List<String> datacenters = new ArrayList<>();
     for (int i = 0; i < names.size(); i++) {
       nodes.add(new FakeNode(ticker));
-      datacenters.add("");
     }
-    long[] timeouts = new long[names.size()];
-    Arrays.fill(timeouts, TimeUnit.MILLISECONDS.toNanos(50));
-    return new Masters(nodes, names, datacenters, timeouts, ticker, null);
+    return FakeMasters.of(nodes, names, ticker);
   }
 }

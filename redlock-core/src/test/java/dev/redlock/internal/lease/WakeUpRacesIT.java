@@ -20,8 +20,6 @@ import dev.redlock.testkit.RedisProcess;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -67,10 +65,7 @@ class WakeUpRacesIT {
       nodes.add(new FakeNode(new FakeTicker()));
       names.add("master-" + i); // named in sorted order: the index is the rank
     }
-    long[] timeouts = new long[masters];
-    Arrays.fill(timeouts, TimeUnit.MILLISECONDS.toNanos(100));
-    return new Masters(
-        nodes, names, Collections.nCopies(masters, ""), timeouts, Ticker.system(), null);
+    return FakeMasters.of(nodes, names, Ticker.system());
   }
 
   private static byte[] bytes(String resource) {
