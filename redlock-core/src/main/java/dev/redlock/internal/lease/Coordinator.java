@@ -418,7 +418,9 @@ public final class Coordinator {
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     long validity = Validity.remainingNanos(ttlNanos, votes.elapsedNanos(), settings.driftFactor());
     long took = votes.elapsedNanos();
-    wakeups.roundTook(took);
+    if (votes.timedByAnswers()) {
+      wakeups.roundTook(took);
+    }
     List<Outcome> outcomes = votes.outcomes();
     if (votes.reachedQuorum() && validity > settings.minValidityNanos()) {
       long fence = settings.fencing() ? nextFence(votes) : Grant.NO_FENCE;

@@ -76,6 +76,7 @@ final class QuorumRound implements Landing, AwaitedRound {
   private final boolean[] sent;
   private IntFunction<CompletableFuture<NodeReply>> held; // guarded by lock: the gate's, until open
   private boolean gateRefused; // guarded by lock: another client holds the key at the gate
+  private boolean gateWaitPassed; // guarded by lock: the others were asked for want of the gate
   private int granted; // guarded by lock
   private int refused; // guarded by lock: any answer other than GRANTED
   private int answered; // guarded by lock: any answer from the master, not a failure
@@ -165,6 +166,7 @@ final class QuorumRound implements Landing, AwaitedRound {
   void openGate() {
     lock.lock();
     try {
+      gateWaitPassed |= held != null && !decided;
       openLocked();
     } finally {
       lock.unlock();
@@ -422,6 +424,7 @@ final class QuorumRound implements Landing, AwaitedRound {
         quorum,
         startNanos,
         now - startNanos,
+        gateWaitPassed,
         List.copyOf(outcomes),
         Collections.unmodifiableList(Arrays.asList(replies.clone())),
         this);
@@ -476,6 +479,8 @@ final class QuorumRound implements Landing, AwaitedRound {
    * @param quorum how many grants make a majority
    * @param startNanos the ticker just before the first request
    * @param elapsedNanos from {@code startNanos} to the decision
+   * @param gateWaitPassed the masters behind the gate were asked because it had not answered in the
+   *     gate wait (not because it granted or failed)
    * @param outcomes one per master, in configuration order
    * @param replies one per master, null where it had not answered (or failed) when decided
    * @param landing where the command may have run: the round's own view, which keeps learning after
@@ -485,6 +490,7 @@ final class QuorumRound implements Landing, AwaitedRound {
       int quorum,
       long startNanos,
       long elapsedNanos,
+      boolean gateWaitPassed,
       List<Outcome> outcomes,
       List<NodeReply> replies,
       Landing landing) {
@@ -515,6 +521,16 @@ final class QuorumRound implements Landing, AwaitedRound {
 
     static boolean unreachable(Vote vote) {
       return vote == Vote.FAILED || vote == Vote.TIMED_OUT || vote == Vote.RESTARTED;
+    }
+
+    /**
+     * Whether {@code elapsedNanos} measures how fast the masters answer: no master's timeout and no
+     * gate wait is part of it. A round that waited one out measures the wait; counted in the
+     * average round time that sizes the gate wait, the hand-off pause and the spread of retries,
+     * one paused master would lengthen each of them (and a longer gate wait, the next gated round).
+     */
+    boolean timedByAnswers() {
+      return !gateWaitPassed && count(Vote.TIMED_OUT) == 0;
     }
 
     /** When the round was decided, on the ticker. */

@@ -138,6 +138,33 @@ class GatedRoundTest {
   }
 
   @Test
+  void aRoundThatWaitedForTheGateOrForATimeoutDoesNotTimeTheMasters() {
+    QuorumRound answered = start(GATE);
+    sent.get(GATE).complete(reply(Vote.GRANTED));
+    sent.get(0).complete(reply(Vote.GRANTED));
+    sent.get(1).complete(reply(Vote.GRANTED));
+    assertTrue(freeze(answered).timedByAnswers(), "decided by answers alone");
+
+    QuorumRound passedBy = start(GATE);
+    passedBy.openGate(); // the gate wait passed, the gate silent
+    for (int i : new int[] {0, 1, 3}) {
+      sent.get(i).complete(reply(Vote.GRANTED));
+    }
+    Tally afterGateWait = freeze(passedBy);
+    assertTrue(afterGateWait.reachedQuorum());
+    assertFalse(afterGateWait.timedByAnswers(), "its time holds the gate wait");
+
+    QuorumRound split = start(-1);
+    sent.get(0).complete(reply(Vote.GRANTED));
+    sent.get(1).complete(reply(Vote.GRANTED));
+    sent.get(3).complete(reply(Vote.TAKEN));
+    sent.get(4).complete(reply(Vote.TAKEN));
+    Tally atDeadline = split.freeze(Ticker.system().read()); // the silent master decides: late
+    assertEquals(Vote.TIMED_OUT, atDeadline.outcomes().get(GATE).vote());
+    assertFalse(atDeadline.timedByAnswers(), "its time is a node timeout");
+  }
+
+  @Test
   void clientsThatConfigureTheMastersInAnotherOrderPickTheSameGate() {
     FakeTicker ticker = new FakeTicker();
     List<String> reversed = new ArrayList<>(NAMES);
