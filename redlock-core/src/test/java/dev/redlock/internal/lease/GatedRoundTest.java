@@ -298,6 +298,31 @@ class GatedRoundTest {
     assertFalse(turn.takeNamed(), "its next round is gated");
   }
 
+  @Test
+  void aSetsWaiterAsksEveryMasterForEightRoundsAfterAPlainNotice() {
+    Masters masters = masters(NAMES, new FakeTicker());
+    byte[] key = ResourceSet.of(List.of("r1", "r2")).key();
+    int gate = masters.gateOf(key);
+    Turn turn = new Turn(masters, key, TimeUnit.MILLISECONDS.toNanos(50), true, "0123456789abcdef");
+    turn.nextGate(); // the first round, ungated
+    turn.decided(-1, refused(gate, Vote.TAKEN, Vote.TAKEN));
+    assertEquals(gate, turn.nextGate(), "then gated, as every waiter's round");
+    turn.decided(gate, refused(gate, Vote.TAKEN, Vote.PENDING));
+    assertFalse(turn.takeNamed(), "a set is not queued: only a notice makes it ask everyone");
+
+    turn.noticed(); // a plain notice: the release ran at the gate of one of its resources
+    // A release takes some rounds to reach every master: each round refused (even at the set's
+    // own gate, which may not have run it yet) asks every master again, for 8 rounds.
+    for (int round = 1; round <= 8; round++) {
+      assertTrue(turn.takeNamed(), "round " + round + " after the notice asks every master");
+      turn.decided(gate, refused(gate, Vote.TAKEN, Vote.TAKEN));
+    }
+    assertFalse(turn.takeNamed(), "then back to the gate first, until the next notice");
+
+    turn.noticed();
+    assertTrue(turn.takeNamed(), "a new notice, a new budget");
+  }
+
   /** A refused attempt: {@code atGate} at the gate, {@code elsewhere} at every other master. */
   private static Attempt refused(int gate, Vote atGate, Vote elsewhere) {
     List<Outcome> outcomes = new ArrayList<>();
