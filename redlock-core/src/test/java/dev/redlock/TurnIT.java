@@ -317,6 +317,86 @@ class TurnIT {
     }
   }
 
+  @Test
+  void aClientThatComesBackSoonAfterAReleaseToWaitersQueuesBehindThem(RedisCluster cluster)
+      throws Exception {
+    behind(
+        cluster,
+        "behind",
+        (client, resource) ->
+            threads.submit(() -> client.acquire(resource, TTL, Duration.ofMillis(300))));
+  }
+
+  @Test
+  void anAsyncClientThatComesBackSoonAfterAReleaseToWaitersQueuesBehindThem(RedisCluster cluster)
+      throws Exception {
+    behind(
+        cluster,
+        "behind-async",
+        (client, resource) -> client.acquireAsync(resource, TTL, Duration.ofMillis(300)));
+  }
+
+  private void behind(
+      RedisCluster cluster,
+      String resource,
+      java.util.function.BiFunction<RedLock, String, Future<Lease>> acquire)
+      throws Exception {
+    RedLock client = redlock(cluster, SLOW_TIMER, null);
+    RedLock finder = redlock(cluster, SLOW_TIMER, null);
+    Lease held = client.tryAcquire(resource, TTL).orElseThrow();
+    // A waiter that queues, shows which master is the gate, and gives up (leaving the queue).
+    Future<?> finding =
+        threads.submit(
+            () -> {
+              assertThrows(
+                  LockTakenException.class,
+                  () -> finder.acquire(resource, TTL, Duration.ofMillis(300)));
+              return null;
+            });
+    RedLocks.eventually("queued", () -> queued(cluster, resource) == 1);
+    RedisProcess gate = gate(cluster, resource);
+    finding.get(10, TimeUnit.SECONDS);
+    // In its place, a waiter of another client, which hears its turn on its client's channel:
+    // the release at the gate is heard, so the releaser knows waiters are queued.
+    String other = "aaaaaaaaaaaaaaaa";
+    List<?> time = (List<?>) gate.admin().command("TIME");
+    String now =
+        String.valueOf(
+            Long.parseLong((String) time.get(0)) * 1_000_000
+                + Long.parseLong((String) time.get(1)));
+    gate.admin().command("ZADD", "redlock:queue:" + resource, "0", other + "bbbbbbbbbbbbbbbb");
+    gate.admin().command("ZADD", "redlock:queue-seen:" + resource, now, other + "bbbbbbbbbbbbbbbb");
+    try (ChannelWatch otherClient = new ChannelWatch(gate, "@" + other)) {
+      held.close();
+      RedLocks.eventually("the waiter named", () -> otherClient.messages() == 1);
+      // Two of the other masters hold the key for someone else: a majority needs the gate, where
+      // it is the queued waiter's turn (and a gate that answers later than the gate wait, under
+      // load, still decides nothing alone).
+      int blocked = 0;
+      for (RedisProcess node : cluster.nodes()) {
+        if (node != gate && blocked < 2) {
+          node.admin().command("SET", resource, "someone-else", "PX", "5000");
+          blocked++;
+        }
+      }
+      // Back after the hand-off pause (four of its rounds' time, a few ms here): its first round
+      // asks the gate first, in turn, and is refused there; asking every master at once, it would
+      // have been granted by the gate (a plain SET NX there ignores the queue) and the two free
+      // masters.
+      TimeUnit.MILLISECONDS.sleep(50);
+      Future<Lease> back = acquire.apply(client, resource);
+      java.util.concurrent.ExecutionException refused =
+          assertThrows(
+              java.util.concurrent.ExecutionException.class, () -> back.get(10, TimeUnit.SECONDS));
+      assertTrue(
+          refused.getCause() instanceof LockTakenException, "refused: " + refused.getCause());
+      assertEquals(
+          0L,
+          gate.admin().command("ZRANK", "redlock:queue:" + resource, other + "bbbbbbbbbbbbbbbb"),
+          "the waiter is still first");
+    }
+  }
+
   private static long clientChannels(RedisProcess node) {
     return ((List<?>) node.admin().command("PUBSUB", "CHANNELS", "redlock:wake:@*")).size();
   }

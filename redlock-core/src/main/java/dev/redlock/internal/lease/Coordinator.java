@@ -167,8 +167,10 @@ public final class Coordinator {
     try {
       // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
       long handOff = wakeups.handOffNanos(key);
+      if (handOff != Wakeups.NO_WAITERS) {
+        turn.behindOthers(); // through the gate, behind the waiters queued there
+      }
       if (handOff > 0) {
-        turn.behindOthers();
         long left = waitNanos == Long.MAX_VALUE ? handOff : deadline - ticker.read();
         interrupted |= await(new CompletableFuture<>(), Math.min(handOff, left), interruptible);
       }
