@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One acquisition's place among the waiters of its resource: which of its rounds are gated ({@link
@@ -30,19 +31,25 @@ final class Turn {
    */
   static final int SET_RETRIES = 8;
 
+  private static final int NAMED = 1;
+  private static final int NAMED_ROUND = 2;
+  private static final int RETRIES_SHIFT = 2;
+
   private final Masters masters;
   private final byte[] key;
   private final long staleMillis;
   private final byte[] waiter;
   private final boolean gating;
   private final boolean set; // a multi-resource lease's, with wake-ups: gated, not queued
-  private volatile int setRetries; // a set's: rounds left that ask every master after a notice
   private volatile int queuedAt = -1; // the gate it queued at, or -1
   private volatile Outcome[] latest; // each master's latest answer in this acquisition's rounds
   private volatile String queuedAs; // see queuedAs()
   private volatile boolean left; // the acquisition stopped
-  private volatile boolean named; // a release named it: its next round need not wait at the gate
-  private volatile boolean namedRound; // named since last queued or granted (see wasNamed())
+  // Its naming, one value changed by compare-and-set: the notice link's thread names the waiter
+  // (or, a set's, notices it), the waiter's thread takes the naming for a round and decides it.
+  // NAMED: its next round asks every master at once; NAMED_ROUND: named since it was last queued
+  // or granted (see wasNamed()); above those bits, a set's rounds left that ask every master.
+  private final AtomicInteger naming = new AtomicInteger();
   private volatile boolean waiting; // the next round is a waiter's: gated
 
   /**
@@ -141,7 +148,10 @@ final class Turn {
 
   /** A release named this waiter first in the queue at its gate ({@link Wakeups}). */
   void named() {
-    named = true;
+    int was;
+    do {
+      was = naming.get();
+    } while (!naming.compareAndSet(was, was | NAMED));
   }
 
   /**
@@ -152,10 +162,14 @@ final class Turn {
    * until its timer. A single resource's waiter heeds only its naming ({@link #named}).
    */
   void noticed() {
-    if (set) {
-      setRetries = SET_RETRIES;
-      named = true;
+    if (!set) {
+      return;
     }
+    int was;
+    do {
+      was = naming.get();
+    } while (!naming.compareAndSet(
+        was, (was & NAMED_ROUND) | NAMED | SET_RETRIES << RETRIES_SHIFT));
   }
 
   /**
@@ -164,11 +178,13 @@ final class Turn {
    * others that queue there sleep on and do not race it. Once per naming.
    */
   boolean takeNamed() {
-    if (!named) {
-      return false;
-    }
-    named = false;
-    namedRound = true;
+    int was;
+    do {
+      was = naming.get();
+      if ((was & NAMED) == 0) {
+        return false;
+      }
+    } while (!naming.compareAndSet(was, (was & ~NAMED) | NAMED_ROUND));
     return true;
   }
 
@@ -180,7 +196,7 @@ final class Turn {
    * the gate it is queued again, and the next release names it.
    */
   boolean wasNamed() {
-    return namedRound;
+    return (naming.get() & NAMED_ROUND) != 0;
   }
 
   /**
@@ -212,18 +228,24 @@ final class Turn {
     boolean queued =
         gate >= 0 && waiter != null && attempt.outcomes().get(gate).vote() == Vote.TAKEN;
     queuedAs = queued ? name() : null;
-    if (namedRound && attempt.grant() == null && (set || gate >= 0)) {
+    if (attempt.grant() == null && (set || gate >= 0)) {
       // Named (or, a set's, noticed) and not granted: the round may have overtaken the release on
       // some masters (a round is decided once a majority refused, often before the master that ran
       // the release answers), or met a slow gate. It asks every master at once again, after the
       // retry's doubling pause, until queued again at its gate (the next release names it) or, a
       // set's, SET_RETRIES rounds on: asking the gate first, a slow or paused gate's wait would
       // lengthen every retry.
-      boolean again = set ? --setRetries > 0 : !queued;
-      if (again) {
-        named = true;
-      }
-      namedRound = again;
+      int was;
+      int now;
+      do {
+        was = naming.get();
+        if ((was & NAMED_ROUND) == 0) {
+          break; // not named: nothing to decide
+        }
+        int left = Math.max(0, (was >>> RETRIES_SHIFT) - 1);
+        boolean again = set ? left > 0 : !queued;
+        now = (set ? left : 0) << RETRIES_SHIFT | (again ? NAMED | NAMED_ROUND : was & NAMED);
+      } while (!naming.compareAndSet(was, now));
     }
     if (attempt.grant() != null) {
       leave(); // before the caller has the lease: its release must name the next waiter
