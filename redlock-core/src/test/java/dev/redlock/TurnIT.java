@@ -256,31 +256,33 @@ class TurnIT {
   @Test
   void aNamedWaiterWhoseRoundOvertookTheReleaseTriesAgainSoon(RedisCluster cluster)
       throws Exception {
-    overtaken(
-        cluster,
-        "overtaken",
-        (waiter, resource) ->
-            threads.submit(() -> waiter.acquire(resource, TTL, Duration.ofSeconds(30))));
+    overtaken(cluster, "overtaken", blocking(Duration.ofSeconds(30)));
   }
 
   @Test
   void aNamedAsyncWaiterWhoseRoundOvertookTheReleaseTriesAgainSoon(RedisCluster cluster)
       throws Exception {
-    overtaken(
-        cluster,
-        "overtaken-async",
-        (waiter, resource) -> waiter.acquireAsync(resource, TTL, Duration.ofSeconds(30)));
+    overtaken(cluster, "overtaken-async", async(Duration.ofSeconds(30)));
   }
 
-  private void overtaken(
-      RedisCluster cluster,
-      String resource,
-      java.util.function.BiFunction<RedLock, String, Future<Lease>> acquire)
-      throws Exception {
+  /** An acquire of a resource by a RedLock, blocking on a thread of the test or asynchronous. */
+  private interface Acquire {
+    Future<Lease> start(RedLock redlock, String resource);
+  }
+
+  private Acquire blocking(Duration wait) {
+    return (redlock, resource) -> threads.submit(() -> redlock.acquire(resource, TTL, wait));
+  }
+
+  private static Acquire async(Duration wait) {
+    return (redlock, resource) -> redlock.acquireAsync(resource, TTL, wait);
+  }
+
+  private void overtaken(RedisCluster cluster, String resource, Acquire acquire) throws Exception {
     RedLock holder = redlock(cluster, SLOW_TIMER, null);
     RedLock waiter = redlock(cluster, SLOW_TIMER, null);
     holder.tryAcquire(resource, TTL).orElseThrow();
-    Future<Lease> waiting = acquire.apply(waiter, resource);
+    Future<Lease> waiting = acquire.start(waiter, resource);
     RedLocks.eventually("queued", () -> queued(cluster, resource) == 1);
     RedisProcess gate = gate(cluster, resource);
     String name =
@@ -320,27 +322,16 @@ class TurnIT {
   @Test
   void aClientThatComesBackSoonAfterAReleaseToWaitersQueuesBehindThem(RedisCluster cluster)
       throws Exception {
-    behind(
-        cluster,
-        "behind",
-        (client, resource) ->
-            threads.submit(() -> client.acquire(resource, TTL, Duration.ofMillis(300))));
+    behind(cluster, "behind", blocking(Duration.ofMillis(300)));
   }
 
   @Test
   void anAsyncClientThatComesBackSoonAfterAReleaseToWaitersQueuesBehindThem(RedisCluster cluster)
       throws Exception {
-    behind(
-        cluster,
-        "behind-async",
-        (client, resource) -> client.acquireAsync(resource, TTL, Duration.ofMillis(300)));
+    behind(cluster, "behind-async", async(Duration.ofMillis(300)));
   }
 
-  private void behind(
-      RedisCluster cluster,
-      String resource,
-      java.util.function.BiFunction<RedLock, String, Future<Lease>> acquire)
-      throws Exception {
+  private void behind(RedisCluster cluster, String resource, Acquire acquire) throws Exception {
     RedLock client = redlock(cluster, SLOW_TIMER, null);
     RedLock finder = redlock(cluster, SLOW_TIMER, null);
     Lease held = client.tryAcquire(resource, TTL).orElseThrow();
@@ -384,7 +375,7 @@ class TurnIT {
       // have been granted by the gate (a plain SET NX there ignores the queue) and the two free
       // masters.
       TimeUnit.MILLISECONDS.sleep(50);
-      Future<Lease> back = acquire.apply(client, resource);
+      Future<Lease> back = acquire.start(client, resource);
       java.util.concurrent.ExecutionException refused =
           assertThrows(
               java.util.concurrent.ExecutionException.class, () -> back.get(10, TimeUnit.SECONDS));
