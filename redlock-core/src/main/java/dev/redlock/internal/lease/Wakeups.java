@@ -57,7 +57,7 @@ import java.util.function.Function;
  * queued there, rather than to every master at once: a client that comes back a little later would
  * otherwise take the lock past them on the other masters, again and again, while the waiter the
  * release named retried against it and the others queued behind that waiter slept (measured: waits
- * of 100 to 200 ms for everyone in one hand-off run of three, with holds of 1 ms). Without waiters
+ * of 70 to 150 ms for everyone in one hand-off run of three, with holds of 1 ms). Without waiters
  * the release answers 1 and nothing waits: an uncontended lock is taken again at once. At most
  * {@value #MAX_HAND_OFFS} such releases are remembered, each for one round.
  *
