@@ -134,10 +134,7 @@ final class AsyncLeases {
     }
     acquisition.future.whenComplete((value, error) -> acquisition.stop());
     // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
-    long handOff = once(waitNanos) ? Wakeups.NO_WAITERS : wakeups.handOffNanos(key);
-    if (handOff != Wakeups.NO_WAITERS) {
-      turn.behindOthers(); // through the gate, behind the waiters queued there
-    }
+    long handOff = once(waitNanos) ? 0 : wakeups.handOff(key, turn);
     if (handOff > 0) {
       acquisition.pauseThenNext(Math.min(handOff, waitNanos), null);
     } else {

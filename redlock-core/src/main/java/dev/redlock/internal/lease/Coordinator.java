@@ -166,10 +166,7 @@ public final class Coordinator {
     int splits = 0; // split rounds in a row
     try {
       // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
-      long handOff = wakeups.handOffNanos(key);
-      if (handOff != Wakeups.NO_WAITERS) {
-        turn.behindOthers(); // through the gate, behind the waiters queued there
-      }
+      long handOff = wakeups.handOff(key, turn);
       if (handOff > 0) {
         long left = waitNanos == Long.MAX_VALUE ? handOff : deadline - ticker.read();
         interrupted |= await(new CompletableFuture<>(), Math.min(handOff, left), interruptible);

@@ -39,6 +39,7 @@ final class Turn {
   private final byte[] key;
   private final long staleMillis;
   private final byte[] waiter;
+  private volatile String name; // the waiter's, as a release names it: made when first asked
   private final boolean gating;
   private final boolean set; // a multi-resource lease's, with wake-ups: gated, not queued
   private volatile int queuedAt = -1; // the gate it queued at, or -1
@@ -96,10 +97,15 @@ final class Turn {
 
   /**
    * The name this acquisition queues under at its gate, or null if it does not queue. Made when
-   * asked (a waiter is queued or a notice came), not for every acquisition.
+   * first asked (a waiter is queued or a notice came), once, not for every acquisition.
    */
   String name() {
-    return waiter == null ? null : new String(waiter, StandardCharsets.US_ASCII);
+    String made = name;
+    if (made == null && waiter != null) {
+      made = new String(waiter, StandardCharsets.US_ASCII);
+      name = made; // two threads may both make it: the same name
+    }
+    return made;
   }
 
   /**
@@ -148,10 +154,7 @@ final class Turn {
 
   /** A release named this waiter first in the queue at its gate ({@link Wakeups}). */
   void named() {
-    int was;
-    do {
-      was = naming.get();
-    } while (!naming.compareAndSet(was, was | NAMED));
+    naming.getAndUpdate(was -> was | NAMED);
   }
 
   /**
@@ -165,11 +168,7 @@ final class Turn {
     if (!set) {
       return;
     }
-    int was;
-    do {
-      was = naming.get();
-    } while (!naming.compareAndSet(
-        was, (was & NAMED_ROUND) | NAMED | SET_RETRIES << RETRIES_SHIFT));
+    naming.getAndUpdate(was -> (was & NAMED_ROUND) | NAMED | SET_RETRIES << RETRIES_SHIFT);
   }
 
   /**
@@ -178,14 +177,8 @@ final class Turn {
    * others that queue there sleep on and do not race it. Once per naming.
    */
   boolean takeNamed() {
-    int was;
-    do {
-      was = naming.get();
-      if ((was & NAMED) == 0) {
-        return false;
-      }
-    } while (!naming.compareAndSet(was, (was & ~NAMED) | NAMED_ROUND));
-    return true;
+    int was = naming.getAndUpdate(s -> (s & NAMED) == 0 ? s : (s & ~NAMED) | NAMED_ROUND);
+    return (was & NAMED) != 0;
   }
 
   /**
@@ -242,9 +235,9 @@ final class Turn {
         if ((was & NAMED_ROUND) == 0) {
           break; // not named: nothing to decide
         }
-        int left = Math.max(0, (was >>> RETRIES_SHIFT) - 1);
+        int left = Math.max(0, (was >>> RETRIES_SHIFT) - 1); // 0 but for a set's
         boolean again = set ? left > 0 : !queued;
-        now = (set ? left : 0) << RETRIES_SHIFT | (again ? NAMED | NAMED_ROUND : was & NAMED);
+        now = left << RETRIES_SHIFT | (again ? NAMED | NAMED_ROUND : was & NAMED);
       } while (!naming.compareAndSet(was, now));
     }
     if (attempt.grant() != null) {

@@ -257,6 +257,20 @@ public final class Wakeups implements AutoCloseable {
   }
 
   /**
+   * Before the first round of an acquisition of {@code key}: if waiters heard this RedLock's last
+   * release of it lately, {@code turn} goes behind them (its first round through the gate, {@link
+   * Turn#behindOthers}). Returns how long that round waits first ({@link #handOffNanos}), 0 if not.
+   */
+  long handOff(byte[] key, Turn turn) {
+    long pause = handOffNanos(key);
+    if (pause == NO_WAITERS) {
+      return 0;
+    }
+    turn.behindOthers();
+    return pause;
+  }
+
+  /**
    * How long a round of {@code key} should wait to let a waiter that heard this RedLock's last
    * release take the lock: more than 0 within the hand-off pause; 0 after it, for as long again as
    * the retry delay, waiters having been queued then (the round goes through the gate, behind them,
