@@ -102,8 +102,10 @@ import java.util.Set;
  *       {@value HandOffRun#HOLD_MILLIS} ms and pausing {@value HandOffRun#PAUSE_MILLIS} ms between
  *       holds, then not at all: wait p50, p99 and max, utilization, grants of the fewest and the
  *       most, for the default RedLock, the RedLock with {@code wakeUps(false)}, Redisson's {@code
- *       RLock} on one master and {@code RedissonRedLock}; the issue's goals against the default's
- *       figures. {@code --only handoff} runs it alone, {@code --skip handoff} leaves it out.
+ *       RLock} on one master, {@code RedissonRedLock}, and two hand-written floors ({@link
+ *       HandOffFloor}: a hand-off's least cost in two rounds and in one); the issue's goals against
+ *       the default's figures. {@code --only handoff} runs it alone, {@code --skip handoff} leaves
+ *       it out.
  * </ol>
  *
  * Every measurement is warmed up first. The latency measurements then run in rounds of short

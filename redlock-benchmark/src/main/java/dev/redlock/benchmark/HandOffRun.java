@@ -25,8 +25,11 @@ import java.util.concurrent.locks.LockSupport;
  * row's time) and the grants of the contender with the fewest and the most; every hold window is
  * also checked against the others (overlaps must be 0 for a lock). Rows: the default RedLock, the
  * RedLock with wake-ups off (waiters poll every retry delay), Redisson's {@code RLock} on the first
- * master alone (pub/sub wake-ups) and Redisson's {@code RedissonRedLock} over every master. The
- * issue's goals are printed against the default RedLock's figures.
+ * master alone (pub/sub wake-ups), Redisson's {@code RedissonRedLock} over every master, and the
+ * two hand-written floors of {@link HandOffFloor} (not locks: the least a hand-off costs on these
+ * masters when the release frees the key and the first waiter then asks for it, as RedLock's
+ * default does, and when the release itself gives the key to the first waiter). The issue's goals
+ * are printed against the default RedLock's figures, with the floors' utilization beside them.
  */
 final class HandOffRun {
 
@@ -74,8 +77,25 @@ final class HandOffRun {
     Mutex create(int i, String resource);
   }
 
+  /** The rows' names for the two hand-written floors of {@link HandOffFloor}. */
+  static final String FLOOR_TWO_ROUNDS = "floor: release, then acquire";
+
+  static final String FLOOR_ONE_ROUND = "floor: hand-off in the release";
+
+  /** What a row is to the goals. */
+  enum Kind {
+    /** The default RedLock, whose figures the goals are held against. */
+    DEFAULT,
+    /** Redisson's single-master lock, whose p99 is a goal. */
+    RLOCK,
+    /** A hand-written floor (not a lock): the least its protocol's hand-off costs here. */
+    FLOOR,
+    /** Any other row. */
+    OTHER
+  }
+
   /** One row to measure, or a row that says why it was not. */
-  record Row(String name, MutexFactory mutexes) {}
+  record Row(String name, MutexFactory mutexes, Kind kind) {}
 
   /**
    * One row's figures.
@@ -83,7 +103,8 @@ final class HandOffRun {
    * @param waitsNanos every acquisition's wait, sorted
    * @param utilization the time held over the row's time
    * @param grants each contender's grants
-   * @param failures acquisitions that waited {@link #MAX_WAIT} in vain, or threw
+   * @param failures acquisitions that waited {@link #MAX_WAIT} in vain or threw, and releases that
+   *     threw
    * @param overlaps hold windows that began before the one before them ended
    */
   record Result(long[] waitsNanos, double utilization, int[] grants, int failures, int overlaps) {
@@ -143,22 +164,29 @@ final class HandOffRun {
     rows.add(
         new Row(
             "RedLock, defaults (wake-ups on)",
-            redlocks(uris, nodeTimeout, admit, builder -> builder)));
+            redlocks(uris, nodeTimeout, admit, builder -> builder),
+            Kind.DEFAULT));
     rows.add(
         new Row(
             "RedLock, wakeUps(false)",
-            redlocks(uris, nodeTimeout, admit, builder -> builder.wakeUps(false))));
-    if (!redisson) {
-      return rows; // --skip redisson
+            redlocks(uris, nodeTimeout, admit, builder -> builder.wakeUps(false)),
+            Kind.OTHER));
+    if (redisson) { // else --skip redisson
+      rows.add(
+          new Row(
+              "Redisson RLock, 1 master",
+              (i, resource) -> RedissonRedLockClient.singleMasterLock(uris.get(0), resource),
+              Kind.RLOCK));
+      rows.add(
+          new Row(
+              "RedissonRedLock, " + uris.size() + " masters",
+              (i, resource) -> RedissonRedLockClient.redLock(uris, resource),
+              Kind.OTHER));
     }
     rows.add(
-        new Row(
-            "Redisson RLock, 1 master",
-            (i, resource) -> RedissonRedLockClient.singleMasterLock(uris.get(0), resource)));
+        new Row(FLOOR_TWO_ROUNDS, HandOffFloor.factory(uris, HandOffFloor.Rounds.TWO), Kind.FLOOR));
     rows.add(
-        new Row(
-            "RedissonRedLock, " + uris.size() + " masters",
-            (i, resource) -> RedissonRedLockClient.redLock(uris, resource)));
+        new Row(FLOOR_ONE_ROUND, HandOffFloor.factory(uris, HandOffFloor.Rounds.ONE), Kind.FLOOR));
     return rows;
   }
 
@@ -234,7 +262,9 @@ final class HandOffRun {
           result.fewest(),
           result.most(),
           result.overlaps(),
-          result.failures() == 0 ? "" : "  (" + result.failures() + " acquisitions failed)");
+          result.failures() == 0
+              ? ""
+              : "  (" + result.failures() + " acquisitions or releases failed)");
     }
     return results;
   }
@@ -282,7 +312,11 @@ final class HandOffRun {
                       long held = System.nanoTime();
                       parkUntil(held + TimeUnit.MILLISECONDS.toNanos(HOLD_MILLIS));
                       long releasing = System.nanoTime();
-                      mutex.unlock();
+                      try {
+                        mutex.unlock();
+                      } catch (RuntimeException e) {
+                        failures[me]++; // counted, not a contender's end
+                      }
                       if (asked - recordFrom >= 0) { // not warming up
                         if (n == myWaits.length) {
                           myWaits = Arrays.copyOf(myWaits, n * 2);
@@ -360,7 +394,18 @@ final class HandOffRun {
   private static void goals(List<Row> rows, Result[] paused, Result[] unpaused, PrintStream out) {
     Result ours = paused[0];
     Result oursFlat = unpaused[0];
-    Result rlock = paused.length > 2 ? paused[2] : null;
+    Result rlock = null;
+    StringBuilder floors = new StringBuilder();
+    for (int r = 0; r < rows.size(); r++) {
+      if (rows.get(r).kind() == Kind.RLOCK) {
+        rlock = paused[r];
+      } else if (rows.get(r).kind() == Kind.FLOOR && unpaused[r] != null) {
+        floors
+            .append(floors.length() == 0 ? "" : "; ")
+            .append(rows.get(r).name().substring("floor: ".length()))
+            .append(String.format(Locale.ROOT, " %.2f", unpaused[r].utilization()));
+      }
+    }
     out.printf(Locale.ROOT, "%nHand-off goals (issue 18), the default RedLock:%n");
     if (ours == null || oursFlat == null) {
       out.println("  not measured");
@@ -396,6 +441,9 @@ final class HandOffRun {
         oursFlat.utilization() >= UTILIZATION_GOAL_NO_PAUSE,
         "%.2f",
         oursFlat.utilization());
+    if (floors.length() > 0) {
+      out.printf(Locale.ROOT, "    the hand-written floors' utilization (no pause): %s%n", floors);
+    }
     for (Result result : new Result[] {ours, oursFlat}) {
       String which = result == ours ? "pause 5 ms" : "no pause";
       goal(

@@ -450,6 +450,23 @@ class BenchmarkIT {
     assertTrue(text.contains("RedLock, wakeUps(false)"), text);
     assertFalse(text.contains("Redisson RLock"), text);
     assertTrue(text.matches("(?s).*overlapping holds = 0 \\(no pause\\) +0 +met\n.*"), text);
+    // Both floors ran in both tables, held the lock in turn (no overlapping holds, no failure),
+    // and their utilization is printed beside the goal's.
+    for (String floor : List.of(HandOffRun.FLOOR_TWO_ROUNDS, HandOffRun.FLOOR_ONE_ROUND)) {
+      Matcher rows =
+          Pattern.compile(
+                  "(?m)^" + Pattern.quote(floor) + " .* ([\\d.]+) +\\d+ / \\d+ +(\\d+)(.*)$")
+              .matcher(text);
+      for (int table = 0; table < 2; table++) {
+        assertTrue(rows.find(), floor + " row " + table + " in\n" + text);
+        assertTrue(Double.parseDouble(rows.group(1)) > 0, rows.group());
+        assertEquals("0", rows.group(2), rows.group());
+        assertEquals("", rows.group(3), rows.group());
+      }
+    }
+    assertTrue(
+        text.contains("the hand-written floors' utilization (no pause): release, then acquire 0."),
+        text);
     assertTrue(text.contains("fewest grants >= 0.6 x most (pause 5 ms)"), text);
     assertFalse(text.contains("could not run"), text);
     assertFalse(text.contains("Heal"), text);
