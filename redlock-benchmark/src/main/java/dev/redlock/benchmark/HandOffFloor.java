@@ -289,18 +289,21 @@ final class HandOffFloor implements HandOffRun.Mutex {
 
   /** One blocking connection to one master, and optionally a subscriber connection beside it. */
   private static final class Link {
-    private final SocketChannel commands;
+    private final InetSocketAddress address;
     private final String name;
     private final String[] credentials; // {user or "", password}, or null
     private final String database; // or null
+    private final SocketChannel commands;
+    private final ByteBuffer replies = ByteBuffer.allocate(512).flip();
     private SocketChannel subscriber;
-    private final ByteBuffer in = ByteBuffer.allocate(512).flip();
 
-    private Link(SocketChannel commands, String name, String[] credentials, String database) {
-      this.commands = commands;
-      this.name = name;
+    private Link(InetSocketAddress address, String[] credentials, String database)
+        throws IOException {
+      this.address = address;
+      this.name = address.getHostString() + ":" + address.getPort();
       this.credentials = credentials;
       this.database = database;
+      this.commands = connect(address);
     }
 
     static Link open(String uri) throws IOException {
@@ -321,16 +324,17 @@ final class HandOffFloor implements HandOffRun.Mutex {
       }
       String path = parsed.getPath();
       String database = path != null && path.length() > 1 ? path.substring(1) : null;
-      String name = parsed.getHost() + ":" + (parsed.getPort() < 0 ? 6379 : parsed.getPort());
-      Link link = new Link(connect(parsed), name, credentials, database);
+      InetSocketAddress address =
+          new InetSocketAddress(parsed.getHost(), parsed.getPort() < 0 ? 6379 : parsed.getPort());
+      Link link = new Link(address, credentials, database);
       try {
-        link.prepare(link.commands);
+        link.prepare(link.commands, link.replies);
         for (String script : SCRIPTS) {
           write(link.commands, command("SCRIPT", "LOAD", script));
-          link.readLine(link.commands); // $40
-          String sha = link.readLine(link.commands);
+          link.readLine(link.commands, link.replies); // $40
+          String sha = link.readLine(link.commands, link.replies);
           if (!sha.equals(BaselineClient.sha1Hex(script))) {
-            throw new IOException(name + " answered SCRIPT LOAD with " + sha);
+            throw new IOException(link.name + " answered SCRIPT LOAD with " + sha);
           }
         }
       } catch (IOException | RuntimeException e) {
@@ -340,12 +344,11 @@ final class HandOffFloor implements HandOffRun.Mutex {
       return link;
     }
 
-    private static SocketChannel connect(URI uri) throws IOException {
+    private static SocketChannel connect(InetSocketAddress address) throws IOException {
       SocketChannel channel = SocketChannel.open();
       try {
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        channel.connect(
-            new InetSocketAddress(uri.getHost(), uri.getPort() < 0 ? 6379 : uri.getPort()));
+        channel.connect(address);
       } catch (IOException | RuntimeException e) {
         channel.close();
         throw e;
@@ -354,29 +357,31 @@ final class HandOffFloor implements HandOffRun.Mutex {
     }
 
     /** Authenticates and selects the database on {@code channel}, as the URI says. */
-    private void prepare(SocketChannel channel) throws IOException {
+    private void prepare(SocketChannel channel, ByteBuffer in) throws IOException {
       if (credentials != null) {
         write(
             channel,
             credentials[0].isEmpty()
                 ? command("AUTH", credentials[1])
                 : command("AUTH", credentials[0], credentials[1]));
-        expectOk(channel);
+        expectOk(channel, in);
       }
       if (database != null) {
         write(channel, command("SELECT", database));
-        expectOk(channel);
+        expectOk(channel, in);
       }
     }
 
     /** Opens the subscriber connection, subscribes it and registers it, unblocked, for reads. */
     void subscribe(String channelName, Selector selector, int index) throws IOException {
-      subscriber = connect(URI.create("redis://" + name));
-      prepare(subscriber);
+      subscriber = connect(address);
+      // Read up to the confirmation's end, no further: later notices are counted by the selector.
+      ByteBuffer setup = ByteBuffer.allocate(1).flip();
+      prepare(subscriber, setup);
       write(subscriber, command("SUBSCRIBE", channelName));
       // The confirmation: *3, $9, subscribe, $n, the channel, :1.
       for (int line = 0; line < 6; line++) {
-        readLine(subscriber);
+        readLine(subscriber, setup);
       }
       subscriber.configureBlocking(false);
       subscriber.register(selector, SelectionKey.OP_READ, index);
@@ -387,15 +392,15 @@ final class HandOffFloor implements HandOffRun.Mutex {
     }
 
     long readInteger() throws IOException {
-      String line = readLine(commands);
+      String line = readLine(commands, replies);
       if (line.isEmpty() || line.charAt(0) != ':') {
         throw new IOException(name + " answered " + line);
       }
       return Long.parseLong(line.substring(1));
     }
 
-    private void expectOk(SocketChannel channel) throws IOException {
-      String line = readLine(channel);
+    private void expectOk(SocketChannel channel, ByteBuffer in) throws IOException {
+      String line = readLine(channel, in);
       if (!line.equals("+OK")) {
         throw new IOException(name + " answered " + line);
       }
@@ -408,8 +413,10 @@ final class HandOffFloor implements HandOffRun.Mutex {
       }
     }
 
-    /** Reads one reply line (without its CRLF); only one channel reads at a time, so one buffer. */
-    private String readLine(SocketChannel channel) throws IOException {
+    /**
+     * Reads one reply line, without its CRLF, from {@code channel} through its buffer {@code in}.
+     */
+    private String readLine(SocketChannel channel, ByteBuffer in) throws IOException {
       StringBuilder line = new StringBuilder();
       while (true) {
         if (!in.hasRemaining()) {
