@@ -85,9 +85,6 @@ final class HandOffFloor implements HandOffRun.Mutex {
   private static final String HAND_SHA = BaselineClient.sha1Hex(HAND);
   private static final String TAKE_SHA = BaselineClient.sha1Hex(TAKE);
 
-  /** Each row's queue, by resource: one per row run, so a handful for the whole benchmark. */
-  private static final Map<String, Queue> QUEUES = new ConcurrentHashMap<>();
-
   private final Rounds rounds;
   private final String key;
   private final String token;
@@ -102,14 +99,15 @@ final class HandOffFloor implements HandOffRun.Mutex {
   private final ByteBuffer scratch = ByteBuffer.allocateDirect(4096);
   private long handedTo; // how many times a release has named this contender
 
-  private HandOffFloor(Rounds rounds, List<String> uris, int contender, String resource)
+  private HandOffFloor(
+      Rounds rounds, List<String> uris, int contender, String resource, Queue queue)
       throws IOException {
     this.rounds = rounds;
     this.key = resource;
     this.token = "floor-" + contender;
     this.channel = resource + ":floor:" + contender;
     this.ttlMillis = Long.toString(Benchmark.TTL.toMillis());
-    this.queue = QUEUES.computeIfAbsent(rounds + ":" + resource, name -> new Queue());
+    this.queue = queue;
     this.quorum = uris.size() / 2 + 1;
     this.noticeBytes = Link.command("message", channel, "1").length;
     this.selector = Selector.open();
@@ -130,13 +128,18 @@ final class HandOffFloor implements HandOffRun.Mutex {
     }
   }
 
-  /** Makes a row's contenders: contender {@code i} of {@code resource} on every master. */
+  /**
+   * Makes a row's contenders: contender {@code i} of {@code resource} on every master. The
+   * contenders of one resource share a queue, kept by this factory (one per table of the row).
+   */
   static HandOffRun.MutexFactory factory(List<String> uris, Rounds rounds) {
     requireNonNull(uris, "uris");
     requireNonNull(rounds, "rounds");
+    Map<String, Queue> queues = new ConcurrentHashMap<>();
     return (i, resource) -> {
       try {
-        return new HandOffFloor(rounds, uris, i, resource);
+        return new HandOffFloor(
+            rounds, uris, i, resource, queues.computeIfAbsent(resource, name -> new Queue()));
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

@@ -392,12 +392,15 @@ final class HandOffRun {
   }
 
   private static void goals(List<Row> rows, Result[] paused, Result[] unpaused, PrintStream out) {
-    Result ours = paused[0];
-    Result oursFlat = unpaused[0];
+    Result ours = null;
+    Result oursFlat = null;
     Result rlock = null;
     StringBuilder floors = new StringBuilder();
     for (int r = 0; r < rows.size(); r++) {
-      if (rows.get(r).kind() == Kind.RLOCK) {
+      if (rows.get(r).kind() == Kind.DEFAULT) {
+        ours = paused[r];
+        oursFlat = unpaused[r];
+      } else if (rows.get(r).kind() == Kind.RLOCK) {
         rlock = paused[r];
       } else if (rows.get(r).kind() == Kind.FLOOR && unpaused[r] != null) {
         floors
