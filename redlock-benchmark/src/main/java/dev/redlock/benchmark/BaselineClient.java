@@ -228,8 +228,11 @@ final class BaselineClient implements AutoCloseable {
     }
   }
 
-  /** One blocking socket to one master, with a hand-rolled reply reader. */
-  private static final class Connection {
+  /**
+   * One blocking socket to one master, with a hand-rolled reply reader (also the hand-off floor's,
+   * {@link HandOffFloor}).
+   */
+  static final class Connection {
     final String name;
     final Socket socket;
     final OutputStream out;
@@ -249,6 +252,24 @@ final class BaselineClient implements AutoCloseable {
     }
 
     static Connection open(String uri, int timeoutMillis) throws IOException {
+      return open(uri, timeoutMillis, new Socket());
+    }
+
+    /**
+     * Connects {@code socket} (unconnected) to the master of {@code uri}, authenticates and selects
+     * the database where the URI says so; closes the socket if any of it fails.
+     */
+    static Connection open(String uri, int timeoutMillis, Socket socket) throws IOException {
+      try {
+        return connect(uri, timeoutMillis, socket);
+      } catch (IOException | RuntimeException e) {
+        socket.close(); // also when the URI is refused before any connection is made
+        throw e;
+      }
+    }
+
+    private static Connection connect(String uri, int timeoutMillis, Socket socket)
+        throws IOException {
       URI parsed = URI.create(uri);
       if (!"redis".equals(parsed.getScheme())) {
         throw new IllegalArgumentException(
@@ -259,7 +280,6 @@ final class BaselineClient implements AutoCloseable {
       if (host == null) {
         throw new IllegalArgumentException("no host in " + Masters.redact(uri));
       }
-      Socket socket = new Socket();
       Connection connection;
       try {
         socket.setTcpNoDelay(true);
@@ -295,11 +315,7 @@ final class BaselineClient implements AutoCloseable {
 
     /** Sends one command and returns its reply as text: a status, a number or a bulk string. */
     String call(String... arguments) throws IOException {
-      Command call = new Command().begin(arguments.length);
-      for (String argument : arguments) {
-        call.bulk(argument.getBytes(StandardCharsets.UTF_8));
-      }
-      out.write(call.bytes, 0, call.length);
+      send(arguments);
       readLine();
       byte type = buffer[lineStart];
       String rest = line(1);
@@ -316,6 +332,27 @@ final class BaselineClient implements AutoCloseable {
         case '-' -> throw new IOException(name + " answered " + arguments[0] + ": " + rest);
         default -> throw new IOException(name + " sent an unexpected reply: " + line(0));
       };
+    }
+
+    /** Sends one command without reading its reply. */
+    void send(String... arguments) throws IOException {
+      Command command = new Command().begin(arguments.length);
+      for (String argument : arguments) {
+        command.bulk(argument.getBytes(StandardCharsets.UTF_8));
+      }
+      out.write(command.bytes, 0, command.length);
+    }
+
+    /** Reads and drops {@code count} reply lines. */
+    void skipLines(int count) throws IOException {
+      for (int i = 0; i < count; i++) {
+        readLine();
+      }
+    }
+
+    /** How many bytes were read from the socket and not yet parsed. */
+    int unread() {
+      return limit - position;
     }
 
     /** Reads the reply to {@code SET .. NX}: true for {@code +OK}, false for a null bulk. */

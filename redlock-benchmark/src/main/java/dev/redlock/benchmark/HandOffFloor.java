@@ -2,14 +2,9 @@ package dev.redlock.benchmark;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.redlock.drill.Masters;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
-import java.net.URI;
-import java.net.URLDecoder;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -78,6 +73,9 @@ final class HandOffFloor implements HandOffRun.Mutex {
       "if redis.call('set', KEYS[1], ARGV[1], 'nx', 'px', ARGV[2])"
           + " or redis.call('get', KEYS[1]) == ARGV[1] then return 1 end return 0";
 
+  /** The connect and read timeout of every connection (the masters are the benchmark's own). */
+  private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
   /** The three scripts, loaded on every master, and their digests. */
   private static final List<String> SCRIPTS = List.of(RELEASE, HAND, TAKE);
 
@@ -91,7 +89,8 @@ final class HandOffFloor implements HandOffRun.Mutex {
   private final String channel;
   private final String ttlMillis;
   private final Queue queue;
-  private final List<Link> links = new ArrayList<>();
+  private final List<BaselineClient.Connection> links = new ArrayList<>(); // one per master
+  private final List<BaselineClient.Connection> subscribers = new ArrayList<>();
   private final Selector selector;
   private final int quorum;
   private final int noticeBytes;
@@ -109,23 +108,56 @@ final class HandOffFloor implements HandOffRun.Mutex {
     this.ttlMillis = Long.toString(Benchmark.TTL.toMillis());
     this.queue = queue;
     this.quorum = uris.size() / 2 + 1;
-    this.noticeBytes = Link.command("message", channel, "1").length;
+    this.noticeBytes = respLength("message", channel, "1");
     this.selector = Selector.open();
     // The two-round waiter hears the gate alone; the one-round waiter counts every master's grant.
     int subscribed = rounds == Rounds.TWO ? 1 : uris.size();
     this.noticeBytesRead = new long[subscribed];
+    int timeoutMillis = (int) TIMEOUT.toMillis();
     try {
       for (int m = 0; m < uris.size(); m++) {
-        Link link = Link.open(uris.get(m));
+        BaselineClient.Connection link = BaselineClient.Connection.open(uris.get(m), timeoutMillis);
         links.add(link);
+        for (String script : SCRIPTS) {
+          String sha = link.call("SCRIPT", "LOAD", script);
+          if (!sha.equals(BaselineClient.sha1Hex(script))) {
+            throw new IOException(link.name + " answered SCRIPT LOAD with " + sha);
+          }
+        }
         if (m < subscribed) {
-          link.subscribe(channel, selector, m);
+          subscribe(uris.get(m), timeoutMillis, m);
         }
       }
     } catch (IOException | RuntimeException e) {
       close();
       throw e;
     }
+  }
+
+  /**
+   * Subscribes this contender's channel on master {@code m} over a connection of a {@link
+   * SocketChannel} of its own, then hands that channel, unblocked, to the selector.
+   */
+  private void subscribe(String uri, int timeoutMillis, int m) throws IOException {
+    BaselineClient.Connection subscriber =
+        BaselineClient.Connection.open(uri, timeoutMillis, SocketChannel.open().socket());
+    subscribers.add(subscriber);
+    subscriber.send("SUBSCRIBE", channel);
+    subscriber.skipLines(6); // the confirmation: *3, $9, subscribe, $n, the channel, :1
+    noticeBytesRead[m] = subscriber.unread(); // a notice the confirmation's read brought along
+    SocketChannel notices = subscriber.socket.getChannel();
+    notices.configureBlocking(false);
+    notices.register(selector, SelectionKey.OP_READ, m);
+  }
+
+  /** The length of the RESP array of bulk strings {@code arguments}, as a notice arrives. */
+  private static int respLength(String... arguments) {
+    int length = 3 + Integer.toString(arguments.length).length();
+    for (String argument : arguments) {
+      int bytes = argument.getBytes(StandardCharsets.UTF_8).length;
+      length += 1 + Integer.toString(bytes).length() + 2 + bytes + 2;
+    }
+    return length;
   }
 
   /**
@@ -198,13 +230,12 @@ final class HandOffFloor implements HandOffRun.Mutex {
 
   /** Asks every master for the key until a majority holds this token (a release may be behind). */
   private void takeByRounds() throws IOException {
-    byte[] take = Link.command("EVALSHA", TAKE_SHA, "1", key, token, ttlMillis);
     while (true) {
-      for (Link link : links) {
-        link.write(take);
+      for (BaselineClient.Connection link : links) {
+        link.send("EVALSHA", TAKE_SHA, "1", key, token, ttlMillis);
       }
       int granted = 0;
-      for (Link link : links) {
+      for (BaselineClient.Connection link : links) {
         granted += link.readInteger() == 1 ? 1 : 0;
       }
       if (granted >= quorum) {
@@ -218,28 +249,24 @@ final class HandOffFloor implements HandOffRun.Mutex {
     HandOffFloor next = queue.next();
     try {
       if (rounds == Rounds.ONE) {
-        byte[] hand =
-            next == null
-                ? Link.command("EVALSHA", HAND_SHA, "1", key, token, "", "", "")
-                : Link.command(
-                    "EVALSHA", HAND_SHA, "1", key, token, next.token, ttlMillis, next.channel);
-        for (Link link : links) {
-          link.write(hand);
+        for (BaselineClient.Connection link : links) {
+          if (next == null) {
+            link.send("EVALSHA", HAND_SHA, "1", key, token, "", "", "");
+          } else {
+            link.send("EVALSHA", HAND_SHA, "1", key, token, next.token, ttlMillis, next.channel);
+          }
         }
       } else {
-        byte[] quiet = Link.command("EVALSHA", RELEASE_SHA, "1", key, token, "");
         for (int m = links.size() - 1; m > 0; m--) {
-          links.get(m).write(quiet);
+          links.get(m).send("EVALSHA", RELEASE_SHA, "1", key, token, "");
         }
         links
             .get(0)
-            .write(
-                Link.command(
-                    "EVALSHA", RELEASE_SHA, "1", key, token, next == null ? "" : next.channel));
+            .send("EVALSHA", RELEASE_SHA, "1", key, token, next == null ? "" : next.channel);
       }
       // A take stops at a majority, so a master or two may not have held this token.
       int released = 0;
-      for (Link link : links) {
+      for (BaselineClient.Connection link : links) {
         released += link.readInteger() == 1 ? 1 : 0;
       }
       if (released < quorum) {
@@ -253,9 +280,8 @@ final class HandOffFloor implements HandOffRun.Mutex {
 
   @Override
   public void close() {
-    for (Link link : links) {
-      link.close();
-    }
+    links.forEach(BaselineClient.Connection::close);
+    subscribers.forEach(BaselineClient.Connection::close);
     try {
       selector.close();
     } catch (IOException e) {
@@ -287,186 +313,6 @@ final class HandOffFloor implements HandOffRun.Mutex {
     /** Takes {@code floor} out of the queue; false if a release has already named it. */
     synchronized boolean leave(HandOffFloor floor) {
       return waiting.remove(floor);
-    }
-  }
-
-  /** One blocking connection to one master, and optionally a subscriber connection beside it. */
-  private static final class Link {
-    private final InetSocketAddress address;
-    private final String name;
-    private final String[] credentials; // {user or "", password}, or null
-    private final String database; // or null
-    private final SocketChannel commands;
-    private final ByteBuffer replies = ByteBuffer.allocate(512).flip();
-    private SocketChannel subscriber;
-
-    private Link(InetSocketAddress address, String[] credentials, String database)
-        throws IOException {
-      this.address = address;
-      this.name = address.getHostString() + ":" + address.getPort();
-      this.credentials = credentials;
-      this.database = database;
-      this.commands = connect(address);
-    }
-
-    static Link open(String uri) throws IOException {
-      URI parsed = URI.create(uri);
-      if (!"redis".equals(parsed.getScheme()) || parsed.getHost() == null) {
-        throw new IllegalArgumentException(
-            "the hand-off floor speaks plain redis://host[:port] only, not " + Masters.redact(uri));
-      }
-      String[] credentials = null;
-      String userInfo = parsed.getRawUserInfo();
-      if (userInfo != null && !userInfo.isEmpty()) {
-        int colon = userInfo.indexOf(':');
-        credentials =
-            new String[] {
-              colon < 0 ? "" : decode(userInfo.substring(0, colon)),
-              decode(colon < 0 ? userInfo : userInfo.substring(colon + 1))
-            };
-      }
-      String path = parsed.getPath();
-      String database = path != null && path.length() > 1 ? path.substring(1) : null;
-      InetSocketAddress address =
-          new InetSocketAddress(parsed.getHost(), parsed.getPort() < 0 ? 6379 : parsed.getPort());
-      Link link = new Link(address, credentials, database);
-      try {
-        link.prepare(link.commands, link.replies);
-        for (String script : SCRIPTS) {
-          write(link.commands, command("SCRIPT", "LOAD", script));
-          link.readLine(link.commands, link.replies); // $40
-          String sha = link.readLine(link.commands, link.replies);
-          if (!sha.equals(BaselineClient.sha1Hex(script))) {
-            throw new IOException(link.name + " answered SCRIPT LOAD with " + sha);
-          }
-        }
-      } catch (IOException | RuntimeException e) {
-        link.close();
-        throw e;
-      }
-      return link;
-    }
-
-    private static SocketChannel connect(InetSocketAddress address) throws IOException {
-      SocketChannel channel = SocketChannel.open();
-      try {
-        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        channel.connect(address);
-      } catch (IOException | RuntimeException e) {
-        channel.close();
-        throw e;
-      }
-      return channel;
-    }
-
-    /** Authenticates and selects the database on {@code channel}, as the URI says. */
-    private void prepare(SocketChannel channel, ByteBuffer in) throws IOException {
-      if (credentials != null) {
-        write(
-            channel,
-            credentials[0].isEmpty()
-                ? command("AUTH", credentials[1])
-                : command("AUTH", credentials[0], credentials[1]));
-        expectOk(channel, in);
-      }
-      if (database != null) {
-        write(channel, command("SELECT", database));
-        expectOk(channel, in);
-      }
-    }
-
-    /** Opens the subscriber connection, subscribes it and registers it, unblocked, for reads. */
-    void subscribe(String channelName, Selector selector, int index) throws IOException {
-      subscriber = connect(address);
-      // Read up to the confirmation's end, no further: later notices are counted by the selector.
-      ByteBuffer setup = ByteBuffer.allocate(1).flip();
-      prepare(subscriber, setup);
-      write(subscriber, command("SUBSCRIBE", channelName));
-      // The confirmation: *3, $9, subscribe, $n, the channel, :1.
-      for (int line = 0; line < 6; line++) {
-        readLine(subscriber, setup);
-      }
-      subscriber.configureBlocking(false);
-      subscriber.register(selector, SelectionKey.OP_READ, index);
-    }
-
-    void write(byte[] command) throws IOException {
-      write(commands, command);
-    }
-
-    long readInteger() throws IOException {
-      String line = readLine(commands, replies);
-      if (line.isEmpty() || line.charAt(0) != ':') {
-        throw new IOException(name + " answered " + line);
-      }
-      return Long.parseLong(line.substring(1));
-    }
-
-    private void expectOk(SocketChannel channel, ByteBuffer in) throws IOException {
-      String line = readLine(channel, in);
-      if (!line.equals("+OK")) {
-        throw new IOException(name + " answered " + line);
-      }
-    }
-
-    private static void write(SocketChannel channel, byte[] command) throws IOException {
-      ByteBuffer buffer = ByteBuffer.wrap(command);
-      while (buffer.hasRemaining()) {
-        channel.write(buffer);
-      }
-    }
-
-    /**
-     * Reads one reply line, without its CRLF, from {@code channel} through its buffer {@code in}.
-     */
-    private String readLine(SocketChannel channel, ByteBuffer in) throws IOException {
-      StringBuilder line = new StringBuilder();
-      while (true) {
-        if (!in.hasRemaining()) {
-          in.clear();
-          int read = channel.read(in);
-          in.flip();
-          if (read < 0) {
-            throw new EOFException(name + " closed the connection");
-          }
-          continue;
-        }
-        char c = (char) in.get();
-        if (c == '\n') {
-          int end =
-              line.length() - (line.length() > 0 && line.charAt(line.length() - 1) == '\r' ? 1 : 0);
-          return line.substring(0, end);
-        }
-        line.append(c);
-      }
-    }
-
-    static byte[] command(String... arguments) {
-      StringBuilder text = new StringBuilder().append('*').append(arguments.length).append("\r\n");
-      for (String argument : arguments) {
-        text.append('$')
-            .append(argument.getBytes(StandardCharsets.UTF_8).length)
-            .append("\r\n")
-            .append(argument)
-            .append("\r\n");
-      }
-      return text.toString().getBytes(StandardCharsets.UTF_8);
-    }
-
-    void close() {
-      for (SocketChannel channel : new SocketChannel[] {commands, subscriber}) {
-        if (channel != null) {
-          try {
-            channel.close();
-          } catch (IOException e) {
-            // Nothing left to do with a socket that will not close.
-          }
-        }
-      }
-    }
-
-    private static String decode(String text) {
-      return URLDecoder.decode(text.replace("+", "%2B"), StandardCharsets.UTF_8);
     }
   }
 }

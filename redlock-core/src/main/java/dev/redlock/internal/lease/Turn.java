@@ -228,17 +228,15 @@ final class Turn {
       // retry's doubling pause, until queued again at its gate (the next release names it) or, a
       // set's, SET_RETRIES rounds on: asking the gate first, a slow or paused gate's wait would
       // lengthen every retry.
-      int was;
-      int now;
-      do {
-        was = naming.get();
-        if ((was & NAMED_ROUND) == 0) {
-          break; // not named: nothing to decide
-        }
-        int left = Math.max(0, (was >>> RETRIES_SHIFT) - 1); // 0 but for a set's
-        boolean again = set ? left > 0 : !queued;
-        now = left << RETRIES_SHIFT | (again ? NAMED | NAMED_ROUND : was & NAMED);
-      } while (!naming.compareAndSet(was, now));
+      naming.getAndUpdate(
+          was -> {
+            if ((was & NAMED_ROUND) == 0) {
+              return was; // not named: nothing to decide
+            }
+            int left = Math.max(0, (was >>> RETRIES_SHIFT) - 1); // 0 but for a set's
+            boolean again = set ? left > 0 : !queued;
+            return left << RETRIES_SHIFT | (again ? NAMED | NAMED_ROUND : was & NAMED);
+          });
     }
     if (attempt.grant() != null) {
       leave(); // before the caller has the lease: its release must name the next waiter
