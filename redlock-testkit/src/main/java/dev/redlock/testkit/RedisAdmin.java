@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Assumptions;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.DefaultJedisClientConfig;
@@ -130,6 +131,58 @@ public final class RedisAdmin implements AutoCloseable {
       }
     }
     throw new IllegalStateException("no total_connections_received in INFO stats");
+  }
+
+  /**
+   * The server's version ({@code redis_version} in {@code INFO server}), e.g. {@code "7.0.15"}.
+   *
+   * @return the version string
+   * @throws RuntimeException if the server does not answer in time
+   * @throws IllegalStateException if {@code INFO server} lacks the field
+   */
+  public String serverVersion() {
+    String info = (String) command("INFO", "server");
+    for (String line : info.split("\r\n")) {
+      if (line.startsWith("redis_version:")) {
+        return line.substring(line.indexOf(':') + 1).trim();
+      }
+    }
+    throw new IllegalStateException("no redis_version in INFO server");
+  }
+
+  /**
+   * Skips the calling test (a JUnit assumption) unless the server is at least Redis {@code major},
+   * saying what the test needs and what to install: for tests of features a newer Redis has (ACL
+   * selectors, CONFIG parameters) when the build fell back to an older binary.
+   *
+   * @param major the least major version, e.g. 7
+   * @param needs what the test uses that older servers lack, e.g. {@code "ACL selectors
+   *     (-config|get)"}
+   * @throws org.opentest4j.TestAbortedException if the server is older
+   */
+  public void assumeAtLeast(int major, String needs) {
+    String version = serverVersion();
+    int found;
+    try {
+      found = Integer.parseInt(version.substring(0, version.indexOf('.')));
+    } catch (RuntimeException e) {
+      found = -1;
+    }
+    int foundMajor = found;
+    Assumptions.assumeTrue(
+        foundMajor >= major,
+        () ->
+            "needs Redis "
+                + major
+                + " or later for "
+                + needs
+                + ", but the masters run Redis "
+                + version
+                + " ("
+                + RedisProcess.binaryDescription()
+                + "): install redis-server "
+                + major
+                + " (apt-get install redis-server on Debian 12) or set REDIS_SERVER to one");
   }
 
   /**

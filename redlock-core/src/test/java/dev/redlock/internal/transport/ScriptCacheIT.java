@@ -160,6 +160,7 @@ class ScriptCacheIT {
       RedisCluster cluster) throws Exception {
     RedisProcess node = cluster.node(0);
     RedisAdmin admin = node.admin();
+    admin.assumeAtLeast(7, "per-subcommand command stats (script|load) and busy-reply-threshold");
     admin.command("CONFIG", "SET", "busy-reply-threshold", "10");
     admin.command("CONFIG", "RESETSTAT");
     CountDownLatch scriptEnded = new CountDownLatch(1);
@@ -211,6 +212,7 @@ class ScriptCacheIT {
             "for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'fill:' .. i, 'x') end",
             "0",
             "5000");
+    admin.assumeAtLeast(7, "CONFIG SET loading-process-events-interval-bytes");
     admin.command("CONFIG", "SET", "key-load-delay", "100");
     admin.command("CONFIG", "SET", "loading-process-events-interval-bytes", "1024");
     admin.command("CONFIG", "RESETSTAT");
