@@ -3,7 +3,6 @@ package dev.redlock;
 import static java.util.Objects.requireNonNull;
 
 import dev.redlock.internal.lease.Arguments;
-import dev.redlock.internal.lease.Renewer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -15,6 +14,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * #unlock()} releases it. Obtained from {@link RedLock#newLock(String, java.time.Duration)}, or
  * from {@link RedLock#newLock(java.util.Collection, java.time.Duration)} for a lock on a set of
  * resources, each lease then taking the whole set all or nothing.
+ *
+ * <p><b>A lock's identity is its name.</b> Every {@code LeaseLock} one RedLock made for the same
+ * resource (or the same set of resources) is the same lock in this process, as Redisson's locks by
+ * name are: a thread that holds one holds them all, so a second {@code newLock("orders:42", ttl)}
+ * in the holding thread locks again (reentrant) instead of waiting for itself, and another thread
+ * waits for it like any other. A nested hold taken through another object shares the outermost
+ * hold's lease, and so its TTL. Locks from different RedLocks, or on different (even overlapping)
+ * sets, are different holders. What this process keeps by name lasts only while a thread holds or
+ * waits for the lock.
  *
  * <p>Within one process the lock behaves as a {@link ReentrantLock} (it is built on one): it is
  * reentrant for the holding thread, which must unlock as many times as it locked; an {@code
@@ -40,18 +48,23 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class LeaseLock implements Lock {
 
   private final RedLock redlock;
+  private final LocalHolds holds;
   private final String resource;
   private final byte[] key;
   private final long ttlMillis;
-  private final ReentrantLock local = new ReentrantLock();
-  private Lease lease; // guarded by local: set while held
-  private Renewer.Renewal renewal; // guarded by local: set while held
 
-  LeaseLock(RedLock redlock, String resource, byte[] key, long ttlMillis) {
+  LeaseLock(RedLock redlock, LocalHolds holds, String resource, byte[] key, long ttlMillis) {
     this.redlock = redlock;
+    this.holds = holds;
     this.resource = resource;
     this.key = key;
     this.ttlMillis = ttlMillis;
+  }
+
+  /** What takes the lease once the calling thread has the hold in this process: null if none. */
+  @FunctionalInterface
+  private interface Take {
+    Lease lease() throws InterruptedException;
   }
 
   /**
@@ -64,18 +77,20 @@ public final class LeaseLock implements Lock {
    */
   @Override
   public void lock() {
-    local.lock();
+    LocalHolds.Hold hold = holds.enter(key);
+    boolean held = false;
     try {
-      if (local.getHoldCount() == 1) {
-        holdUnbounded(redlock.retry(resource, key, ttlMillis, Long.MAX_VALUE, false));
-      } else {
-        ensureStillHeld();
+      hold.local.lock();
+      held = takeOrNest(hold, () -> redlock.retry(resource, key, ttlMillis, Long.MAX_VALUE, false));
+      if (!held) {
+        throw new AssertionError("an unbounded wait ended without a lease");
       }
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible wait was interrupted", e);
-    } catch (RuntimeException | Error e) {
-      local.unlock();
-      throw e;
+    } finally {
+      if (!held) {
+        holds.leave(key);
+      }
     }
   }
 
@@ -89,16 +104,18 @@ public final class LeaseLock implements Lock {
    */
   @Override
   public void lockInterruptibly() throws InterruptedException {
-    local.lockInterruptibly();
+    LocalHolds.Hold hold = holds.enter(key);
+    boolean held = false;
     try {
-      if (local.getHoldCount() == 1) {
-        holdUnbounded(redlock.retry(resource, key, ttlMillis, Long.MAX_VALUE, true));
-      } else {
-        ensureStillHeld();
+      hold.local.lockInterruptibly();
+      held = takeOrNest(hold, () -> redlock.retry(resource, key, ttlMillis, Long.MAX_VALUE, true));
+      if (!held) {
+        throw new AssertionError("an unbounded wait ended without a lease");
       }
-    } catch (InterruptedException | RuntimeException | Error e) {
-      local.unlock();
-      throw e;
+    } finally {
+      if (!held) {
+        holds.leave(key);
+      }
     }
   }
 
@@ -112,20 +129,19 @@ public final class LeaseLock implements Lock {
    */
   @Override
   public boolean tryLock() {
-    if (!local.tryLock()) {
-      return false;
-    }
+    LocalHolds.Hold hold = holds.enter(key);
+    boolean held = false;
     try {
-      if (local.getHoldCount() > 1) {
-        ensureStillHeld();
-      } else if (!hold(redlock.attemptOnce(resource, key, ttlMillis))) {
-        local.unlock();
-        return false;
+      held =
+          hold.local.tryLock()
+              && takeOrNest(hold, () -> redlock.attemptOnce(resource, key, ttlMillis));
+      return held;
+    } catch (InterruptedException e) {
+      throw new AssertionError("a single round was interrupted", e);
+    } finally {
+      if (!held) {
+        holds.leave(key);
       }
-      return true;
-    } catch (RuntimeException | Error e) {
-      local.unlock();
-      throw e;
     }
   }
 
@@ -149,32 +165,59 @@ public final class LeaseLock implements Lock {
     requireNonNull(unit, "unit");
     long start = System.nanoTime();
     long wait = Math.max(0, unit.toNanos(time));
-    if (!local.tryLock(wait, TimeUnit.NANOSECONDS)) {
-      return false;
-    }
+    LocalHolds.Hold hold = holds.enter(key);
+    boolean held = false;
     try {
-      if (local.getHoldCount() > 1) {
-        ensureStillHeld();
-      } else {
-        long left = Math.max(0, wait - (System.nanoTime() - start));
-        if (!hold(redlock.retry(resource, key, ttlMillis, left, true))) {
-          local.unlock();
-          return false;
-        }
+      held =
+          hold.local.tryLock(wait, TimeUnit.NANOSECONDS)
+              && takeOrNest(
+                  hold,
+                  () ->
+                      redlock.retry(
+                          resource,
+                          key,
+                          ttlMillis,
+                          Math.max(0, wait - (System.nanoTime() - start)),
+                          true));
+      return held;
+    } finally {
+      if (!held) {
+        holds.leave(key);
       }
-      return true;
+    }
+  }
+
+  /**
+   * With the calling thread holding {@code hold} in this process: for its outermost hold, takes the
+   * lease and starts renewing it; for a nested one, checks that the outer hold's lease is still
+   * valid. Returns whether the thread now holds the lock; if not (no lease, or a throw), the hold
+   * in this process is given back.
+   */
+  private boolean takeOrNest(LocalHolds.Hold hold, Take take) throws InterruptedException {
+    try {
+      if (hold.local.getHoldCount() > 1) {
+        ensureStillHeld(hold);
+        return true;
+      }
+      Lease acquired = take.lease();
+      if (acquired != null) {
+        keep(hold, acquired);
+        return true;
+      }
     } catch (InterruptedException | RuntimeException | Error e) {
-      local.unlock();
+      hold.local.unlock();
       throw e;
     }
+    hold.local.unlock();
+    return false;
   }
 
   /**
    * For a nested acquisition by the holder: the outer hold's lease must still be valid, or the
    * nested lock would pretend to hold what is lost.
    */
-  private void ensureStillHeld() {
-    if (!lease.isValid()) {
+  private void ensureStillHeld(LocalHolds.Hold hold) {
+    if (!hold.lease.isValid()) {
       throw new LeaseLostException(
           "the lock on "
               + Arguments.quote(resource)
@@ -182,25 +225,15 @@ public final class LeaseLock implements Lock {
     }
   }
 
-  /** Keeps a lease this thread just acquired and starts renewing it; false if there is none. */
-  private boolean hold(Lease acquired) {
-    if (acquired == null) {
-      return false;
-    }
+  /** Keeps a lease this thread just acquired and starts renewing it. */
+  private void keep(LocalHolds.Hold hold, Lease acquired) {
     try {
-      renewal = redlock.renew(acquired, ttlMillis);
+      hold.renewal = redlock.renew(acquired, ttlMillis);
     } catch (RuntimeException | Error e) {
       acquired.release();
       throw e;
     }
-    lease = acquired;
-    return true;
-  }
-
-  private void holdUnbounded(Lease acquired) {
-    if (!hold(acquired)) {
-      throw new AssertionError("an unbounded wait ended without a lease");
-    }
+    hold.lease = acquired;
   }
 
   /**
@@ -212,16 +245,13 @@ public final class LeaseLock implements Lock {
    */
   @Override
   public void unlock() {
-    if (!local.isHeldByCurrentThread()) {
-      throw new IllegalMonitorStateException(
-          "the lock on " + Arguments.quote(resource) + " is not held by this thread");
-    }
+    LocalHolds.Hold hold = heldByCurrentThread();
     try {
-      if (local.getHoldCount() == 1) {
-        Lease ending = lease;
-        lease = null;
-        renewal.cancel();
-        renewal = null;
+      if (hold.local.getHoldCount() == 1) {
+        Lease ending = hold.lease;
+        hold.lease = null;
+        hold.renewal.cancel();
+        hold.renewal = null;
         boolean invalid = !ending.isValid();
         ending.release();
         if (invalid) {
@@ -236,8 +266,19 @@ public final class LeaseLock implements Lock {
         }
       }
     } finally {
-      local.unlock();
+      hold.local.unlock();
+      holds.leave(key);
     }
+  }
+
+  /** The hold the calling thread has on this lock's name, or an IllegalMonitorStateException. */
+  private LocalHolds.Hold heldByCurrentThread() {
+    LocalHolds.Hold hold = holds.find(key);
+    if (hold == null || !hold.local.isHeldByCurrentThread()) {
+      throw new IllegalMonitorStateException(
+          "the lock on " + Arguments.quote(resource) + " is not held by this thread");
+    }
+    return hold;
   }
 
   /**
@@ -262,11 +303,7 @@ public final class LeaseLock implements Lock {
    * @throws IllegalMonitorStateException if the calling thread does not hold this lock
    */
   public Lease lease() {
-    if (!local.isHeldByCurrentThread()) {
-      throw new IllegalMonitorStateException(
-          "the lock on " + Arguments.quote(resource) + " is not held by this thread");
-    }
-    return lease;
+    return heldByCurrentThread().lease;
   }
 
   /**
@@ -275,7 +312,8 @@ public final class LeaseLock implements Lock {
    * @return true between a successful lock and the matching last unlock
    */
   public boolean isHeldByCurrentThread() {
-    return local.isHeldByCurrentThread();
+    LocalHolds.Hold hold = holds.find(key);
+    return hold != null && hold.local.isHeldByCurrentThread();
   }
 
   /**
@@ -284,7 +322,8 @@ public final class LeaseLock implements Lock {
    * @return zero if it does not hold it
    */
   public int getHoldCount() {
-    return local.getHoldCount();
+    LocalHolds.Hold hold = holds.find(key);
+    return hold == null ? 0 : hold.local.getHoldCount();
   }
 
   /**
@@ -305,12 +344,17 @@ public final class LeaseLock implements Lock {
     return resource;
   }
 
+  private boolean isLocked() {
+    LocalHolds.Hold hold = holds.find(key);
+    return hold != null && hold.local.isLocked();
+  }
+
   @Override
   public String toString() {
     return "LeaseLock{resource="
         + Arguments.quote(resource)
         + ", "
-        + (local.isLocked() ? "held in this process" : "not held in this process")
+        + (isLocked() ? "held in this process" : "not held in this process")
         + "}";
   }
 }

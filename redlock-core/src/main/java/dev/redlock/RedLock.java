@@ -116,6 +116,7 @@ public final class RedLock implements AutoCloseable {
   public static final int MAX_RESOURCES_PER_LEASE = ResourceSet.MAX_RESOURCES;
 
   private final Coordinator coordinator;
+  private final LocalHolds holds = new LocalHolds();
 
   RedLock(Coordinator coordinator) {
     this.coordinator = coordinator;
@@ -305,8 +306,9 @@ public final class RedLock implements AutoCloseable {
   /**
    * Returns a {@link java.util.concurrent.locks.Lock} on {@code resource}: each outermost {@code
    * lock()} acquires a lease for {@code ttl} and renews it while held; the last {@code unlock()}
-   * releases it. See {@link LeaseLock} for how it follows the {@code Lock} contract and what
-   * happens when a held lock is lost.
+   * releases it. Every lock this RedLock makes on the same resource is the same lock in this
+   * process (reentrant across the objects for the holding thread). See {@link LeaseLock} for how it
+   * follows the {@code Lock} contract and what happens when a held lock is lost.
    *
    * @param resource the name of the lock, as for {@link #tryAcquire}
    * @param ttl the TTL of each lease and each renewal, as for {@link #tryAcquire}
@@ -319,7 +321,7 @@ public final class RedLock implements AutoCloseable {
     byte[] key = Arguments.resourceKey(resource);
     long ttlMillis = coordinator.arguments().ttlMillis(ttl);
     coordinator.checkOpen();
-    return new LeaseLock(this, resource, key, ttlMillis);
+    return new LeaseLock(this, holds, resource, key, ttlMillis);
   }
 
   /**
@@ -607,7 +609,7 @@ public final class RedLock implements AutoCloseable {
     ResourceSet set = ResourceSet.of(resources);
     long ttlMillis = coordinator.arguments().ttlMillis(ttl);
     coordinator.checkOpen();
-    return new LeaseLock(this, set.shown(), set.key(), ttlMillis);
+    return new LeaseLock(this, holds, set.shown(), set.key(), ttlMillis);
   }
 
   /**
@@ -671,6 +673,11 @@ public final class RedLock implements AutoCloseable {
   /** The selector the plaintext masters share, or null: for tests. */
   SelectorLoop selectorLoop() {
     return coordinator.selectorLoop();
+  }
+
+  /** How many lock names this process holds or waits for through {@link LeaseLock}s: for tests. */
+  int localHolds() {
+    return holds.size();
   }
 
   /** How many asynchronous acquisitions are pending: for tests. */

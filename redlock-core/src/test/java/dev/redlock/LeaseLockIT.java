@@ -2,6 +2,7 @@ package dev.redlock;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -283,6 +284,79 @@ class LeaseLockIT {
     mine.lock();
     assertTrue(mine.lease().fencingToken() > token, "fencing tokens rise across processes");
     mine.unlock();
+  }
+
+  @Test
+  void twoLocksOnOneNameFromOneRedLockAreOneHolderReentrantInItsThread(RedisCluster cluster)
+      throws Exception {
+    RedLock redlock = client(cluster);
+    LeaseLock first = redlock.newLock("job", TTL);
+    LeaseLock second = redlock.newLock("job", Duration.ofSeconds(5));
+    first.lock();
+    assertTrue(second.tryLock(), "the holding thread locks the same name again");
+    second.lock();
+    assertEquals(3, first.getHoldCount());
+    assertTrue(second.isHeldByCurrentThread());
+    assertSame(first.lease(), second.lease(), "one lease behind both");
+    assertFalse(elsewhere(second::tryLock), "another thread waits, whichever object it uses");
+    assertFalse(elsewhere(() -> first.tryLock(100, TimeUnit.MILLISECONDS)));
+    second.unlock();
+    first.unlock();
+    assertTrue(cluster.node(0).admin().exists("job"), "held until the last unlock");
+    second.unlock();
+    assertFalse(first.isHeldByCurrentThread());
+    assertFalse(cluster.node(0).admin().exists("job"), "released on the masters");
+    assertThrows(IllegalMonitorStateException.class, second::unlock);
+    assertTrue(
+        elsewhere(
+            () -> {
+              boolean taken = second.tryLock();
+              if (taken) {
+                first.unlock(); // same lock, same thread: either object unlocks it
+              }
+              return taken;
+            }));
+    assertEquals(0, redlock.localHolds(), "nothing kept by name once no thread holds or waits");
+  }
+
+  @Test
+  void aThreadWaitingOnOneObjectGetsTheLockWhenTheHolderUnlocksAnother(RedisCluster cluster)
+      throws Exception {
+    RedLock redlock = client(cluster);
+    LeaseLock holder = redlock.newLock("job", TTL);
+    holder.lock();
+    CountDownLatch locked = new CountDownLatch(1);
+    Thread waiter =
+        start(
+            "waiter",
+            () -> {
+              LeaseLock mine = redlock.newLock("job", TTL);
+              mine.lock();
+              locked.countDown();
+              mine.unlock();
+            });
+    awaitBlocked(waiter);
+    assertEquals(1, locked.getCount(), "waits in this process while the name is held");
+    holder.unlock();
+    assertTrue(locked.await(WAIT_SECONDS, TimeUnit.SECONDS));
+    waiter.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+    assertEquals(0, redlock.localHolds());
+  }
+
+  @Test
+  void whatIsKeptByNameIsBoundedByTheLocksHeldNotTheNamesUsed(RedisCluster cluster) {
+    RedLock redlock = client(cluster);
+    for (int i = 0; i < 1000; i++) {
+      LeaseLock lock = redlock.newLock("job:" + i, TTL);
+      assertTrue(lock.tryLock());
+      lock.unlock();
+      assertFalse(redlock.newLock("job", TTL).isHeldByCurrentThread());
+    }
+    LeaseLock held = redlock.newLock("job", TTL);
+    held.lock();
+    assertEquals(1, redlock.localHolds(), "one name held");
+    held.unlock();
+    assertEquals(0, redlock.localHolds(), "after 1,000 names locked and unlocked");
   }
 
   @Test
