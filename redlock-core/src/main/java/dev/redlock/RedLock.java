@@ -636,19 +636,22 @@ public final class RedLock implements AutoCloseable {
   }
 
   /**
-   * Admits every reachable master, so that the restart guard counts its votes at once: its dataset
-   * is made to look older than the maximum lease time, and its current server run (its {@code
-   * run_id}) is recorded on it as admitted. Call it only when no master can have lost a lock it
-   * held within the last maximum lease time: for a brand-new cluster, or after restarts longer ago
-   * than that. Until then the restart guard does not count a young master's vote, because a
-   * brand-new master cannot be told apart from one that restarted and lost keys while holding them.
-   * The admission is of that run only: after its next restart the master waits again (or is
-   * admitted again), whatever snapshot it reloads.
+   * Admits every reachable master, so that the restart guard counts its votes at once: its current
+   * server run (its {@code run_id}) is recorded on it as admitted together with its dataset (the
+   * dataset-birth marker, stored now if missing). The admission names no lease time: it holds for
+   * every client, whatever its {@code maxLeaseTime}, so raising {@code maxLeaseTime} later needs no
+   * new admission. Call it only when no master can have lost a lock it held that may still be
+   * valid: for a brand-new cluster, or after restarts longer ago than the longest lease any client
+   * held. Until then the restart guard does not count a young master's vote, because a brand-new
+   * master cannot be told apart from one that restarted and lost keys while holding them. The
+   * admission is of that run and that dataset only: after the master's next restart (whatever
+   * snapshot it reloads) or a {@code FLUSHALL} it waits again, or is admitted again. Logs each
+   * master's result in words at INFO, and each master not admitted at WARN.
    *
    * @return one outcome per master: {@link NodeOutcome.Status#GRANTED} if admitted by this call,
    *     {@link NodeOutcome.Status#TAKEN} if it was already admitted, otherwise why it could not be
-   *     admitted (unreachable, or its connection cannot read the server's run: an ACL that forbids
-   *     {@code INFO})
+   *     admitted, in words with the remedy, in its detail (unreachable; a replica; a refused
+   *     password; an ACL that forbids {@code INFO}, so the connection cannot read the server's run)
    * @throws IllegalStateException if this RedLock is closed
    */
   public List<NodeOutcome> admitFreshNodes() {

@@ -11,6 +11,7 @@ import dev.redlock.testkit.RedisClusterExtension;
 import dev.redlock.testkit.RedisProcess;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -32,12 +33,157 @@ class RestartGuardIT {
   /** The longest lease, and so about how long the guard keeps a restarted master out. */
   private static final Duration MAX_LEASE = Duration.ofSeconds(3);
 
+  /** The default maxLeaseTime, which the CLI's {@code admit} uses too, and a longer one. */
+  private static final Duration MINUTE = Duration.ofMinutes(1);
+
+  private static final Duration TEN_MINUTES = Duration.ofMinutes(10);
+
   private static RedLock client(List<String> uris) {
+    return client(uris, MAX_LEASE);
+  }
+
+  private static RedLock client(List<String> uris, Duration maxLeaseTime) {
     return RedLock.builder()
         .nodes(uris)
         .nodeTimeout(Duration.ofMillis(100))
-        .maxLeaseTime(MAX_LEASE)
+        .maxLeaseTime(maxLeaseTime)
         .build();
+  }
+
+  /** The seconds a RESTARTED outcome's detail says the master votes in ({@code votes in N s}). */
+  private static long votesIn(NodeOutcome outcome) {
+    java.util.regex.Matcher in =
+        java.util.regex.Pattern.compile("votes in (\\d+) s").matcher(outcome.detail());
+    assertTrue(in.find(), outcome.detail());
+    return Long.parseLong(in.group(1));
+  }
+
+  @Test
+  void anAdmissionHoldsForEveryClientWhateverItsMaxLeaseTime(RedisCluster cluster) {
+    try (RedLock minute = client(cluster.uris(), MINUTE);
+        RedLock tenMinutes = client(cluster.uris(), TEN_MINUTES)) {
+      minute.admitFreshNodes();
+      // Both vote at once: the admission is of the server run, not of one client's guard time.
+      tenMinutes.tryAcquire("long", TEN_MINUTES).orElseThrow().close();
+      minute.tryAcquire("short", MINUTE).orElseThrow().close();
+    }
+    // And the other way round: admitted by the ten-minute client, the one-minute client votes.
+    for (int i = 0; i < 3; i++) {
+      cluster.node(i).admin().flushAll();
+    }
+    try (RedLock tenMinutes = client(cluster.uris(), TEN_MINUTES);
+        RedLock minute = client(cluster.uris(), MINUTE)) {
+      tenMinutes.admitFreshNodes();
+      minute.tryAcquire("short", MINUTE).orElseThrow().close();
+      tenMinutes.tryAcquire("long", TEN_MINUTES).orElseThrow().close();
+    }
+  }
+
+  @Test
+  void anAdmittedRunReloadedFromASnapshotStillKeepsTheTenMinuteClientOut(RedisCluster cluster) {
+    try (RedLock minute = client(cluster.uris(), MINUTE);
+        RedLock a = client(cluster.uris(), TEN_MINUTES);
+        RedLock b = client(cluster.uris(), TEN_MINUTES)) {
+      minute.admitFreshNodes();
+      for (int i = 0; i < 3; i++) {
+        cluster.node(i).admin().command("SAVE"); // the marker and the admission are in it
+      }
+      Lease first = a.tryAcquire("orders:42", TEN_MINUTES).orElseThrow(); // votes at once
+      for (int i = 0; i < 2; i++) {
+        cluster.node(i).kill();
+        cluster.node(i).restart();
+        assertTrue(cluster.node(i).admin().exists("redlock:dataset-born"), "snapshot reloaded");
+        assertTrue(cluster.node(i).admin().exists("redlock:admitted"), "admission reloaded");
+        assertEquals(false, cluster.node(i).admin().exists("orders:42"), "lock key lost");
+      }
+      // The restarted masters lost A's key: a second lease on it would be a double grant.
+      assertTrue(!granted(b, "orders:42", TEN_MINUTES), "B granted while A's lease was valid");
+      List<NodeOutcome> seen = untilRestarted(b, "elsewhere", TEN_MINUTES);
+      for (int i = 0; i < 2; i++) {
+        assertTrue(seen.get(i).detail().contains("restarted"), seen.get(i).detail());
+        // The ten-minute client's own guard time, not the admitting client's minute.
+        assertTrue(votesIn(seen.get(i)) > 600, seen.get(i).detail());
+      }
+      assertTrue(first.isValid());
+      first.close();
+    }
+  }
+
+  @Test
+  void aFlushedAdmittedMasterKeepsTheTenMinuteClientOutForItsOwnGuardTime(RedisCluster cluster) {
+    try (RedLock minute = client(cluster.uris(), MINUTE);
+        RedLock tenMinutes = client(cluster.uris(), TEN_MINUTES)) {
+      minute.admitFreshNodes();
+      tenMinutes.tryAcquire("r", TEN_MINUTES).orElseThrow().close(); // votes at once
+      cluster.node(0).admin().command("FLUSHALL");
+      cluster.node(1).admin().command("FLUSHALL");
+      List<NodeOutcome> outcomes = untilRestarted(tenMinutes, "r", TEN_MINUTES);
+      for (int i = 0; i < 2; i++) {
+        assertTrue(
+            outcomes.get(i).detail().contains("dataset-birth marker"), outcomes.get(i).detail());
+      }
+      // The marker that acquire stored counts only after this client's own guard time.
+      outcomes = untilRestarted(tenMinutes, "r", TEN_MINUTES, "dataset ");
+      for (int i = 0; i < 2; i++) {
+        assertTrue(outcomes.get(i).detail().startsWith("dataset "), outcomes.get(i).detail());
+        assertTrue(votesIn(outcomes.get(i)) > 600, outcomes.get(i).detail());
+      }
+    }
+  }
+
+  @Test
+  void aMarkerAnAcquireStoredCountsOnlyAfterTheReadersGuardTimeThoughTheRunIsAdmitted(
+      RedisCluster cluster) {
+    try (RedLock minute = client(cluster.uris(), MINUTE);
+        RedLock tenMinutes = client(cluster.uris(), TEN_MINUTES)) {
+      minute.admitFreshNodes();
+      tenMinutes.tryAcquire("r", TEN_MINUTES).orElseThrow().close();
+      // The marker alone goes (evicted, or deleted by hand); the admitted run stays.
+      for (int i = 0; i < 2; i++) {
+        cluster.node(i).admin().command("DEL", "redlock:dataset-born");
+        assertTrue(cluster.node(i).admin().exists("redlock:admitted"));
+      }
+      // An acquire stores a new marker on each; it counts only after each client's own guard.
+      untilRestarted(minute, "r", MINUTE, "dataset ");
+      untilRestarted(tenMinutes, "r", TEN_MINUTES, "dataset ");
+    }
+  }
+
+  @Test
+  void aMasterRestartedEmptyAndNotAdmittedWaitsTheLongerGuardTime(RedisCluster cluster) {
+    Duration shortLease = Duration.ofSeconds(1);
+    try (RedLock shorter = client(cluster.uris(), shortLease);
+        RedLock longer = client(cluster.uris(), MAX_LEASE)) {
+      for (int i = 0; i < 3; i++) {
+        cluster.node(i).admin().command("FLUSHALL"); // an empty snapshot: restarts come back empty
+      }
+      shorter.admitFreshNodes();
+      longer.tryAcquire("r", MAX_LEASE).orElseThrow().close(); // admitted: votes at once
+      long killed = System.nanoTime();
+      for (int i = 0; i < 2; i++) {
+        cluster.node(i).kill();
+        cluster.node(i).restart();
+      }
+      untilRestarted(longer, "r", MAX_LEASE);
+      Poll.until(
+          Duration.ofSeconds(10),
+          () -> granted(longer, "r", MAX_LEASE),
+          () -> "granted once the restarted masters are old enough for the longer guard");
+      // Never before its own guard time (the longest lease stretched by the drift) has passed.
+      assertTrue(
+          System.nanoTime() - killed >= MAX_LEASE.toNanos(),
+          "granted after " + Duration.ofNanos(System.nanoTime() - killed));
+    }
+  }
+
+  private static boolean granted(RedLock client, String resource, Duration ttl) {
+    try {
+      Optional<Lease> lease = client.tryAcquire(resource, ttl);
+      lease.ifPresent(Lease::close);
+      return lease.isPresent();
+    } catch (QuorumUnavailableException stillYoung) {
+      return false;
+    }
   }
 
   @Test
@@ -100,16 +246,29 @@ class RestartGuardIT {
 
   /** Tries {@code resource} until a round finds masters 0 and 1 RESTARTED; returns that round. */
   private static List<NodeOutcome> untilRestarted(RedLock redlock, String resource) {
+    return untilRestarted(redlock, resource, MAX_LEASE);
+  }
+
+  private static List<NodeOutcome> untilRestarted(RedLock redlock, String resource, Duration ttl) {
+    return untilRestarted(redlock, resource, ttl, "");
+  }
+
+  /** As above, until both details start with {@code why}. */
+  private static List<NodeOutcome> untilRestarted(
+      RedLock redlock, String resource, Duration ttl, String why) {
     List<List<NodeOutcome>> last = new java.util.ArrayList<>(List.of(List.of()));
     Poll.until(
         Duration.ofSeconds(2),
         () -> {
           try {
-            redlock.tryAcquire(resource, MAX_LEASE).ifPresent(Lease::close);
+            redlock.tryAcquire(resource, ttl).ifPresent(Lease::close);
             throw new AssertionError("granted by masters that should not vote");
           } catch (QuorumUnavailableException refused) {
             last.set(0, refused.outcomes());
-            return restarted(refused.outcomes(), 0) && restarted(refused.outcomes(), 1);
+            return restarted(refused.outcomes(), 0)
+                && restarted(refused.outcomes(), 1)
+                && refused.outcomes().get(0).detail().startsWith(why)
+                && refused.outcomes().get(1).detail().startsWith(why);
           }
         },
         () -> "masters 0 and 1 seen RESTARTED: " + last.get(0));

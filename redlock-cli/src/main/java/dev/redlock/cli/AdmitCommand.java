@@ -29,22 +29,25 @@ import picocli.CommandLine.Spec;
     sortOptions = false,
     header = "Admit a brand-new cluster past the restart guard (asks first).",
     description = {
-      "The restart guard does not count the vote of a master whose dataset is younger than"
-          + " maxLeaseTime, and a brand-new master looks exactly like one that restarted and lost"
-          + " its locks: until admitted (or up that long) it answers RESTARTED, and acquires fail"
-          + " with too few votes.",
+      "The restart guard does not count the vote of a master whose dataset or server run is younger"
+          + " than the clients' maxLeaseTime, and a brand-new master looks exactly like one that"
+          + " restarted and lost its locks: until admitted (or up that long) it answers RESTARTED,"
+          + " and acquires fail with too few votes.",
       "",
-      "Admit only a brand-new cluster, or masters none of which can have lost a lock it held"
-          + " within the last maxLeaseTime. One operator admits, once per server run (a restart"
-          + " needs a new admission); the applications need not call admitFreshNodes().",
+      "Admit only a brand-new cluster, or masters none of which can have lost a lock that may"
+          + " still be valid (every restart longer ago than the longest lease any client held)."
+          + " The admission is of each master's server run with its dataset: it holds for every"
+          + " client whatever its maxLeaseTime (raising maxLeaseTime later needs no new"
+          + " admission), until the master restarts or is flushed. One operator admits, once per"
+          + " server run; the applications need not call admitFreshNodes().",
       "",
       "Shows whether the restart guard counts each master's vote, and asks before admitting, unless --yes."
     },
     footerHeading = "%nExit codes:%n",
     footer = {
       "  0  every master is admitted (now, or already)",
-      "  1  some master could not be admitted: unreachable, or an ACL forbids INFO",
-      "     (or an error)",
+      "  1  some master could not be admitted: unreachable, a replica, a refused",
+      "     password, or an ACL that forbids INFO (or an error)",
       "  2  bad command line",
       "  3  the answer was not yes: nothing was admitted"
     })
@@ -117,9 +120,10 @@ final class AdmitCommand implements Callable<Integer> {
               case GRANTED -> "admitted";
               case TAKEN -> "already admitted";
               default ->
-                  "NOT admitted: "
-                      + outcome.status()
-                      + (outcome.detail().isEmpty() ? "" : " (" + outcome.detail() + ")");
+                  "not admitted: "
+                      + (outcome.detail().isEmpty()
+                          ? outcome.status().toString()
+                          : outcome.detail());
             };
         if (outcome.status() == NodeOutcome.Status.GRANTED
             || outcome.status() == NodeOutcome.Status.TAKEN) {

@@ -69,7 +69,21 @@ class RedLockCliIT {
     assertEquals(RedLockCli.EXIT_OK, again.code(), again.text());
     assertFalse(again.out().contains("[y/N]"), again.text());
     assertEquals(5, count(again.out(), "already admitted\n"), again.text());
-    assertEquals(5, count(again.out(), ") was admitted: it votes\n"), again.text());
+    assertEquals(5, count(again.out(), ") was admitted with its dataset: it votes"), again.text());
+  }
+
+  @Test
+  void anAdmissionWithTheDefaultMaxLeaseTimeHoldsForATenMinuteInspection(RedisCluster cluster) {
+    String nodes = String.join(",", cluster.uris());
+    Cli admit = Cli.run("admit", "--yes", "--nodes", nodes);
+    assertEquals(RedLockCli.EXIT_OK, admit.code(), admit.text());
+
+    Cli cli = Cli.run("inspect", "--max-lease-time=10m", "--nodes", nodes);
+
+    assertEquals(5, count(cli.out(), "PASS    uptime "), cli.text());
+    assertEquals(5, count(cli.out(), "PASS    admission "), cli.text());
+    assertFalse(cli.out().contains("does not count its vote"), cli.text());
+    assertFalse(cli.out().contains("votes in"), cli.text());
   }
 
   @Test
@@ -92,7 +106,8 @@ class RedLockCliIT {
     assertEquals(RedLockCli.EXIT_FAILED, cli.code(), cli.text());
     String down = nodes.get(4).substring("redis://".length());
     assertTrue(cli.out().contains(down + "       UNREACHABLE"), cli.text());
-    assertTrue(cli.out().contains("NOT admitted: FAILED"), cli.text());
+    assertTrue(cli.out().contains(down + "       not admitted: unreachable ("), cli.text());
+    assertFalse(cli.out().contains("FAILED"), cli.text());
     assertTrue(cli.out().endsWith("4 of 5 masters admitted; quorum 3.\n"), cli.text());
   }
 

@@ -337,8 +337,7 @@ final class TextReport {
         (node, status) -> {
           if (!Admission.answered(status)) {
             String detail = admission.details().getOrDefault(node, "");
-            lines.add(
-                "NOT admitted: " + node + " " + status + (detail.isEmpty() ? "" : ": " + detail));
+            lines.add(node + " not admitted: " + (detail.isEmpty() ? status : detail));
           }
         });
     return lines;

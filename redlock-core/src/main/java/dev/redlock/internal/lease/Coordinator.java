@@ -513,33 +513,26 @@ public final class Coordinator {
 
   /**
    * Admits every reachable master for the restart guard, waiting for those still connecting; logs
-   * the result, at WARN for each master not admitted.
+   * each master's result in words at INFO, and at WARN each master not admitted, with why.
    *
    * @return one outcome per master: GRANTED if admitted by this call, TAKEN if it already was,
-   *     otherwise why not
+   *     otherwise why not, in words, in its detail
    * @throws IllegalStateException if closed
    */
   public List<Outcome> admitFreshNodes() {
     checkOpen();
-    long guardMillis = settings.guardMillis();
-    long age = guardMillis > 0 ? guardMillis : settings.maxLeaseMillis();
     // A master still connecting is waited for: the admission must not skip it for being slow.
     long deadline =
         masters.ticker().read() + settings.connectTimeoutNanos() + masters.nodeTimeoutNanos();
-    Tally tally = masters.all((node, i) -> node.admit(age), deadline);
-    log.info("admitted fresh masters: {}", tally.outcomes());
-    for (Outcome outcome : tally.outcomes()) {
-      if (outcome.vote() != Vote.GRANTED && outcome.vote() != Vote.TAKEN) {
-        log.warn(
-            "master {} was not admitted ({}{}): with the restart guard on it votes only once it"
-                + " has been up {} s, or once admitted",
-            outcome.node(),
-            outcome.vote(),
-            outcome.detail().isEmpty() ? "" : ": " + outcome.detail(),
-            TimeUnit.MILLISECONDS.toSeconds(age));
+    Tally tally = masters.all((node, i) -> node.admit(), deadline);
+    List<Outcome> outcomes = AdmissionReport.explained(tally.outcomes());
+    log.info("admission: {}", AdmissionReport.summary(outcomes));
+    for (Outcome outcome : outcomes) {
+      if (!AdmissionReport.admitted(outcome)) {
+        log.warn("master {} {}", outcome.node(), AdmissionReport.words(outcome));
       }
     }
-    return tally.outcomes();
+    return outcomes;
   }
 
   /**

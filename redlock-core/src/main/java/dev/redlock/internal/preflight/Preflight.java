@@ -6,6 +6,7 @@ import dev.redlock.internal.preflight.Findings.Master;
 import dev.redlock.internal.preflight.Findings.Verdict;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeCommand.Verb;
+import dev.redlock.internal.transport.RestartGuardRule;
 import dev.redlock.internal.transport.Ticker;
 import dev.redlock.internal.transport.Trouble;
 import java.nio.charset.StandardCharsets;
@@ -39,9 +40,11 @@ import java.util.concurrent.TimeUnit;
  *       the guard on does not vote yet;
  *   <li><b>clock</b>: the master's {@code TIME} against this client's, bounded by the round trip;
  *       more than a second off WARNs (fencing tokens and the restart guard read masters' clocks);
- *   <li><b>admission</b>: whether the restart guard counts the master's vote now (its dataset-birth
- *       marker and server run old enough, or the run admitted, read with {@code MGET}); WARNs, in
- *       the words of the acquire's {@code RESTARTED} outcomes, with the remedy, when it does not.
+ *   <li><b>admission</b>: whether the restart guard counts the master's vote now (its server run
+ *       admitted with its dataset, or its dataset-birth marker and server run old enough, read with
+ *       {@code MGET}), by the acquire's own rule ({@code RestartGuardRule}); WARNs, in the words of
+ *       the acquire's {@code RESTARTED} outcomes, with the remedy, when it does not; says nothing
+ *       of admission for a replica, which never votes.
  * </ul>
  *
  * A command that an ACL forbids gives UNKNOWN for its check, never a failure of the preflight.
@@ -209,10 +212,29 @@ public final class Preflight {
       checks.add(eviction(answer(maxmemory), answer(policy)));
       checks.add(persistence(answer(appendonly), answer(appendfsync)));
       String admitted = admitted(serverInfo);
-      checks.add(uptime(serverInfo, admitted != null));
+      boolean replica = replica(answer(replication));
+      checks.add(replica ? neverVotes("uptime") : uptime(serverInfo, admitted != null));
       checks.add(clock());
-      checks.add(admission(serverInfo, admitted));
+      checks.add(replica ? neverVotes("admission") : admission(serverInfo, admitted));
       return new Master(name, datacenter, checks);
+    }
+
+    /** Whether the master is a replica (the role check FAILs it). */
+    private boolean replica(Answer replication) {
+      String role = replication.ok() ? info(replication, "role") : null;
+      return "slave".equals(role) || "replica".equals(role);
+    }
+
+    /**
+     * The restart guard's check of a replica: not made, since a replica never votes, admitted or
+     * not, whatever its uptime; no advice to wait or admit.
+     */
+    private Check neverVotes(String check) {
+      return new Check(
+          check,
+          Verdict.UNKNOWN,
+          "not checked: a replica never votes, however long it is up or whether it is admitted"
+              + " (see the role check)");
     }
 
     private Check role(Answer replication) {
@@ -352,7 +374,10 @@ public final class Preflight {
           : new Check("uptime", Verdict.PASS, "up " + seconds + " s");
     }
 
-    /** The server run an operator admitted on this master, if it is the one running; else null. */
+    /**
+     * The server run running on this master, if an operator admitted it (as the acquire's restart
+     * guard decides it, {@link RestartGuardRule#admitsRun}); else null.
+     */
     private String admitted(Answer server) {
       Answer keys = answer(guardKeys);
       if (!restartGuard || !server.ok() || !keys.ok() || !(keys.value() instanceof List<?> read)) {
@@ -360,9 +385,8 @@ public final class Preflight {
       }
       String runId = info(server, "run_id");
       return read.size() == 2
-              && read.get(1) instanceof byte[] run
-              && runId != null
-              && runId.equals(text(run))
+              && RestartGuardRule.admitsRun(
+                  read.get(1) instanceof byte[] record ? record : null, runId)
           ? runId
           : null;
     }
@@ -396,42 +420,44 @@ public final class Preflight {
       }
       String refusal = null;
       Answer clock = answer(time);
-      Long born = read.get(0) instanceof byte[] marker ? number(text(marker)) : null;
+      byte[] marker = read.get(0) instanceof byte[] bytes ? bytes : null;
+      Long born = marker == null ? null : number(text(marker));
+      boolean datasetAdmitted =
+          RestartGuardRule.admitsDataset(
+              read.get(1) instanceof byte[] record ? record : null, marker);
       if (born == null) {
         refusal =
             "no dataset-birth marker (a new, flushed or emptied dataset): votes "
                 + Duration.ofMillis(guardMillis).toSeconds()
                 + " s after its first acquire stores one, or once admitted";
-      } else if (clock.ok() && clock.value() instanceof List<?> parts && parts.size() == 2) {
+      } else if (!datasetAdmitted
+          && clock.ok()
+          && clock.value() instanceof List<?> parts
+          && parts.size() == 2) {
         long masterMillis =
             Long.parseLong(text(parts.get(0))) * 1000 + Long.parseLong(text(parts.get(1))) / 1000;
-        long age = masterMillis - born;
-        if (age < guardMillis) {
-          refusal =
-              "dataset "
-                  + Math.max(0, age) / 1000
-                  + " s old: votes in "
-                  + (guardMillis - age + 999) / 1000
-                  + " s, or once admitted";
-        }
+        refusal = RestartGuardRule.youngDataset(masterMillis - born, guardMillis);
       }
       String seconds = info(server, "uptime_in_seconds");
       boolean lossless =
           "yes".equals(config(answer(appendonly))) && "always".equals(config(answer(appendfsync)));
       if (refusal == null && admitted != null) {
         return new Check(
-            "admission", Verdict.PASS, "this server run (" + admitted + ") was admitted: it votes");
+            "admission",
+            Verdict.PASS,
+            "this server run ("
+                + admitted
+                + (datasetAdmitted
+                    ? ") was admitted with its dataset: it votes, whatever the client's"
+                        + " maxLeaseTime"
+                    : ") was admitted: it votes"));
       }
       if (refusal == null && seconds != null && !lossless) {
-        long up = TimeUnit.SECONDS.toMillis(Long.parseLong(seconds));
-        if (up < guardMillis) {
-          refusal =
-              "restarted "
-                  + seconds
-                  + " s ago: votes in "
-                  + (guardMillis - up + 999) / 1000
-                  + " s, or once admitted";
-        }
+        refusal =
+            RestartGuardRule.youngRun(
+                TimeUnit.SECONDS.toNanos(Long.parseLong(seconds)),
+                TimeUnit.MILLISECONDS.toNanos(guardMillis),
+                false);
       }
       return refusal == null
           ? new Check("admission", Verdict.PASS, "the restart guard counts its vote")

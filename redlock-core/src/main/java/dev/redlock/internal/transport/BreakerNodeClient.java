@@ -373,8 +373,8 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
     }
 
     @Override
-    public CompletableFuture<NodeReply> admit(long guardMillis) {
-      return delegate.admit(guardMillis);
+    public CompletableFuture<NodeReply> admit() {
+      return delegate.admit();
     }
 
     @Override

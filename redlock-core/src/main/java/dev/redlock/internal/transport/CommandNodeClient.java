@@ -114,8 +114,8 @@ abstract class CommandNodeClient implements NodeClient {
   }
 
   @Override
-  public final CompletableFuture<NodeReply> admit(long guardMillis) {
-    return reply(NodeCommand.admit(guardMillis));
+  public final CompletableFuture<NodeReply> admit() {
+    return reply(NodeCommand.admit());
   }
 
   private CompletableFuture<NodeReply> reply(NodeCommand command) {

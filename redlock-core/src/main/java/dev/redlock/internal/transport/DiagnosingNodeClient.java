@@ -141,8 +141,8 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
   }
 
   @Override
-  public CompletableFuture<NodeReply> admit(long guardMillis) {
-    return watched(delegate.admit(guardMillis), false);
+  public CompletableFuture<NodeReply> admit() {
+    return watched(delegate.admit(), false);
   }
 
   // One callback each, made once: every vote passes here, so no lambda is allocated per call.

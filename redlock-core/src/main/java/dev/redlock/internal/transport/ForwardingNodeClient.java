@@ -84,8 +84,8 @@ public abstract class ForwardingNodeClient implements NodeClient {
   }
 
   @Override
-  public CompletableFuture<NodeReply> admit(long guardMillis) {
-    return delegate.admit(guardMillis);
+  public CompletableFuture<NodeReply> admit() {
+    return delegate.admit();
   }
 
   @Override

@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  * restart breaks the connection, so each new connection asks ({@code INFO server}) before it
  * carries a single command. A run whose uptime is below the guard's age does not vote, unless its
  * persistence loses nothing ({@code appendonly yes} with {@code appendfsync always}) or an operator
- * admitted that very run.
+ * admitted that very run with its dataset ({@link RestartGuardRule}).
  *
  * @param runId the server's {@code run_id}, or null when it could not be read
  * @param startedAtNanos when the run started, on the pipeline's ticker: the uptime read at the
@@ -123,55 +123,16 @@ record Incarnation(
 
   /**
    * Why this run may not vote for a lease at {@code nowNanos} with a guard of {@code guardNanos},
-   * or null if it may; {@code admitted} is the run an operator admitted on the master (or null).
+   * or null if it may. An admission is not asked here: {@link RestartGuardRule#admits} is, before
+   * the dataset's age, since it vouches for both.
    */
-  String refusal(long nowNanos, long guardNanos, String admitted) {
-    return refusal(nowNanos, guardNanos, runId != null && runId.equals(admitted));
-  }
-
-  /**
-   * As {@link #refusal(long, long, String)}, with the admitted run as the master sent it (ASCII
-   * bytes, or null): no String per acquire.
-   */
-  String refusalAscii(long nowNanos, long guardNanos, byte[] admitted) {
-    return refusal(nowNanos, guardNanos, isRun(admitted));
-  }
-
-  private boolean isRun(byte[] admitted) {
-    String run = runId;
-    if (admitted == null || run == null || run.length() != admitted.length) {
-      return false;
-    }
-    for (int i = 0; i < admitted.length; i++) {
-      if (run.charAt(i) != (admitted[i] & 0xff)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private String refusal(long nowNanos, long guardNanos, boolean admittedRun) {
+  String refusal(long nowNanos, long guardNanos) {
     if (unknown != null) {
-      return "the restart guard cannot see this master's restarts (" + unknown + ")";
-    }
-    if (admittedRun) {
-      return null; // an operator vouched for this very run
+      return RestartGuardRule.unseenRestarts(unknown);
     }
     if (lossless && !replaced) {
       return null; // a restart of this server loses no acknowledged write
     }
-    long up = nowNanos - startedAtNanos;
-    if (up - guardNanos >= 0) {
-      return null;
-    }
-    long inSeconds = TimeUnit.NANOSECONDS.toSeconds(guardNanos - up + 999_999_999L);
-    return (replaced
-            ? "a different server answers at this address since "
-                + TimeUnit.NANOSECONDS.toSeconds(up)
-                + " s ago"
-            : "restarted " + TimeUnit.NANOSECONDS.toSeconds(up) + " s ago")
-        + ": votes in "
-        + inSeconds
-        + " s, or once admitted";
+    return RestartGuardRule.youngRun(nowNanos - startedAtNanos, guardNanos, replaced);
   }
 }

@@ -90,7 +90,17 @@ final class JedisLink implements CommandPipeline.Link {
     OneSocket socket =
         new OneSocket(
             new DefaultJedisSocketFactory(new HostAndPort(address.host(), address.port()), config));
-    PipelinedConnection connection = new PipelinedConnection(socket, config);
+    PipelinedConnection connection;
+    try {
+      connection = new PipelinedConnection(socket, config);
+    } catch (JedisDataException e) {
+      NodeCommand.ServerError error =
+          new NodeCommand.ServerError(e.getMessage() == null ? "error" : e.getMessage());
+      if (error.wantsPassword()) {
+        throw new NodeUnavailableException(error.passwordMissing());
+      }
+      throw e;
+    }
     boolean loaded;
     Incarnation.Facts facts;
     RedisInputStream replies;
@@ -293,6 +303,9 @@ final class JedisLink implements CommandPipeline.Link {
       flush();
       Object info = replyOrError();
       Object config = replyOrError();
+      if (info instanceof NodeCommand.ServerError error && error.wantsPassword()) {
+        throw new NodeUnavailableException(error.passwordMissing());
+      }
       return Incarnation.Facts.of(info, config);
     }
 

@@ -136,11 +136,12 @@ public interface NodeClient extends AutoCloseable {
   CompletableFuture<Object> query(NodeCommand.Verb verb, String... args);
 
   /**
-   * The admit script: makes the master's dataset look {@code guardMillis} old and admits its
-   * current server run, so that it votes at once: GRANTED if that changed anything, TAKEN if it was
-   * already admitted; fails if the connection could not read the server's run.
+   * The admit script: admits the master's current server run with its dataset, so that it votes at
+   * once for every client whatever its {@code maxLeaseTime} ({@link RestartGuardRule}): GRANTED if
+   * that changed anything, TAKEN if it was already admitted; fails if the connection could not read
+   * the server's run.
    */
-  CompletableFuture<NodeReply> admit(long guardMillis);
+  CompletableFuture<NodeReply> admit();
 
   /**
    * Whether this master's circuit breaker is closed (true without a breaker). Unlike {@link

@@ -95,8 +95,8 @@ public final class NodeCommand {
   private final Verb queryVerb; // for a QUERY
 
   /**
-   * For an ACQUIRE: how old (ms) the master's dataset and server run must be for its vote to count;
-   * 0: no restart guard. For an ADMIT: how old the dataset is made to look.
+   * For an ACQUIRE: how old (ms) the master's dataset and server run must be for its vote to count,
+   * unless both were admitted; 0: no restart guard.
    */
   private final long guardMillis;
 
@@ -348,30 +348,27 @@ public final class NodeCommand {
   }
 
   /**
-   * The admit script: marks the master's dataset as {@code guardMillis} old and admits the server
-   * run of the link it is written on (its {@code run_id}, filled in when written), so that the
-   * master votes at once. Completes exceptionally, after the script ran, if the link could not read
-   * the run (the guard then still refuses the master).
+   * The admit script: admits the server run of the link it is written on (its {@code run_id},
+   * filled in when written) with the master's dataset (its birth marker, stored now if missing), so
+   * that the master votes at once for every client, whatever its {@code maxLeaseTime} ({@link
+   * RestartGuardRule}). Completes exceptionally if the link could not read the run: the script then
+   * only stored a missing marker, and the guard still refuses the master.
    */
-  static NodeCommand admit(long guardMillis) {
+  static NodeCommand admit() {
     return new NodeCommand(
         Kind.SCRIPT,
         null,
         LuaScript.ADMIT,
-        guardMillis,
+        0,
         true,
         new byte[][] {LuaScript.DATASET_MARKER, LuaScript.ADMITTED},
-        number(guardMillis),
         NO_RUN);
   }
 
   /** The admit script storing a missing dataset-birth marker, dated now, and nothing else. */
   static NodeCommand markBirth() {
     return script(
-        LuaScript.ADMIT,
-        new byte[][] {LuaScript.DATASET_MARKER, LuaScript.ADMITTED},
-        number(0),
-        NO_RUN);
+        LuaScript.ADMIT, new byte[][] {LuaScript.DATASET_MARKER, LuaScript.ADMITTED}, NO_RUN);
   }
 
   private static NodeCommand script(LuaScript script, byte[][] keys, byte[]... args) {
@@ -574,6 +571,7 @@ public final class NodeCommand {
     long micros;
     long fence;
     Long born;
+    byte[] marker;
     byte[] admitted;
     try {
       if (!(time instanceof List<?> clock && clock.size() == 2)
@@ -587,7 +585,8 @@ public final class NodeCommand {
               read.get(0) == null ? 0 : parse(read.get(0)),
               read.get(1) == null ? 0 : parse(read.get(1)));
       born = read.get(2) == null ? null : parse(read.get(2));
-      admitted = read.get(3) instanceof byte[] run ? run : null;
+      marker = read.get(2) instanceof byte[] bytes ? bytes : null;
+      admitted = read.get(3) instanceof byte[] record ? record : null;
     } catch (NumberFormatException e) {
       reply.completeExceptionally(new NodeUnavailableException("unexpected reply to ACQUIRE"));
       return;
@@ -595,7 +594,7 @@ public final class NodeCommand {
     if (born == null && onNewDataset != null) {
       onNewDataset.run();
     }
-    String young = guardMillis > 0 ? tooYoung(born, micros / 1000, admitted) : null;
+    String young = guardMillis > 0 ? tooYoung(born, marker, micros / 1000, admitted) : null;
     if (young != null) {
       reply.complete(new NodeReply(Vote.RESTARTED, fence, micros, young));
     } else {
@@ -604,32 +603,37 @@ public final class NodeCommand {
   }
 
   /**
-   * Why the restart guard does not count this master's vote, or null if it does: its dataset must
-   * have a birth marker at least {@link #guardMillis} old by the master's clock (a {@code
-   * FLUSHALL}, or a failover to an empty replica, removes it), and its server run must be that old
-   * too by this client's clock, unless it loses nothing on a restart or was admitted ({@link
-   * Incarnation#refusal}). The run's age is taken when the command was written, before the master
-   * ran it: never more than its age then.
+   * Why the restart guard does not count this master's vote, or null if it does ({@link
+   * RestartGuardRule}): this client must see the server run; the dataset must have a birth marker
+   * (a {@code FLUSHALL}, or a failover to an empty replica, removes it), the one its admission
+   * record names or one at least {@link #guardMillis} old by the master's clock; and the run must
+   * be the admitted one, or lose nothing on a restart, or be that old too by this client's clock
+   * ({@link Incarnation#refusal}). The run's age is taken when the command was written, before the
+   * master ran it: never more than its age then.
    */
-  private String tooYoung(Long born, long masterMillis, byte[] admitted) {
+  private String tooYoung(Long born, byte[] marker, long masterMillis, byte[] admitted) {
+    if (incarnation == null) {
+      return "the server run is unknown";
+    }
+    if (incarnation.unknown() != null) {
+      return RestartGuardRule.unseenRestarts(incarnation.unknown());
+    }
     if (born == null) {
       return "no dataset-birth marker (a new, flushed or emptied dataset; one is stored now): votes in "
           + (guardMillis + 999) / 1000
           + " s, or once admitted";
     }
-    long age = masterMillis - born;
-    if (age < guardMillis) {
-      return "dataset "
-          + Math.max(0, age) / 1000
-          + " s old: votes in "
-          + (guardMillis - age + 999) / 1000
-          + " s, or once admitted";
+    if (!RestartGuardRule.admitsDataset(admitted, marker)) {
+      String young = RestartGuardRule.youngDataset(masterMillis - born, guardMillis);
+      if (young != null) {
+        return young;
+      }
     }
-    if (incarnation == null) {
-      return "the server run is unknown";
+    if (RestartGuardRule.admitsRun(admitted, incarnation.runId())) {
+      return null; // an operator vouched for this very run
     }
-    return incarnation.refusalAscii(
-        writtenAt, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(guardMillis), admitted);
+    return incarnation.refusal(
+        writtenAt, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(guardMillis));
   }
 
   static long parse(Object word) {
@@ -671,6 +675,21 @@ public final class NodeCommand {
       return message.startsWith("NOPERM")
           || message.startsWith("ERR unknown command")
           || message.startsWith("ERR unknown subcommand");
+    }
+
+    /** Whether the server wants a password that the connection did not give ({@code NOAUTH}). */
+    boolean wantsPassword() {
+      return message.startsWith("NOAUTH");
+    }
+
+    /**
+     * What a link fails with when its master wants a password the URI does not give: an
+     * authentication failure naming its remedy, not the first command it refused.
+     */
+    String passwordMissing() {
+      return "authentication refused: the master requires a password and the URI gives none ("
+          + firstLine()
+          + "): give the user and password in its URI (redis://user:password@host:port)";
     }
 
     String firstLine() {

@@ -312,6 +312,10 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
 
   private void handshakeReply(Object reply) {
     Step step = handshake.poll();
+    if (reply instanceof NodeCommand.ServerError error && error.wantsPassword()) {
+      fail(error.passwordMissing()); // every command after it would be refused the same way
+      return;
+    }
     if (step == Step.INFO) {
       serverInfo = reply; // a refusal leaves the guard unable to vouch for this master: recorded
     } else if (step == Step.CONFIG) {

@@ -1,21 +1,28 @@
--- Admits this master's dataset and server run at once, as if the dataset were ARGV[1] milliseconds
--- old and the run ARGV[2] had been up that long: for a brand-new cluster, by an explicit operator
--- decision. With an empty ARGV[2], only stores a missing marker (dated now): what an acquire does
--- on a master that has none.
--- KEYS[1] = the dataset-birth marker, KEYS[2] = the admitted server run.
+-- Admits this master's server run together with its dataset, by an explicit operator decision: a
+-- statement that this run, with this dataset, can have lost no lock it granted (a brand-new
+-- cluster). It is not dated and names no lease time, so it holds for every client, whatever its
+-- maxLeaseTime, for as long as the run and the dataset last.
+-- KEYS[1] = the dataset-birth marker, KEYS[2] = the admission record.
+-- ARGV[1] = the server run to admit (its run_id), or '' to only store a missing marker, dated now by
+-- the master's clock: what an acquire does on a master that has none.
+-- The record is '<run_id> <marker>': the run and the marker it vouches for. A restart (a new
+-- run_id, whatever snapshot it reloads) or a marker stored later (after a FLUSHALL, an eviction or a
+-- DEL) no longer matches it, and the guard's clock applies again.
 -- Returns 1 if anything was changed, 0 if the master was already admitted (or had a marker).
 redis.replicate_commands()
-local now = redis.call('TIME')
-local millis = math.floor((tonumber(now[1]) * 1000000 + tonumber(now[2])) / 1000)
-local born = tonumber(redis.call('GET', KEYS[1]))
-local admitted = millis - tonumber(ARGV[1])
 local changed = 0
-if born == nil or born > admitted then
-  redis.call('SET', KEYS[1], admitted)
+local born = redis.call('GET', KEYS[1])
+if born == false then
+  local now = redis.call('TIME')
+  born = tostring(math.floor((tonumber(now[1]) * 1000000 + tonumber(now[2])) / 1000))
+  redis.call('SET', KEYS[1], born)
   changed = 1
 end
-if ARGV[2] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[2] then
-  redis.call('SET', KEYS[2], ARGV[2])
-  changed = 1
+if ARGV[1] ~= '' then
+  local record = ARGV[1] .. ' ' .. born
+  if redis.call('GET', KEYS[2]) ~= record then
+    redis.call('SET', KEYS[2], record)
+    changed = 1
+  end
 end
 return changed

@@ -182,8 +182,8 @@ public final class FakeNode implements NodeClient {
   }
 
   @Override
-  public CompletableFuture<NodeReply> admit(long guardMillis) {
-    received.add("ADMIT " + guardMillis);
+  public CompletableFuture<NodeReply> admit() {
+    received.add("ADMIT");
     return answer(Answer.GRANT).thenApply(NodeReply::of);
   }
 

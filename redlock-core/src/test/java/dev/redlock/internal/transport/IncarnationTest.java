@@ -65,7 +65,7 @@ class IncarnationTest {
             config("yes", "always"));
     assertNotNull(facts.unknown());
     Incarnation run = Incarnation.after(null, 0, facts, 100 * SECOND);
-    String refusal = run.refusal(1000 * SECOND, GUARD, null);
+    String refusal = run.refusal(1000 * SECOND, GUARD);
     assertTrue(refusal.contains("INFO refused"), refusal);
   }
 
@@ -75,10 +75,10 @@ class IncarnationTest {
     Incarnation run =
         Incarnation.after(null, 0, Incarnation.Facts.of(info(RUN_A, 10), config("no", "")), now);
     // Up "10 s" by Redis's whole seconds is up more than 9 s: counted as 9.
-    String refusal = run.refusal(now, GUARD, null);
+    String refusal = run.refusal(now, GUARD);
     assertTrue(refusal.contains("restarted 9 s ago: votes in 51 s"), refusal);
-    assertNotNull(run.refusal(now + 50 * SECOND, GUARD, null));
-    assertNull(run.refusal(now + 51 * SECOND, GUARD, null));
+    assertNotNull(run.refusal(now + 50 * SECOND, GUARD));
+    assertNull(run.refusal(now + 51 * SECOND, GUARD));
   }
 
   @Test
@@ -90,8 +90,8 @@ class IncarnationTest {
     Incarnation run =
         Incarnation.after(
             null, 0, Incarnation.Facts.of(info(RUN_A, guardSeconds), config("no", "")), now);
-    assertNotNull(run.refusal(now, GUARD, null), "up less than the guard: no vote");
-    assertNull(run.refusal(now + SECOND, GUARD, null));
+    assertNotNull(run.refusal(now, GUARD), "up less than the guard: no vote");
+    assertNull(run.refusal(now + SECOND, GUARD));
   }
 
   @Test
@@ -108,25 +108,37 @@ class IncarnationTest {
         Incarnation.after(
             before, lastHeard, Incarnation.Facts.of(info(RUN_B, 1), config("no", "")), now);
     assertFalse(after.replaced());
-    assertTrue(after.refusal(now, GUARD, null).startsWith("restarted 0 s ago"));
+    assertTrue(after.refusal(now, GUARD).startsWith("restarted 0 s ago"));
   }
 
   @Test
-  void anAdmittedRunOrLosslessPersistenceVotesAtOnce() {
+  void losslessPersistenceVotesAtOnce() {
     long now = 1000 * SECOND;
     Incarnation young =
         Incarnation.after(null, 0, Incarnation.Facts.of(info(RUN_A, 1), config("no", "")), now);
-    assertNull(young.refusal(now, GUARD, RUN_A), "admitted: this very run");
-    assertNotNull(young.refusal(now, GUARD, RUN_B), "an admission of another run counts nothing");
-    // As the acquire reads it: the run's ASCII bytes, compared without a String.
-    assertNull(young.refusalAscii(now, GUARD, ascii(RUN_A)), "admitted, as sent: this very run");
-    assertNotNull(young.refusalAscii(now, GUARD, ascii(RUN_B)), "as sent: another run");
-    assertNotNull(young.refusalAscii(now, GUARD, ascii(RUN_A + "0")), "as sent: a longer one");
-    assertNotNull(young.refusalAscii(now, GUARD, null), "as sent: none");
+    assertNotNull(young.refusal(now, GUARD), "young, and a restart loses writes");
     Incarnation lossless =
         Incarnation.after(
             null, 0, Incarnation.Facts.of(info(RUN_A, 1), config("yes", "always")), now);
-    assertNull(lossless.refusal(now, GUARD, null));
+    assertNull(lossless.refusal(now, GUARD));
+  }
+
+  @Test
+  void anAdmissionCountsOnlyForTheRunAndTheMarkerItNames() {
+    byte[] marker = ascii("1700000000000");
+    byte[] record = ascii(RUN_A + " 1700000000000");
+    assertTrue(RestartGuardRule.admits(record, RUN_A, marker), "this very run and dataset");
+    assertFalse(RestartGuardRule.admits(record, RUN_B, marker), "another run: a restart");
+    assertFalse(
+        RestartGuardRule.admits(record, RUN_A, ascii("1700000000001")),
+        "another marker: stored after the admitted one was lost");
+    assertFalse(RestartGuardRule.admits(ascii(RUN_A), RUN_A, marker), "a record without marker");
+    assertFalse(
+        RestartGuardRule.admits(ascii(RUN_A + "_1700000000000"), RUN_A, marker), "no separator");
+    assertFalse(RestartGuardRule.admits(ascii(RUN_A + " 17000000000000"), RUN_A, marker));
+    assertFalse(RestartGuardRule.admits(null, RUN_A, marker));
+    assertFalse(RestartGuardRule.admits(record, null, marker), "the run is unknown");
+    assertFalse(RestartGuardRule.admits(record, RUN_A, null), "no marker");
   }
 
   @Test
@@ -144,15 +156,15 @@ class IncarnationTest {
             Incarnation.Facts.of(info(RUN_B, 86_400), config("yes", "always")),
             now);
     assertTrue(after.replaced());
-    assertTrue(after.refusal(now, GUARD, null).contains("a different server"));
-    assertNotNull(after.refusal(now + GUARD - 1, GUARD, null));
-    assertNull(after.refusal(now + GUARD, GUARD, null));
+    assertTrue(after.refusal(now, GUARD).contains("a different server"));
+    assertNotNull(after.refusal(now + GUARD - 1, GUARD));
+    assertNull(after.refusal(now + GUARD, GUARD));
     // A restart of the same address comes back with an uptime shorter than the gap: no failover.
     Incarnation restarted =
         Incarnation.after(
             before, lastHeard, Incarnation.Facts.of(info(RUN_B, 0), config("yes", "always")), now);
     assertFalse(restarted.replaced());
-    assertNull(restarted.refusal(now, GUARD, null), "lossless: it kept every key");
+    assertNull(restarted.refusal(now, GUARD), "lossless: it kept every key");
   }
 
   private static byte[] ascii(String run) {

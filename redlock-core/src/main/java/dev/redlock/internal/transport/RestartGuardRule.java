@@ -1,0 +1,149 @@
+package dev.redlock.internal.transport;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The restart guard's rule, in one place for the acquire ({@link NodeCommand}) and the preflight,
+ * so that the two never tell one master's story two ways.
+ *
+ * <p>A master's vote counts, with the guard on, when this client can see its server run ({@code
+ * INFO}), its dataset has a birth marker, and
+ *
+ * <ol>
+ *   <li>the dataset: its marker is the one the admission record ({@code redlock:admitted}, {@code
+ *       <run_id> <marker>}) names ({@link #admitsDataset}), or at least the guard's time old by the
+ *       master's clock; and
+ *   <li>the server run: the record names it ({@link #admitsRun}), or it loses nothing on a restart,
+ *       or it has been up the guard's time by this client's clock ({@link Incarnation#refusal}).
+ * </ol>
+ *
+ * Why an admitted run with its admitted dataset needs no age: the guard's times exist because a
+ * young run or dataset may have lost a key of a lease still valid. An admission says no lease can
+ * have been lost on that run with that dataset; every key the run granted since is in the dataset,
+ * whatever its TTL. So the admission names no lease time, and holds for every client whatever its
+ * {@code maxLeaseTime}. What ends it changes one of the two it names: a restart has a new {@code
+ * run_id}, even when a snapshot brings the record back (the run is then judged by its uptime); a
+ * {@code FLUSHALL} removes the record and the marker; a failover to another server answers with
+ * another {@code run_id}; a marker stored after the admitted one was lost (an eviction, a {@code
+ * DEL}) is not the one the record names, so it counts only after each client's own guard time, as
+ * any marker an acquire stores. docs/safety.md ("Restart guard") argues the cases.
+ */
+public final class RestartGuardRule {
+
+  private RestartGuardRule() {}
+
+  /**
+   * Whether the admission record {@code record} admits both the server run {@code runId} and the
+   * dataset whose birth marker is {@code marker}: then the master votes at once for every client.
+   *
+   * @param record the record's bytes as the master sent them, or null
+   * @param runId the server run now answering, or null if unknown
+   * @param marker the marker's bytes as the master sent them, or null
+   * @return true only if the record names both
+   */
+  public static boolean admits(byte[] record, String runId, byte[] marker) {
+    return admitsRun(record, runId) && admitsDataset(record, marker);
+  }
+
+  /**
+   * Whether the admission record {@code record} admits the server run {@code runId}: the record is
+   * {@code <run_id> <marker>}, as the admit script writes it. A record without the marker (written
+   * before admissions named it) admits nothing.
+   *
+   * @param record the record's bytes as the master sent them, or null
+   * @param runId the server run now answering, or null if unknown
+   * @return true only if both are present and the record names that run
+   */
+  public static boolean admitsRun(byte[] record, String runId) {
+    if (record == null || runId == null) {
+      return false;
+    }
+    int run = runId.length();
+    if (record.length < run + 2 || record[run] != ' ') {
+      return false;
+    }
+    for (int i = 0; i < run; i++) {
+      if (record[i] != (byte) runId.charAt(i)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Whether the admission record {@code record} admits the dataset whose birth marker is {@code
+   * marker}: the record ends with a space and that marker.
+   *
+   * @param record the record's bytes as the master sent them, or null
+   * @param marker the marker's bytes as the master sent them, or null
+   * @return true only if both are present and the record names that marker
+   */
+  public static boolean admitsDataset(byte[] record, byte[] marker) {
+    if (record == null || marker == null || marker.length == 0) {
+      return false;
+    }
+    int at = record.length - marker.length;
+    if (at < 2 || record[at - 1] != ' ') {
+      return false;
+    }
+    for (int i = 0; i < marker.length; i++) {
+      if (record[at + i] != marker[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Why a dataset whose marker is {@code ageMillis} old does not count for a guard of {@code
+   * guardMillis}, or null if it does.
+   *
+   * @param ageMillis the master's clock less the marker (negative after a clock step back)
+   * @param guardMillis the guard's time
+   * @return e.g. {@code dataset 12 s old: votes in 50 s, or once admitted}, or null
+   */
+  public static String youngDataset(long ageMillis, long guardMillis) {
+    if (ageMillis >= guardMillis) {
+      return null;
+    }
+    return "dataset "
+        + Math.max(0, ageMillis) / 1000
+        + " s old: votes in "
+        + (guardMillis - ageMillis + 999) / 1000
+        + " s, or once admitted";
+  }
+
+  /**
+   * Why a server run up {@code upNanos} does not count for a guard of {@code guardNanos}, or null
+   * if it does.
+   *
+   * @param upNanos how long the run has been up (or, if {@code replaced}, seen at this address)
+   * @param guardNanos the guard's time
+   * @param replaced whether a different server now answers at the address (a failover)
+   * @return e.g. {@code restarted 3 s ago: votes in 59 s, or once admitted}, or null
+   */
+  public static String youngRun(long upNanos, long guardNanos, boolean replaced) {
+    if (upNanos - guardNanos >= 0) {
+      return null;
+    }
+    long inSeconds = TimeUnit.NANOSECONDS.toSeconds(guardNanos - upNanos + 999_999_999L);
+    return (replaced
+            ? "a different server answers at this address since "
+                + TimeUnit.NANOSECONDS.toSeconds(upNanos)
+                + " s ago"
+            : "restarted " + TimeUnit.NANOSECONDS.toSeconds(upNanos) + " s ago")
+        + ": votes in "
+        + inSeconds
+        + " s, or once admitted";
+  }
+
+  /**
+   * Why a master whose server run this client cannot read never votes with the guard on.
+   *
+   * @param why what the handshake met, e.g. {@code INFO refused: NOPERM ...}
+   * @return the refusal
+   */
+  public static String unseenRestarts(String why) {
+    return "the restart guard cannot see this master's restarts (" + why + ")";
+  }
+}
