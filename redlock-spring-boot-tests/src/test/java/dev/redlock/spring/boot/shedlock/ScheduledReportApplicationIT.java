@@ -1,0 +1,75 @@
+package dev.redlock.spring.boot.shedlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.redlock.NodeOutcome;
+import dev.redlock.RedLock;
+import dev.redlock.testkit.Poll;
+import dev.redlock.testkit.RedisCluster;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.json.JsonParserFactory;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * The ShedLock example application as docs/spring-boot.md shows it, on Boot 4 and again on Boot 3.5
+ * (-Pboot3): ShedLock's {@code lockAtMostFor = "PT10M"}, the starter, and only {@code
+ * redlock.nodes} set, against masters an operator admitted. The job runs under its quorum lock and
+ * the health is UP, with nothing logged at WARN or ERROR.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class ScheduledReportApplicationIT {
+
+  private static final HttpClient http = HttpClient.newHttpClient();
+
+  @Test
+  void theJobRunsWithOnlyTheNodesSetAndTheHealthIsUp(CapturedOutput output) throws Exception {
+    try (RedisCluster masters = RedisCluster.start(3)) {
+      // The operator's step: redlock admit --max-lease-time 10m (the applications' longest TTL).
+      admit(masters.uris());
+      try (ConfigurableApplicationContext app =
+          SpringApplication.run(
+              ScheduledReportApplication.class,
+              "--server.port=0",
+              "--redlock.nodes=" + String.join(",", masters.uris()),
+              "--report.cron=* * * * * *")) { // the application's own: every second, not at 6
+        DailyReport report = app.getBean(DailyReport.class);
+        Poll.until(
+            Duration.ofSeconds(20),
+            () -> report.runs() >= 2,
+            () -> "the scheduled job ran " + report.runs() + " times under its lock:\n" + output);
+
+        String port = app.getEnvironment().getProperty("local.server.port");
+        HttpResponse<String> health =
+            http.send(
+                HttpRequest.newBuilder(
+                        URI.create("http://localhost:" + port + "/actuator/health/redlock"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(health.statusCode()).as(health.body()).isEqualTo(200);
+        Map<String, Object> redlock = JsonParserFactory.getJsonParser().parseMap(health.body());
+        assertThat(redlock).containsEntry("status", "UP");
+      }
+    }
+    assertThat(output).doesNotContain(" ERROR ").doesNotContain(" WARN ");
+  }
+
+  private static void admit(List<String> uris) {
+    try (RedLock operator =
+        RedLock.builder().nodes(uris).maxLeaseTime(Duration.ofMinutes(10)).build()) {
+      assertThat(operator.admitFreshNodes())
+          .extracting(NodeOutcome::status)
+          .containsOnly(NodeOutcome.Status.GRANTED);
+    }
+  }
+}
