@@ -247,6 +247,35 @@ class AutoConfigurationIT {
   }
 
   @Test
+  void aLockAtMostForNotAboveTheNodeTimeoutFailsStartupNamingIt() {
+    runner()
+        .withUserConfiguration(BlinkTask.class)
+        .run(
+            context ->
+                assertThat(context)
+                    .hasFailed()
+                    .getFailure()
+                    .hasMessageContaining("'blink'")
+                    .hasMessageContaining("lockAtMostFor PT0.02S")
+                    .hasMessageContaining("redlock.node-timeout"));
+  }
+
+  /** A task whose lockAtMostFor (20 ms) is below the default node timeout (50 ms). */
+  @Configuration(proxyBeanMethods = false)
+  @EnableSchedulerLock(defaultLockAtMostFor = "PT1M")
+  static class BlinkTask {
+    @Bean
+    Blink blink() {
+      return new Blink();
+    }
+  }
+
+  public static class Blink {
+    @SchedulerLock(name = "blink", lockAtMostFor = "20ms")
+    public void run() {}
+  }
+
+  @Test
   void shedLockWithoutRedlockShedlockFailsStartupNamingTheDependency() {
     runner()
         .withClassLoader(new FilteredClassLoader(RedLockProvider.class))
