@@ -7,6 +7,7 @@
 module dev.redlock.junit5 {
   requires transitive dev.redlock;
   requires transitive org.junit.jupiter.api;
+  requires org.slf4j;
 
   exports dev.redlock.junit5;
 }

@@ -366,4 +366,16 @@ class ArgumentsTest {
             () -> RedLock.builder().node("redis://:s3cret@h:1").node("redis://:other@h:1"));
     assertFalse(e.getMessage().contains("s3cret"), e.getMessage());
   }
+
+  @Test
+  void aTtlAboveMaxLeaseTimeNamesTheSettingForTheBuilderAndForSpringBoot() {
+    // Spring Boot users meet this message too (a ShedLock lockAtMostFor, their own TTL): it names
+    // the starter's property beside the builder's method.
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> redlock.tryAcquire("r", RedLock.DEFAULT_MAX_LEASE_TIME.plusSeconds(1)));
+    assertTrue(e.getMessage().contains("raise maxLeaseTime"), e.getMessage());
+    assertTrue(e.getMessage().contains("redlock.max-lease-time"), e.getMessage());
+  }
 }

@@ -7,10 +7,12 @@ import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -22,6 +24,12 @@ import picocli.CommandLine.Spec;
  */
 final class Masters {
 
+  /**
+   * The environment variable that names the masters when {@code --nodes} is not given, so that a
+   * password in their URIs is not on the command line.
+   */
+  static final String NODES_VARIABLE = "REDLOCK_NODES";
+
   @Spec(Spec.Target.MIXEE)
   private CommandSpec spec;
 
@@ -30,7 +38,11 @@ final class Masters {
       split = ",",
       paramLabel = "URI",
       description =
-          "the Redis masters, comma-separated: redis://[user:password@]host[:port][/db], or rediss:// for TLS (passwords are never printed)")
+          "the Redis masters, comma-separated: redis://[user:password@]host[:port][/db], or rediss:// for TLS (passwords are never printed). Not given: the environment variable "
+              + NODES_VARIABLE
+              + ". To keep a password off the command line (ps, shell history), set "
+              + NODES_VARIABLE
+              + " or put --nodes=... in a file only you can read and pass @FILE")
   private List<String> nodes = new ArrayList<>();
 
   @Option(
@@ -91,13 +103,35 @@ final class Masters {
       }
       if (nodes.isEmpty() && datacenters.isEmpty()) {
         throw new ParameterException(
-            spec.commandLine(), "give the masters: --nodes URI[,URI...] (or --datacenter)");
+            spec.commandLine(),
+            "give the masters: --nodes URI[,URI...] (or --datacenter), the environment variable "
+                + NODES_VARIABLE
+                + ", or a file of options passed as @FILE");
       }
       return builder.build();
     } catch (IllegalArgumentException e) {
       // The library's messages never show a password.
       throw new ParameterException(spec.commandLine(), e.getMessage(), e, null, "--nodes");
     }
+  }
+
+  /**
+   * The default of {@code --nodes} in {@code inspect} and {@code admit}: the environment variable
+   * {@value #NODES_VARIABLE}, if set and not blank. The drill's {@code --nodes} has none: without
+   * it, the drill starts masters of its own rather than fault masters it was not pointed at.
+   */
+  static CommandLine.IDefaultValueProvider fromEnvironment(Map<String, String> environment) {
+    return argument -> {
+      if (argument instanceof OptionSpec option
+          && option.longestName().equals("--nodes")
+          && option.command() != null
+          && (option.command().name().equals("inspect")
+              || option.command().name().equals("admit"))) {
+        String value = environment.get(NODES_VARIABLE);
+        return value == null || value.isBlank() ? null : value.strip();
+      }
+      return null;
+    };
   }
 
   /** The maximum lease time the RedLock is built with. */

@@ -9,6 +9,7 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.Charset;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -90,14 +91,25 @@ public final class RedLockCli implements Callable<Integer> {
    * @return a command line to {@link CommandLine#execute execute}
    */
   static CommandLine commandLine(InputStream in, PrintStream out, PrintStream err) {
+    return commandLine(in, out, err, System.getenv());
+  }
+
+  /**
+   * The command line, as {@link #commandLine(InputStream, PrintStream, PrintStream)}, reading its
+   * environment variables ({@value Masters#NODES_VARIABLE}) from {@code environment}: for tests.
+   */
+  static CommandLine commandLine(
+      InputStream in, PrintStream out, PrintStream err, Map<String, String> environment) {
     requireNonNull(in, "in");
     requireNonNull(out, "out");
     requireNonNull(err, "err");
+    requireNonNull(environment, "environment");
     CommandLine line = new CommandLine(new RedLockCli(), new Factory(in, out));
     Charset charset = Charset.defaultCharset();
     line.setOut(new PrintWriter(out, true, charset));
     line.setErr(new PrintWriter(err, true, charset));
     line.setParameterExceptionHandler(DrillCommand::usageError);
+    line.setDefaultValueProvider(Masters.fromEnvironment(environment));
     return line;
   }
 

@@ -4,11 +4,21 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.Charset;
+import java.util.Map;
 
 /** Runs the CLI in this JVM, as {@code main} would, with its input given and its output kept. */
 record Cli(int code, String out, String err) {
 
   static Cli answering(String input, String... args) {
+    return answering(input, Map.of(), args);
+  }
+
+  /** Runs with {@code environment} as the process's environment variables. */
+  static Cli withEnvironment(Map<String, String> environment, String... args) {
+    return answering("", environment, args);
+  }
+
+  private static Cli answering(String input, Map<String, String> environment, String... args) {
     Charset charset = Charset.defaultCharset();
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -17,7 +27,10 @@ record Cli(int code, String out, String err) {
         PrintStream errStream = new PrintStream(err, true, charset)) {
       code =
           RedLockCli.commandLine(
-                  new ByteArrayInputStream(input.getBytes(charset)), outStream, errStream)
+                  new ByteArrayInputStream(input.getBytes(charset)),
+                  outStream,
+                  errStream,
+                  environment)
               .execute(args);
     }
     return new Cli(code, out.toString(charset), err.toString(charset));

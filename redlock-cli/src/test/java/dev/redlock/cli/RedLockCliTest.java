@@ -112,4 +112,20 @@ class RedLockCliTest {
     assertEquals(RedLockCli.EXIT_USAGE, cli.code(), cli.text());
     assertTrue(cli.err().contains("give a number and a unit"), cli.text());
   }
+
+  @Test
+  void withoutMastersTheErrorNamesEveryWayToGiveThem() {
+    Cli cli = Cli.withEnvironment(java.util.Map.of(), "inspect");
+    assertEquals(RedLockCli.EXIT_USAGE, cli.code(), cli.text());
+    assertTrue(cli.err().contains("--nodes"), cli.text());
+    assertTrue(cli.err().contains("REDLOCK_NODES"), cli.text());
+    assertTrue(cli.err().contains("@FILE"), cli.text());
+  }
+
+  @Test
+  void theHelpSaysHowToKeepThePasswordOffTheCommandLine() {
+    String help = Cli.run("help", "admit").out().replaceAll("\\s+", " ");
+    assertTrue(help.contains("REDLOCK_NODES"), help);
+    assertTrue(help.contains("@FILE"), help);
+  }
 }

@@ -54,7 +54,8 @@ class ApiTour {
   }
 
   static void sets(RedLock redlock, Store store) throws InterruptedException {
-    // All or nothing over up to 64 resources, in any order: one lease, a token per resource.
+    // All or nothing over up to 64 resources, in any order: one lease with one fencing token,
+    // above every earlier token of each resource in the set (fencingToken(r) gives it for each).
     // tryAcquireAll, and withLock, callWithLock and newLock given a collection, take sets too.
     List<String> both = List.of("stock:9", "cart:3");
     try (Lease lease = redlock.acquireAll(both, Duration.ofSeconds(10), Duration.ofSeconds(3))) {

@@ -16,8 +16,8 @@ public class QuickStart {
             : IntStream.rangeClosed(26371, 26375)
                 .mapToObj(port -> "redis://localhost:" + port)
                 .toList();
+    // Admitted once by an operator (redlock admit), never by the application: see "Concepts".
     try (RedLock redlock = RedLock.builder().nodes(nodes).build()) { // one per process
-      redlock.admitFreshNodes(); // only for brand-new masters: see "Restart guard and admission"
       try (Lease lease =
           redlock.acquire("orders:42", Duration.ofSeconds(10), Duration.ofSeconds(3))) {
         System.out.println("locked orders:42, fencing token " + lease.fencingToken());

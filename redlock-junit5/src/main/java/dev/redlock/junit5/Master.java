@@ -374,6 +374,25 @@ public final class Master {
     }
   }
 
+  /**
+   * The running server's version, from {@code INFO server}: {@code Redis 7.0.15}, or {@code Redis
+   * (version unknown)} if it does not say.
+   */
+  String version() {
+    try {
+      String info = Resp.command(port, EXIT_TIMEOUT, "INFO", "server");
+      return "Redis "
+          + info.lines()
+              .map(String::strip)
+              .filter(l -> l.startsWith("redis_version:"))
+              .map(l -> l.substring("redis_version:".length()))
+              .findFirst()
+              .orElse("(version unknown)");
+    } catch (IOException e) {
+      return "Redis (version unknown: " + e.getMessage() + ")";
+    }
+  }
+
   /** Whether the server on the port is this process: another may hold the port. */
   private boolean answersAsItself(Process p) {
     try {

@@ -1,6 +1,7 @@
 package dev.redlock.junit5;
 
 import static java.util.Objects.requireNonNull;
+import static java.util.stream.Collectors.joining;
 
 import dev.redlock.NodeOutcome;
 import dev.redlock.RedLock;
@@ -17,6 +18,8 @@ import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A JUnit 5 extension that runs N independent Redis masters for a test class and hands each test a
@@ -41,7 +44,9 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *
  * <ul>
  *   <li><b>Before all tests</b> of the class: starts {@code count} {@code redis-server} processes,
- *       each on a free port on 127.0.0.1, without persistence.
+ *       each on a free port on 127.0.0.1, without persistence, and says which: one INFO line
+ *       (SLF4J) and a report entry {@code redlock-junit5} with the masters, the executable's path,
+ *       why it was chosen, and the server's version.
  *   <li><b>Before each test</b>: resumes paused masters, starts stopped ones and deletes every key
  *       but RedLock's own ({@code redlock:*}), so each test starts from N running, empty masters
  *       whatever the one before it did; then builds a new {@link RedLock} on them (with the
@@ -75,6 +80,8 @@ public final class RedLockMasters
         AfterEachCallback,
         AfterAllCallback,
         ParameterResolver {
+
+  private static final Logger log = LoggerFactory.getLogger(RedLockMasters.class);
 
   /** How long each master may take to start and answer unless {@link #startTimeout} says: 10 s. */
   public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(10);
@@ -238,6 +245,17 @@ public final class RedLockMasters
     }
     List<String> uris = masters.stream().map(Master::uri).toList();
     running = new Running(context.getUniqueId(), List.copyOf(masters), uris);
+    String started =
+        "started "
+            + masters.size()
+            + (masters.size() == 1 ? " master (" : " masters (")
+            + uris.stream().map(u -> u.substring("redis://".length())).collect(joining(", "))
+            + ") with "
+            + binary
+            + ", "
+            + masters.get(0).version();
+    log.info("{}: {}", context.getDisplayName(), started);
+    context.publishReportEntry("redlock-junit5", started);
   }
 
   /**

@@ -120,6 +120,51 @@ class LifecycleIT {
     assertThrows(IllegalArgumentException.class, () -> RedLockMasters.of(16));
   }
 
+  @Test
+  void theClassReportsWhichRedisServerItStartedAndItsVersion() {
+    EngineExecutionResults results = run(Quiet.class);
+
+    List<String> reported =
+        results.containerEvents().reportingEntryPublished().stream()
+            .map(e -> e.getRequiredPayload(org.junit.platform.engine.reporting.ReportEntry.class))
+            .flatMap(entry -> entry.getKeyValuePairs().entrySet().stream())
+            .filter(pair -> pair.getKey().equals("redlock-junit5"))
+            .map(java.util.Map.Entry::getValue)
+            .toList();
+    assertEquals(1, reported.size(), "one entry for the class: " + reported);
+    String entry = reported.get(0);
+    assertTrue(entry.startsWith("started 3 masters (127.0.0.1:"), entry);
+    assertTrue(entry.contains(" with " + ServerBinary.select().path() + " ("), entry);
+    assertTrue(entry.matches("(?s).*, Redis \\d+\\.\\d+\\.\\d+$"), entry);
+  }
+
+  @Test
+  void onTheEmbeddedRedisBinaryTheClassRunsAndSaysWhichVersion() {
+    String before = System.getProperty(ServerBinary.PROPERTY);
+    System.setProperty(ServerBinary.PROPERTY, ServerBinary.EMBEDDED);
+    EngineExecutionResults results;
+    try {
+      results = run(Tolerant.class);
+    } finally {
+      if (before == null) {
+        System.clearProperty(ServerBinary.PROPERTY);
+      } else {
+        System.setProperty(ServerBinary.PROPERTY, before);
+      }
+    }
+    assertEquals(1, results.testEvents().succeeded().count(), "the fixture's test passed");
+    String entry =
+        results.containerEvents().reportingEntryPublished().stream()
+            .map(e -> e.getRequiredPayload(org.junit.platform.engine.reporting.ReportEntry.class))
+            .map(e -> e.getKeyValuePairs().get("redlock-junit5"))
+            .filter(java.util.Objects::nonNull)
+            .findFirst()
+            .orElseThrow();
+    // embedded-redis 1.4.4 (the build's version): Redis 6.2 (6.2.11 in its Linux x86-64 binary)
+    assertTrue(entry.contains("(the binary bundled in embedded-redis"), entry);
+    assertTrue(entry.contains(", Redis 6.2."), entry);
+  }
+
   private static EngineExecutionResults run(Class<?> fixture) {
     return EngineTestKit.engine("junit-jupiter").selectors(selectClass(fixture)).execute();
   }
@@ -189,6 +234,20 @@ class LifecycleIT {
   }
 
   /** Fixture: the happy path, on masters that are stopped, paused and restarted on the way. */
+  /** Two masters and a lease, with a node timeout a loaded machine cannot miss. */
+  static class Tolerant {
+    @RegisterExtension
+    static final RedLockMasters masters =
+        RedLockMasters.of(2).configure(builder -> builder.nodeTimeout(Duration.ofSeconds(2)));
+
+    @Test
+    void acquires(RedLock redlock) {
+      try (Lease lease = redlock.tryAcquire("a", Duration.ofSeconds(10)).orElseThrow()) {
+        assertTrue(lease.isValid());
+      }
+    }
+  }
+
   static class Quiet {
     @RegisterExtension static final RedLockMasters masters = RedLockMasters.of(3);
 

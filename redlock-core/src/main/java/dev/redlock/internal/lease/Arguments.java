@@ -70,7 +70,8 @@ public final class Arguments {
               + ttl
               + ") is longer than maxLeaseTime ("
               + Duration.ofMillis(maxLeaseMillis)
-              + "), which the restart guard relies on; raise maxLeaseTime");
+              + "), which the restart guard relies on; raise maxLeaseTime"
+              + " (redlock.max-lease-time with the Spring Boot starter)");
     }
     if (nanos <= minValidityNanos) {
       throw new IllegalArgumentException(

@@ -1,5 +1,6 @@
 package dev.redlock.spring.boot;
 
+import dev.redlock.Inspection;
 import dev.redlock.NodeOutcome;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockBuilder;
@@ -10,10 +11,12 @@ import dev.redlock.spring.RedLockRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 import net.javacrumbs.shedlock.core.LockProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -56,14 +59,22 @@ public class RedLockAutoConfiguration {
 
   /**
    * The RedLock, closed when the context closes. A {@link RedLockListener} bean becomes its
-   * listener; with redlock-micrometer, the metrics record its events first.
+   * listener; with redlock-micrometer, the metrics record its events first. Its {@code
+   * max-lease-time} is the property's, or unset, the longest TTL the context asks for (see {@link
+   * RedLockProperties#setMaxLeaseTime}). Once built, one line is logged: the masters, the quorum,
+   * how many vote and the max-lease-time (INFO; WARN when fewer than a quorum vote), after a
+   * preflight that takes at most the longer of 1 s and twice the longest node timeout.
    *
    * @param properties the {@code redlock.*} properties
    * @param sslBundles Boot's SSL bundles, for {@code redlock.ssl.bundle}
    * @param listener the application's listener, if it defines one
    * @param factory how the metrics build it, when they are present
+   * @param beanFactory the context's bean factory, whose ShedLock tasks and registry set the
+   *     max-lease-time when the property is unset
+   * @param shedLockCheck the startup check of the ShedLock tasks, when ShedLock is present
    * @return the RedLock
-   * @throws IllegalArgumentException if the properties name no master, or a setting is out of range
+   * @throws IllegalArgumentException if the properties name no master, or a setting is out of
+   *     range; the message names the property
    */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
@@ -71,22 +82,39 @@ public class RedLockAutoConfiguration {
       RedLockProperties properties,
       ObjectProvider<SslBundles> sslBundles,
       ObjectProvider<RedLockListener> listener,
-      ObjectProvider<RedLockFactory> factory) {
-    RedLockBuilder builder = builder(properties, sslBundles.getIfAvailable());
-    RedLockListener own = listener.getIfUnique();
-    RedLockFactory build = factory.getIfAvailable();
+      ObjectProvider<RedLockFactory> factory,
+      ConfigurableListableBeanFactory beanFactory,
+      ObjectProvider<ShedLockCheck> shedLockCheck) {
+    MaxLeaseTime maxLeaseTime = MaxLeaseTime.of(properties, beanFactory);
     RedLock redlock;
-    if (build != null) {
-      redlock = build.build(builder, own);
-    } else {
-      if (own != null) {
-        builder.listener(own);
+    try {
+      RedLockBuilder builder = builder(properties, sslBundles.getIfAvailable());
+      builder.maxLeaseTime(maxLeaseTime.value());
+      RedLockListener own = listener.getIfUnique();
+      RedLockFactory build = factory.getIfAvailable();
+      if (build != null) {
+        redlock = build.build(builder, own);
+      } else {
+        if (own != null) {
+          builder.listener(own);
+        }
+        redlock = builder.build();
       }
-      redlock = builder.build();
+    } catch (IllegalArgumentException e) {
+      String message = PropertyNames.of(e.getMessage(), !properties.getDatacenters().isEmpty());
+      if (!maxLeaseTime.set() && message.contains("redlock.max-lease-time")) {
+        message += " (" + maxLeaseTime + ")";
+      }
+      throw PropertyNames.renamed(message, e);
     }
     if (properties.isAdmitFreshMasters()) {
       admit(redlock);
     }
+    ShedLockCheck check = shedLockCheck.getIfAvailable();
+    if (check != null) {
+      check.builtWith(redlock, maxLeaseTime);
+    }
+    logReady(redlock, properties.isRestartGuard() ? maxLeaseTime : null);
     return redlock;
   }
 
@@ -116,7 +144,6 @@ public class RedLockAutoConfiguration {
         .retryDelay(properties.getRetryDelay())
         .fencing(properties.isFencing())
         .restartGuard(properties.isRestartGuard())
-        .maxLeaseTime(properties.getMaxLeaseTime())
         .circuitBreakers(properties.isCircuitBreakers())
         .circuitBreakerWait(properties.getCircuitBreakerWait());
     String bundle = properties.getSsl().getBundle();
@@ -137,6 +164,66 @@ public class RedLockAutoConfiguration {
             + " in production an operator admits a brand-new cluster once, since admitting a master"
             + " that restarted within max-lease-time can let two clients hold one lock: {}",
         outcomes);
+  }
+
+  /**
+   * The startup line: the masters, the quorum, how many vote (and why the others do not), and the
+   * max-lease-time with where it comes from; at WARN when fewer than a quorum vote.
+   */
+  private static void logReady(RedLock redlock, MaxLeaseTime maxLeaseTime) {
+    Inspection inspection;
+    try {
+      inspection = redlock.inspect(); // bounded: at most max(1 s, 2 x the longest node timeout)
+    } catch (RuntimeException e) {
+      log.warn("RedLock ready, but its preflight failed: {}", e.toString());
+      return;
+    }
+    StringBuilder line =
+        new StringBuilder("RedLock ready: ")
+            .append(inspection.masters().size())
+            .append(inspection.masters().size() == 1 ? " master (" : " masters (")
+            .append(
+                inspection.masters().stream()
+                    .map(Inspection.Master::node)
+                    .collect(Collectors.joining(", ")))
+            .append("), quorum ")
+            .append(inspection.quorum())
+            .append(", ")
+            .append(inspection.voting())
+            .append(" voting");
+    for (Inspection.Master master : inspection.masters()) {
+      if (!master.votes()) {
+        line.append("; not voting: ").append(master.node()).append(" (");
+        String sep = "";
+        for (Inspection.Check check : master.checks()) {
+          if (check.verdict() == Inspection.Verdict.FAIL
+              || check.name().equals("admission") && check.verdict() != Inspection.Verdict.PASS) {
+            line.append(sep)
+                .append(check.name())
+                .append(' ')
+                .append(check.verdict())
+                .append(": ")
+                .append(check.detail());
+            sep = "; ";
+          }
+        }
+        line.append(')');
+      }
+    }
+    if (maxLeaseTime == null) {
+      line.append("; restart guard off (redlock.restart-guard=false)");
+    } else {
+      line.append("; redlock.max-lease-time ")
+          .append(maxLeaseTime.value())
+          .append(" (")
+          .append(maxLeaseTime.source())
+          .append("), the restart guard's wait");
+    }
+    if (inspection.voting() >= inspection.quorum()) {
+      log.info("{}", line);
+    } else {
+      log.warn("{}", line);
+    }
   }
 
   /**
@@ -186,7 +273,33 @@ public class RedLockAutoConfiguration {
       if (settings.getSafetyMargin() != null) {
         builder.safetyMargin(settings.getSafetyMargin());
       }
-      return builder.build();
+      try {
+        return builder.build();
+      } catch (IllegalArgumentException e) {
+        throw PropertyNames.renamed(
+            "redlock.registry (ttl "
+                + settings.getTtl()
+                + ", key-prefix '"
+                + settings.getKeyPrefix()
+                + "'): "
+                + PropertyNames.of(e.getMessage(), !properties.getDatacenters().isEmpty()),
+            e);
+      }
+    }
+  }
+
+  /**
+   * The startup check of the ShedLock tasks, when ShedLock is present (with or without
+   * redlock-shedlock): see {@link ShedLockCheck}.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(LockProvider.class)
+  static class ShedlockTasks {
+
+    @Bean
+    ShedLockCheck redLockShedLockCheck(
+        ConfigurableListableBeanFactory beanFactory, RedLockProperties properties) {
+      return new ShedLockCheck(beanFactory, properties);
     }
   }
 

@@ -67,10 +67,13 @@ public class RedLockProperties {
   private boolean restartGuard = true;
 
   /**
-   * Longest TTL this client uses, and how long the restart guard keeps a restarted master from
-   * voting; the same for every client of the masters.
+   * Longest TTL this client uses, and how long the restart guard keeps a master that restarted
+   * without being admitted from voting. Unset: the longest TTL the application's configuration asks
+   * for, at least 1 min: every ShedLock lockAtMostFor (its @SchedulerLock methods,
+   * and @EnableSchedulerLock's defaultLockAtMostFor for those that set none) when the starter's
+   * RedLockProvider locks them, and redlock.registry.ttl when the registry is created.
    */
-  private Duration maxLeaseTime = Duration.ofMinutes(1);
+  private Duration maxLeaseTime;
 
   /**
    * Whether a master whose recent calls mostly failed is skipped at once instead of costing its
@@ -284,19 +287,24 @@ public class RedLockProperties {
   }
 
   /**
-   * Returns the longest TTL this client uses.
+   * Returns the longest TTL this client uses, if set.
    *
-   * @return the maximum lease time
+   * @return the maximum lease time, or null when it is derived (see {@link #setMaxLeaseTime})
    */
   public Duration getMaxLeaseTime() {
     return maxLeaseTime;
   }
 
   /**
-   * Sets the longest TTL this client uses, which is how long the restart guard keeps a restarted
-   * master from voting; every RedLock sharing the masters should use the same. Default 1 min.
+   * Sets the longest TTL this client uses, which is also how long the restart guard keeps a master
+   * that restarted (and was not admitted) from voting. Unset (the default), the starter derives it:
+   * the longest of 1 min ({@link RedLock#DEFAULT_MAX_LEASE_TIME}), every ShedLock {@code
+   * lockAtMostFor} of the context's {@code @SchedulerLock} methods when the starter's {@code
+   * RedLockProvider} locks them (a method without one counts {@code @EnableSchedulerLock}'s {@code
+   * defaultLockAtMostFor}), and {@code redlock.registry.ttl} when the registry is created. Set
+   * shorter than a task's {@code lockAtMostFor}, startup fails naming the value needed.
    *
-   * @param maxLeaseTime positive, at most 1 day
+   * @param maxLeaseTime positive, at most 1 day; null to derive it
    */
   public void setMaxLeaseTime(Duration maxLeaseTime) {
     this.maxLeaseTime = maxLeaseTime;

@@ -17,11 +17,14 @@ import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.locks.Lock;
 import net.javacrumbs.shedlock.core.LockProvider;
+import net.javacrumbs.shedlock.spring.annotation.EnableSchedulerLock;
+import net.javacrumbs.shedlock.spring.annotation.SchedulerLock;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -165,7 +168,187 @@ class AutoConfigurationIT {
                     .hasFailed()
                     .getFailure()
                     .rootCause()
-                    .hasMessageContaining("driftFactor must be in [0, 0.1)"));
+                    .hasMessageContaining("redlock.drift-factor must be in [0, 0.1)"));
+  }
+
+  @Test
+  void settingsThatFailTogetherAreNamedByTheirProperties() {
+    runner()
+        .withPropertyValues("redlock.max-lease-time=1m", "redlock.node-timeout=2m")
+        .run(
+            context ->
+                assertThat(context)
+                    .hasFailed()
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("redlock.node-timeout (PT2M) must be less than")
+                    .hasMessageContaining("redlock.max-lease-time (PT1M)")
+                    .message()
+                    .doesNotContain("maxLeaseTime"));
+  }
+
+  @Test
+  void maxLeaseTimeUnsetIsTheLongestLockAtMostForOfTheShedLockTasks(CapturedOutput output) {
+    runner()
+        .withUserConfiguration(ShedLockTasks.class)
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              RedLock redlock = context.getBean(RedLock.class);
+              // Nothing is sent: newLock checks the TTL against max-lease-time.
+              redlock.newLock("boot:twenty", Duration.ofMinutes(20));
+              IllegalArgumentException longer =
+                  assertThrows(
+                      IllegalArgumentException.class,
+                      () -> redlock.newLock("boot:longer", Duration.ofMinutes(21)));
+              assertThat(longer.getMessage()).contains("redlock.max-lease-time");
+            });
+    // The masters were admitted under a 1 min max-lease-time: before issue 30's admission fix they
+    // do not vote for a 20 min client, and the startup line says so at WARN; either way it names
+    // the derived max-lease-time and the task it comes from.
+    assertThat(output).contains("redlock.max-lease-time PT20M").contains("'by-default'");
+  }
+
+  @Test
+  void aMaxLeaseTimeBelowALockAtMostForFailsStartupNamingThePropertyAndTheValueNeeded() {
+    runner()
+        .withUserConfiguration(ShedLockTasks.class)
+        .withPropertyValues("redlock.max-lease-time=5m")
+        .run(
+            context ->
+                assertThat(context)
+                    .hasFailed()
+                    .getFailure()
+                    .hasMessageContaining("redlock.max-lease-time (PT5M)")
+                    .hasMessageContaining("'ten-minutes'")
+                    .hasMessageContaining("'by-default'")
+                    .hasMessageContaining("at least PT20M"));
+  }
+
+  @Test
+  void theRegistryTtlCountsTowardsAnUnsetMaxLeaseTimeAndIsCheckedAgainstASetOne() {
+    runner()
+        .withPropertyValues("redlock.registry.ttl=5m")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              context.getBean(RedLock.class).newLock("boot:five", Duration.ofMinutes(5));
+            });
+    runner()
+        .withPropertyValues("redlock.registry.ttl=5m", "redlock.max-lease-time=1m")
+        .run(
+            context ->
+                assertThat(context)
+                    .hasFailed()
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("redlock.registry (ttl PT5M")
+                    .hasMessageContaining("redlock.max-lease-time"));
+  }
+
+  @Test
+  void aLockAtMostForNotAboveTheNodeTimeoutFailsStartupNamingIt() {
+    runner()
+        .withUserConfiguration(BlinkTask.class)
+        .run(
+            context ->
+                assertThat(context)
+                    .hasFailed()
+                    .getFailure()
+                    .hasMessageContaining("'blink'")
+                    .hasMessageContaining("lockAtMostFor PT0.02S")
+                    .hasMessageContaining("redlock.node-timeout"));
+  }
+
+  /** A task whose lockAtMostFor (20 ms) is below the default node timeout (50 ms). */
+  @Configuration(proxyBeanMethods = false)
+  @EnableSchedulerLock(defaultLockAtMostFor = "PT1M")
+  static class BlinkTask {
+    @Bean
+    Blink blink() {
+      return new Blink();
+    }
+  }
+
+  public static class Blink {
+    @SchedulerLock(name = "blink", lockAtMostFor = "20ms")
+    public void run() {}
+  }
+
+  @Test
+  void shedLockWithoutRedlockShedlockFailsStartupNamingTheDependency() {
+    runner()
+        .withClassLoader(new FilteredClassLoader(RedLockProvider.class))
+        .withUserConfiguration(ShedLockTasks.class)
+        .run(
+            context ->
+                assertThat(context)
+                    .hasFailed()
+                    .getFailure()
+                    .hasMessageContaining("no ShedLock LockProvider")
+                    .hasMessageContaining("dev.redlock:redlock-shedlock"));
+  }
+
+  @Test
+  void shedLockWithItsOwnLockProviderNeedsNoRedlockShedlock() {
+    runner()
+        .withClassLoader(new FilteredClassLoader(RedLockProvider.class))
+        .withUserConfiguration(ShedLockTasks.class, OwnBeans.class)
+        .run(context -> assertThat(context).hasNotFailed());
+  }
+
+  @Test
+  void theStartupLineNamesTheMastersTheQuorumAndHowManyVote(CapturedOutput output) {
+    runner().run(context -> assertThat(context).hasNotFailed());
+    String line =
+        output
+            .toString()
+            .lines()
+            .filter(l -> l.contains("RedLock ready"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no startup line in:\n" + output));
+    assertThat(line).contains(" INFO ").contains("3 masters").contains("quorum 2");
+    assertThat(line).contains("3 voting").contains("redlock.max-lease-time PT1M");
+    for (String uri : admitted.uris()) {
+      assertThat(line).contains(uri.substring("redis://".length()));
+    }
+  }
+
+  @Test
+  void theStartupLineSaysWhyAMasterDoesNotVote(CapturedOutput output) {
+    try (RedisCluster fresh = RedisCluster.start(3)) {
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
+          .withPropertyValues("redlock.nodes=" + String.join(",", fresh.uris()))
+          .run(context -> assertThat(context).hasNotFailed());
+    }
+    String line =
+        output
+            .toString()
+            .lines()
+            .filter(l -> l.contains("RedLock ready"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no startup line in:\n" + output));
+    assertThat(line).contains(" WARN ").contains("0 voting").contains("quorum 2");
+    assertThat(line).contains("admission").contains("redlock admit");
+  }
+
+  /** ShedLock tasks, as an application declares them; nothing schedules them here. */
+  @Configuration(proxyBeanMethods = false)
+  @EnableSchedulerLock(defaultLockAtMostFor = "PT20M")
+  static class ShedLockTasks {
+    @Bean
+    Tasks tasks() {
+      return new Tasks();
+    }
+  }
+
+  public static class Tasks {
+    @SchedulerLock(name = "ten-minutes", lockAtMostFor = "PT10M")
+    public void tenMinutes() {}
+
+    @SchedulerLock(name = "by-default")
+    public void byDefault() {}
   }
 
   @Test

@@ -1,0 +1,95 @@
+package dev.redlock.spring.boot.shedlock;
+
+import static org.assertj.core.api.Assertions.as;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.redlock.NodeOutcome;
+import dev.redlock.RedLock;
+import dev.redlock.testkit.Poll;
+import dev.redlock.testkit.RedisCluster;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.assertj.core.api.InstanceOfAssertFactories;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.json.JsonParserFactory;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * The ShedLock example application as docs/spring-boot.md shows it, on Boot 4 and again on Boot 3.5
+ * (-Pboot3): ShedLock's {@code lockAtMostFor = "PT10M"}, the starter, and only {@code
+ * redlock.nodes} set, against masters an operator admitted. The job runs under its quorum lock and
+ * the health is UP; the startup line says all three masters vote, and no run fails but for a quorum
+ * timeout on a loaded machine.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class ScheduledReportApplicationIT {
+
+  private static final HttpClient http = HttpClient.newHttpClient();
+
+  @Test
+  void theJobRunsWithOnlyTheNodesSetAndTheHealthIsUp(CapturedOutput output) throws Exception {
+    try (RedisCluster masters = RedisCluster.start(3)) {
+      // The operator's step: redlock admit --max-lease-time 10m (the applications' longest TTL).
+      admit(masters.uris());
+      try (ConfigurableApplicationContext app =
+          SpringApplication.run(
+              ScheduledReportApplication.class,
+              "--server.port=0",
+              "--redlock.nodes=" + String.join(",", masters.uris()),
+              "--report.cron=* * * * * *")) { // the application's own: every second, not at 6
+        DailyReport report = app.getBean(DailyReport.class);
+        Poll.until(
+            Duration.ofSeconds(20),
+            () -> report.runs() >= 2,
+            () -> "the scheduled job ran " + report.runs() + " times under its lock:\n" + output);
+
+        String port = app.getEnvironment().getProperty("local.server.port");
+        HttpResponse<String> health =
+            http.send(
+                HttpRequest.newBuilder(
+                        URI.create("http://localhost:" + port + "/actuator/health/redlock"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(health.statusCode()).as(health.body()).isEqualTo(200);
+        Map<String, Object> redlock = JsonParserFactory.getJsonParser().parseMap(health.body());
+        assertThat(redlock).containsEntry("status", "UP");
+      }
+    }
+    String log = output.toString();
+    assertThat(log)
+        .doesNotContain("maxLeaseTime") // the runs' error before the starter derived it
+        .doesNotContain("NoSuchBeanDefinitionException");
+    assertThat(log.lines().filter(l -> l.contains("RedLock ready")))
+        .singleElement(as(InstanceOfAssertFactories.STRING))
+        .contains(" INFO ")
+        .contains("3 voting")
+        .contains("redlock.max-lease-time PT10M");
+    // A run may fail on a loaded machine when masters miss the 50 ms node timeout (a LockException
+    // from a QuorumUnavailableException, logged at ERROR by the scheduler); nothing else may.
+    assertThat(count(log, " ERROR "))
+        .as(log)
+        .isEqualTo(count(log, "LockException: could not lock 'daily-report': could not acquire"));
+  }
+
+  private static int count(String text, String part) {
+    return text.split(java.util.regex.Pattern.quote(part), -1).length - 1;
+  }
+
+  private static void admit(List<String> uris) {
+    try (RedLock operator =
+        RedLock.builder().nodes(uris).maxLeaseTime(Duration.ofMinutes(10)).build()) {
+      assertThat(operator.admitFreshNodes())
+          .extracting(NodeOutcome::status)
+          .containsOnly(NodeOutcome.Status.GRANTED);
+    }
+  }
+}
