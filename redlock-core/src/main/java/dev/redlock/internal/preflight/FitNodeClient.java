@@ -3,6 +3,7 @@ package dev.redlock.internal.preflight;
 import dev.redlock.internal.preflight.Findings.Check;
 import dev.redlock.internal.preflight.Findings.Verdict;
 import dev.redlock.internal.transport.ForwardingNodeClient;
+import dev.redlock.internal.transport.LogEpisodes;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.NodeUnavailableException;
@@ -127,22 +128,31 @@ public final class FitNodeClient extends ForwardingNodeClient {
     }
     unfit = now;
     if (now != null && before == null) {
+      // At WARN once per episode in this process, whichever of its RedLocks found it first.
+      boolean first = LogEpisodes.start(name + " unfit", this);
       String why = now.getMessage();
+      String votes =
+          exclude
+              ? "it does not vote (excludeUnfitMasters)"
+              : "it still votes, since excludeUnfitMasters is off: a lock it grants can be lost";
       judging.execute(
-          () ->
-              log.warn(
-                  "master {} is {}: {}; {}",
-                  name,
-                  why,
-                  exclude
-                      ? "it does not vote (excludeUnfitMasters)"
-                      : "it still votes, since excludeUnfitMasters is off: a lock it grants can be"
-                          + " lost",
-                  REMEDY));
+          () -> {
+            if (first) {
+              log.warn("master {} is {}: {}; {}", name, why, votes, REMEDY);
+            } else {
+              log.debug("master {} is {} (logged already): {}", name, why, votes);
+            }
+          });
     } else if (now == null && before != null) {
+      boolean last = LogEpisodes.end(name + " unfit", this);
       judging.execute(
-          () ->
-              log.info("master {} is fit for Redlock again{}", name, exclude ? " and votes" : ""));
+          () -> {
+            if (last) {
+              log.info("master {} is fit for Redlock again{}", name, exclude ? " and votes" : "");
+            } else {
+              log.debug("master {} is fit for Redlock again for this RedLock", name);
+            }
+          });
     }
   }
 
@@ -236,6 +246,12 @@ public final class FitNodeClient extends ForwardingNodeClient {
     return reason != null
         ? CompletableFuture.failedFuture(reason)
         : delegate.extend(key, token, ttlMillis);
+  }
+
+  @Override
+  public void close() {
+    LogEpisodes.endAll(this);
+    super.close();
   }
 
   @Override
