@@ -481,8 +481,9 @@ public final class RedLockBuilder {
 
   /**
    * Builds the coordinator: opens one connection per master in parallel and waits up to the connect
-   * timeout for them. A master that cannot be reached does not fail the build; it counts as a
-   * failed vote until it can.
+   * timeout for them, then, with {@link #excludeUnfitMasters} on (the default), for each master's
+   * first fitness check (at most the longer of 1 s and two node timeouts). A master that cannot be
+   * reached does not fail the build; it counts as a failed vote until it can.
    *
    * @return a new RedLock, which must be closed
    * @throws IllegalArgumentException if no node was added, or if the settings leave no TTL that
