@@ -16,6 +16,10 @@ import java.util.List;
  */
 public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
 
+  /** The checks whose FAIL makes a master unfit for Redlock, as opposed to out of reach. */
+  private static final java.util.Set<String> UNFIT_CHECKS =
+      java.util.Set.of("role", "cluster", "eviction");
+
   /** How a check, a master or the whole placement came out; later constants are worse. */
   public enum Verdict {
     /** Fit. */
@@ -258,10 +262,6 @@ public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
     return out.toString();
   }
 
-  /** The checks whose FAIL makes a master unfit for Redlock, as opposed to out of reach. */
-  private static final java.util.Set<String> UNFIT_CHECKS =
-      java.util.Set.of("role", "cluster", "eviction");
-
   /**
    * Throws unless a quorum of masters can grant now: for a service that should refuse to start
    * against masters that cannot make a quorum (unreachable, refusing the password or the database,
@@ -290,10 +290,17 @@ public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
             .append(" masters can grant, ")
             .append(quorum())
             .append(" must");
+    boolean unfit = false;
     for (Master master : masters) {
       if (!master.votes()) {
         message.append("\n  ").append(master.node()).append(": ").append(master.whyNotVoting());
+        for (Check check : master.checks()) {
+          unfit |= UNFIT_CHECKS.contains(check.name()) && check.verdict() == Verdict.FAIL;
+        }
       }
+    }
+    if (unfit) {
+      message.append("\n  unfit masters: ").append(FitNodeClient.REMEDY);
     }
     throw new IllegalStateException(message.toString());
   }

@@ -282,6 +282,14 @@ class UnfitMastersIT {
       assertTrue(message.contains(name(evicting) + ": maxmemory"), message);
       assertTrue(message.contains("noeviction"), "the remedy: " + message);
       assertFalse(evicting.admin().exists("job"));
+      Inspection inspection = redlock.inspect();
+      assertTrue(
+          inspection.summary().startsWith("1 of 3 masters vote, 2 needed: NO QUORUM"),
+          inspection.summary());
+      String refused =
+          assertThrows(IllegalStateException.class, inspection::requireQuorum).getMessage();
+      assertTrue(refused.contains(name(evicting) + ": eviction FAIL: maxmemory"), refused);
+      assertTrue(refused.contains("unfit masters: list only standalone masters"), refused);
     }
   }
 

@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
  * Watches whether a master is fit for Redlock, and keeps one that the preflight finds unfit (a
  * FAIL: a replica, cluster mode, an evicting memory policy) from voting unless told not to ({@code
  * excludeUnfitMasters(false)}). Whatever the setting, an unfit master is named at WARN once per
- * episode (when found unfit, again only after it was found fit in between), with whether it votes
- * and the remedy, and at INFO when it is fit again.
+ * episode (when found unfit, again only after it was found fit in between; once in the process
+ * however many RedLocks find it, {@link LogEpisodes}), with whether it votes and the remedy, and at
+ * INFO when it is fit again.
  *
  * <p>Excluded, every call that carries a vote fails at once with the reason, without reaching the
  * master: the acquire, the waiter's acquire in turn at its gate (a round may probe an unfit gate
