@@ -2,6 +2,7 @@ package dev.redlock;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.redlock.internal.preflight.FitNodeClient;
 import java.util.List;
 
 /**
@@ -14,6 +15,10 @@ import java.util.List;
  *     master has a label
  */
 public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
+
+  /** The checks whose FAIL makes a master unfit for Redlock, as opposed to out of reach. */
+  private static final java.util.Set<String> UNFIT_CHECKS =
+      java.util.Set.of("role", "cluster", "eviction");
 
   /** How a check, a master or the whole placement came out; later constants are worse. */
   public enum Verdict {
@@ -112,8 +117,13 @@ public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
       return true;
     }
 
-    /** Why this master does not vote: its FAILed checks and a failed admission, with details. */
-    private String whyNot() {
+    /**
+     * Returns why this master does not vote: its FAILed checks and a failed admission, each with
+     * its finding; empty if it votes.
+     *
+     * @return e.g. {@code eviction FAIL: maxmemory 67108864 with maxmemory-policy allkeys-lru: ...}
+     */
+    public String whyNotVoting() {
       StringBuilder why = new StringBuilder();
       for (Check check : checks) {
         if (check.verdict() == Verdict.FAIL
@@ -205,6 +215,54 @@ public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
   }
 
   /**
+   * Returns the quorum arithmetic in words: how many masters vote ({@link #voting()}), how many are
+   * needed ({@link #quorum()}), and whether a lock can be granted; then the masters that do not
+   * vote, each with the checks that keep it out, and, for a master unfit for Redlock (a replica,
+   * cluster mode, an evicting policy), the remedy.
+   *
+   * @return e.g. {@code 3 of 5 masters vote, 3 needed: a quorum, locks can be granted; not voting:
+   *     10.0.0.4:6379 (reachable FAIL), 10.0.0.5:6379 (eviction FAIL)}
+   */
+  public String summary() {
+    int voting = voting();
+    StringBuilder out =
+        new StringBuilder()
+            .append(voting)
+            .append(" of ")
+            .append(masters.size())
+            .append(masters.size() == 1 ? " master votes, " : " masters vote, ")
+            .append(quorum())
+            .append(" needed: ")
+            .append(
+                voting >= quorum()
+                    ? "a quorum, locks can be granted"
+                    : "NO QUORUM, no lock can be granted");
+    boolean unfit = false;
+    String separator = "; not voting: ";
+    for (Master master : masters) {
+      if (master.votes()) {
+        continue;
+      }
+      out.append(separator).append(master.node()).append(" (");
+      separator = ", ";
+      String checks = "";
+      for (Check check : master.checks()) {
+        if (check.verdict() == Verdict.FAIL
+            || (check.name().equals("admission") && check.verdict() != Verdict.PASS)) {
+          out.append(checks).append(check.name()).append(' ').append(check.verdict());
+          checks = ", ";
+          unfit |= UNFIT_CHECKS.contains(check.name()) && check.verdict() == Verdict.FAIL;
+        }
+      }
+      out.append(')');
+    }
+    if (unfit) {
+      out.append(". Unfit masters: ").append(FitNodeClient.REMEDY);
+    }
+    return out.toString();
+  }
+
+  /**
    * Throws unless a quorum of masters can grant now: for a service that should refuse to start
    * against masters that cannot make a quorum (unreachable, refusing the password or the database,
    * unfit, or not counted yet by the restart guard). Permissions an ACL denies to the lock commands
@@ -232,10 +290,17 @@ public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
             .append(" masters can grant, ")
             .append(quorum())
             .append(" must");
+    boolean unfit = false;
     for (Master master : masters) {
       if (!master.votes()) {
-        message.append("\n  ").append(master.node()).append(": ").append(master.whyNot());
+        message.append("\n  ").append(master.node()).append(": ").append(master.whyNotVoting());
+        for (Check check : master.checks()) {
+          unfit |= UNFIT_CHECKS.contains(check.name()) && check.verdict() == Verdict.FAIL;
+        }
       }
+    }
+    if (unfit) {
+      message.append("\n  unfit masters: ").append(FitNodeClient.REMEDY);
     }
     throw new IllegalStateException(message.toString());
   }
@@ -244,6 +309,7 @@ public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
   @Override
   public String toString() {
     StringBuilder out = new StringBuilder("preflight: ").append(verdict()).append('\n');
+    out.append("quorum: ").append(summary()).append('\n');
     for (Master master : masters) {
       out.append("  ")
           .append(master.node())

@@ -98,8 +98,8 @@ public final class RedLock implements AutoCloseable {
   public static final Duration DEFAULT_CIRCUIT_BREAKER_WAIT = Duration.ofSeconds(1);
 
   /**
-   * How often, at most, {@link RedLockBuilder#excludeUnfitMasters} checks a master again while it
-   * is used: 10 s.
+   * How often, at most, each master's fitness for Redlock is checked again while it is used (for
+   * {@link RedLockBuilder#excludeUnfitMasters} and its WARN line): 10 s.
    */
   public static final Duration PREFLIGHT_INTERVAL = Duration.ofSeconds(10);
 

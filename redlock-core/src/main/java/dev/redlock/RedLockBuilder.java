@@ -39,7 +39,7 @@ public final class RedLockBuilder {
   private final List<String> datacenters = new ArrayList<>(); // per address; empty: no label
   private final List<Duration> timeouts = new ArrayList<>(); // per address; null: nodeTimeout
   private final Map<String, String> servers = new HashMap<>();
-  private boolean excludeUnfitMasters;
+  private boolean excludeUnfitMasters = true;
   private Duration nodeTimeout = RedLock.DEFAULT_NODE_TIMEOUT;
   private Duration connectTimeout = RedLock.DEFAULT_CONNECT_TIMEOUT;
   private double driftFactor = RedLock.DEFAULT_DRIFT_FACTOR;
@@ -56,6 +56,7 @@ public final class RedLockBuilder {
   private Transport transport; // null: Transport.fromProperty()
   private SSLContext sslContext;
   private boolean wakeUps = true;
+  private Duration preflightInterval = RedLock.PREFLIGHT_INTERVAL;
 
   RedLockBuilder() {}
 
@@ -194,10 +195,14 @@ public final class RedLockBuilder {
   /**
    * Keeps masters that the preflight finds unfit for Redlock from voting: a replica, a master in
    * cluster mode, or one whose {@code maxmemory-policy} can evict keys under a {@code maxmemory}
-   * limit (see {@link RedLock#inspect()}; a FAIL verdict). Their acquire, fence and extend votes
-   * fail at once with the reason in the outcome's detail; releases still reach them. Each master is
-   * checked when the RedLock is built and again at most every {@link RedLock#PREFLIGHT_INTERVAL}
-   * while it is used, so a master whose configuration is corrected votes again. Default off.
+   * limit (see {@link RedLock#inspect()}; a FAIL verdict). Their acquire, fence and extend votes (a
+   * waiter's acquire at its gate too) fail at once with the reason in the outcome's detail;
+   * releases still reach them. Each master is checked when the RedLock is built and again at most
+   * every {@link RedLock#PREFLIGHT_INTERVAL} while it is used, so a master whose configuration is
+   * corrected votes again. Whatever this setting, an unfit master is logged at WARN once each time
+   * it is found unfit, saying whether it votes. Default on: an evicting master that votes can lose
+   * a lock's key under memory pressure and grant it to a second client; turn it off only for a
+   * master whose eviction you have ruled out some other way, and the quorum then counts it.
    *
    * @param enabled whether unfit masters are kept from voting
    * @return this builder
@@ -457,6 +462,12 @@ public final class RedLockBuilder {
     return this;
   }
 
+  /** How often, at most, a master's fitness is checked again while it is used: for tests. */
+  RedLockBuilder preflightInterval(Duration interval) {
+    this.preflightInterval = requireNonNull(interval, "interval");
+    return this;
+  }
+
   RedLockBuilder nodeClients(NodeClientFactory factory) {
     this.nodeClients = requireNonNull(factory, "factory");
     return this;
@@ -470,8 +481,9 @@ public final class RedLockBuilder {
 
   /**
    * Builds the coordinator: opens one connection per master in parallel and waits up to the connect
-   * timeout for them. A master that cannot be reached does not fail the build; it counts as a
-   * failed vote until it can.
+   * timeout for them, then, with {@link #excludeUnfitMasters} on (the default), for each master's
+   * first fitness check (at most the longer of 1 s and two node timeouts). A master that cannot be
+   * reached does not fail the build; it counts as a failed vote until it can.
    *
    * @return a new RedLock, which must be closed
    * @throws IllegalArgumentException if no node was added, or if the settings leave no TTL that
@@ -546,17 +558,17 @@ public final class RedLockBuilder {
                   // master's replies: the log line and the listener run on the event thread.
                   events::circuitChanged);
         }
-        if (excludeUnfitMasters) {
-          client =
-              new FitNodeClient(
-                  client,
-                  preflight,
-                  addresses.get(i).toString(),
-                  datacenters.get(i),
-                  RedLock.PREFLIGHT_INTERVAL.toNanos(),
-                  ticker,
-                  events::run);
-        }
+        // Named at WARN whatever the setting; kept from voting unless excludeUnfitMasters(false).
+        client =
+            new FitNodeClient(
+                client,
+                preflight,
+                addresses.get(i).toString(),
+                datacenters.get(i),
+                excludeUnfitMasters,
+                preflightInterval.toNanos(),
+                ticker,
+                events::run);
         clients.add(client);
         names.add(addresses.get(i).toString());
       }

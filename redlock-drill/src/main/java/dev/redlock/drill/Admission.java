@@ -13,14 +13,14 @@ import java.util.concurrent.TimeUnit;
  * The masters' answers to the admission: per master, the best answer of every call. {@link #admit}
  * makes it. Immutable.
  *
- * @param calls on how many RedLocks {@link RedLock#admitFreshNodes()} was called
+ * @param calls how many times {@link RedLock#admitFreshNodes()} was called
  * @param statuses per master: GRANTED (admitted by a call), TAKEN (already trusted) or why no call
  *     reached it
  * @param details per master, the error of a failure; otherwise empty
  */
 record Admission(int calls, Map<String, Status> statuses, Map<String, String> details) {
 
-  /** How often the admission is retried for masters that did not answer it, 100 ms apart. */
+  /** How often the admission is retried for masters still connecting, 100 ms apart. */
   private static final int ADMIT_RETRIES = 5;
 
   Admission {
@@ -28,8 +28,24 @@ record Admission(int calls, Map<String, Status> statuses, Map<String, String> de
     details = Map.copyOf(details);
   }
 
-  static boolean allAnswered(Map<String, Status> statuses) {
-    return statuses.values().stream().allMatch(Admission::answered);
+  /**
+   * Whether some master has not answered yet in a way that a retry could change: it timed out or
+   * was not connected yet. A refused connection, a refused password or an error is an answer that a
+   * retry 100 ms later would only repeat (and log again).
+   */
+  private static boolean stillConnecting(
+      Map<String, Status> statuses, Map<String, String> details) {
+    for (Map.Entry<String, Status> entry : statuses.entrySet()) {
+      Status status = entry.getValue();
+      String detail = details.getOrDefault(entry.getKey(), "");
+      if (status == Status.TIMED_OUT
+          || status == Status.PENDING
+          || (status == Status.FAILED
+              && detail.toLowerCase(java.util.Locale.ROOT).contains("not connected"))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether the master trusts its dataset now: admitted by a call, or already. */
@@ -38,16 +54,17 @@ record Admission(int calls, Map<String, Status> statuses, Map<String, String> de
   }
 
   /**
-   * Calls {@link RedLock#admitFreshNodes()} on every worker's RedLock, then retries a few times on
-   * the first while some master has answered none of the calls (a connection still being opened).
+   * Calls {@link RedLock#admitFreshNodes()} once, on the first worker's RedLock (an admission is
+   * the masters' state, for every client: once, from one place, as the README says; one call per
+   * worker only logged each master not admitted once per worker), then retries a few times while
+   * some master has answered none of the calls (a connection still being opened).
    */
   static Admission admit(List<RedLock> clients) {
     Map<String, Status> best = new LinkedHashMap<>();
     Map<String, String> details = new LinkedHashMap<>();
-    for (RedLock client : clients) {
-      keepBest(client.admitFreshNodes(), best, details);
-    }
-    for (int retry = 0; retry < ADMIT_RETRIES && !allAnswered(best); retry++) {
+    int calls = 1;
+    keepBest(clients.get(0).admitFreshNodes(), best, details);
+    for (int retry = 0; retry < ADMIT_RETRIES && stillConnecting(best, details); retry++) {
       try {
         TimeUnit.MILLISECONDS.sleep(100);
       } catch (InterruptedException e) {
@@ -55,8 +72,9 @@ record Admission(int calls, Map<String, Status> statuses, Map<String, String> de
         break;
       }
       keepBest(clients.get(0).admitFreshNodes(), best, details);
+      calls++;
     }
-    return new Admission(clients.size(), best, details);
+    return new Admission(calls, best, details);
   }
 
   /** Keeps, per master, the best answer so far: GRANTED (admitted now), TAKEN, or a failure. */

@@ -323,8 +323,9 @@ final class TextReport {
     lines.add(
         String.format(
             Locale.ROOT,
-            "admitFreshNodes() on each of the %d RedLocks: %d of %d masters trusted",
+            "admitFreshNodes() from one RedLock (%d call%s): %d of %d masters trusted",
             admission.calls(),
+            admission.calls() == 1 ? "" : "s",
             trusted,
             statuses.size()));
     lines.add(

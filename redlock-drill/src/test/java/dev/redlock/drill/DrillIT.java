@@ -67,6 +67,58 @@ class DrillIT {
     assertFalse(logged.contains("WARN") || logged.contains("ERROR"), logged);
   }
 
+  /**
+   * Eight workers, each with its own RedLock, on three masters and two that are down: each warning
+   * about a down master is logged once, not once per worker (nor once per worker's admission).
+   */
+  @Test
+  void eachWarningIsLoggedOnceWhateverTheNumberOfWorkers(RedisCluster cluster, @TempDir Path dir)
+      throws Exception {
+    java.util.List<String> nodes = new java.util.ArrayList<>(cluster.uris());
+    java.util.List<Integer> down = new java.util.ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      try (java.net.ServerSocket closed = new java.net.ServerSocket(0)) {
+        down.add(closed.getLocalPort()); // closed again: nothing listens there
+      }
+    }
+    down.forEach(port -> nodes.add("redis://127.0.0.1:" + port));
+    ByteArrayOutputStream report = new ByteArrayOutputStream();
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    PrintStream originalErr = System.err;
+    System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8));
+    try {
+      Drill.run(
+          new String[] {
+            "--nodes",
+            String.join(",", nodes),
+            "--admit-fresh-nodes",
+            "--workers",
+            "8",
+            "--duration",
+            "1",
+            "--report",
+            dir.resolve("r.html").toString()
+          },
+          new PrintStream(report, true, StandardCharsets.UTF_8));
+    } finally {
+      System.setErr(originalErr);
+    }
+    String logged = log.toString(StandardCharsets.UTF_8);
+    java.util.List<String> warnings =
+        logged
+            .lines()
+            .filter(line -> line.contains(" WARN "))
+            .map(line -> line.replaceFirst("^\\[[^\\]]*\\] ", "")) // the thread's name
+            .toList();
+    for (int port : down) {
+      assertTrue(
+          warnings.stream().anyMatch(w -> w.contains("127.0.0.1:" + port)),
+          "the down master is named: " + logged);
+    }
+    assertEquals(
+        warnings.size(), new java.util.HashSet<>(warnings).size(), "each warning once: " + logged);
+  }
+
   @Test
   void eachWorkersWaitForTheLockComesFromItsOwnGrantsAndIsInTheReport(RedisCluster cluster) {
     DrillPlan plan = threeWorkersForTwoSeconds(cluster);

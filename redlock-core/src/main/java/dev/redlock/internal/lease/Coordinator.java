@@ -66,6 +66,7 @@ public final class Coordinator {
   private final Settings settings;
   private final Wakeups wakeups;
   private final Tokens tokens = new Tokens();
+  private final Stalls stalls; // says that a wait goes on without a quorum
   private final AtomicBoolean closed = new AtomicBoolean();
   private final ReentrantLock renewerLock = new ReentrantLock();
   private Renewer renewer; // guarded by renewerLock; created by the first renewal
@@ -95,6 +96,7 @@ public final class Coordinator {
       Masters masters, Events events, Preflight preflight, Settings settings, Wakeups wakeups) {
     this.wakeups = wakeups;
     this.masters = masters;
+    this.stalls = new Stalls(masters.ticker(), Stalls.INTERVAL_NANOS);
     wakeups.hearFrom(masters::heardFor);
     this.events = events;
     this.preflight = preflight;
@@ -159,7 +161,8 @@ public final class Coordinator {
       throw new InterruptedException();
     }
     Ticker ticker = masters.ticker();
-    long deadline = waitNanos == Long.MAX_VALUE ? 0 : ticker.read() + waitNanos;
+    long started = ticker.read();
+    long deadline = waitNanos == Long.MAX_VALUE ? 0 : started + waitNanos;
     boolean interrupted = false;
     Wakeups.Waiter waiter = null; // entered after the first round fails
     Turn turn = wakeups.turn(masters, key, settings.retryDelayNanos());
@@ -179,6 +182,8 @@ public final class Coordinator {
         if (attempt.grant() != null || left <= 0) {
           return attempt;
         }
+        stalls.after(
+            resource, started, waitNanos, attempt, masters.quorum(), settings.guardMillis());
         if (waiter == null) {
           waiter = wakeups.enter(key);
           waiter.follow(turn);
@@ -242,6 +247,7 @@ public final class Coordinator {
       String resource, byte[] key, long ttlMillis, long waitNanos, Function<Attempt, T> result) {
     checkOpen();
     Turn turn = wakeups.turn(masters, key, settings.retryDelayNanos());
+    long started = masters.ticker().read();
     CompletableFuture<T> acquired =
         leases
             .async()
@@ -252,7 +258,21 @@ public final class Coordinator {
                 settings.retryDelayNanos(),
                 wakeups,
                 turn,
-                timer -> attemptAsync(resource, key, ttlMillis, timer, turn),
+                timer ->
+                    attemptAsync(resource, key, ttlMillis, timer, turn)
+                        .thenApply(
+                            attempt -> {
+                              if (attempt.grant() == null) {
+                                stalls.after(
+                                    resource,
+                                    started,
+                                    waitNanos,
+                                    attempt,
+                                    masters.quorum(),
+                                    settings.guardMillis());
+                              }
+                              return attempt;
+                            }),
                 result);
     acquired.whenComplete((value, error) -> turn.leave());
     return acquired;

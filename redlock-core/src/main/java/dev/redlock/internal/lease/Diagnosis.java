@@ -1,9 +1,10 @@
 package dev.redlock.internal.lease;
 
+import dev.redlock.internal.preflight.FitNodeClient;
 import dev.redlock.internal.transport.Trouble;
-import dev.redlock.internal.transport.Vote;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -36,14 +37,27 @@ public final class Diagnosis {
   public static String explain(List<Outcome> outcomes, int quorum, long guardMillis) {
     int granted = 0;
     int timedOut = 0;
+    int pending = 0;
+    int taken = 0;
+    List<Outcome> unfit = new ArrayList<>();
+    Map<String, List<Outcome>> otherFailures = new LinkedHashMap<>();
     Map<Trouble, List<Outcome>> troubles = new EnumMap<>(Trouble.class);
     for (Outcome outcome : outcomes) {
-      if (outcome.vote() == Vote.GRANTED) {
-        granted++;
-      } else if (outcome.vote() == Vote.TIMED_OUT) {
-        timedOut++;
-      }
       Trouble trouble = Trouble.of(outcome.vote(), outcome.detail());
+      switch (outcome.vote()) {
+        case GRANTED -> granted++;
+        case TIMED_OUT -> timedOut++;
+        case PENDING -> pending++;
+        case TAKEN, GONE -> taken++;
+        case FAILED -> {
+          if (outcome.detail().startsWith(FitNodeClient.UNFIT)) {
+            unfit.add(outcome);
+          } else if (trouble == null) {
+            otherFailures.computeIfAbsent(outcome.detail(), d -> new ArrayList<>()).add(outcome);
+          }
+        }
+        default -> {}
+      }
       if (trouble != null) {
         troubles.computeIfAbsent(trouble, t -> new ArrayList<>()).add(outcome);
       }
@@ -56,19 +70,69 @@ public final class Diagnosis {
             .append(" masters must grant, ")
             .append(granted)
             .append(" did)");
-    if (troubles.isEmpty()) {
+    if (troubles.isEmpty() && unfit.isEmpty() && otherFailures.isEmpty() && pending == 0) {
       return out.append(": too few masters answered in time").toString();
+    }
+    if (!unfit.isEmpty()) {
+      out.append("; ").append(unfit(unfit, outcomes.size(), quorum));
     }
     for (Map.Entry<Trouble, List<Outcome>> entry : troubles.entrySet()) {
       out.append("; ").append(sentence(entry.getKey(), entry.getValue(), guardMillis));
     }
-    if (timedOut > 0) {
+    for (Map.Entry<String, List<Outcome>> entry : otherFailures.entrySet()) {
       out.append("; ")
-          .append(timedOut)
-          .append(timedOut == 1 ? " master" : " masters")
-          .append(" did not answer within the node timeout");
+          .append(masters(entry.getValue().size()))
+          .append(" failed (")
+          .append(names(entry.getValue()))
+          .append(entry.getKey().isEmpty() ? "" : ": " + entry.getKey())
+          .append(")");
+    }
+    if (timedOut > 0) {
+      out.append("; ").append(masters(timedOut)).append(" did not answer within the node timeout");
+    }
+    if (taken > 0) {
+      out.append("; ").append(masters(taken)).append(" refused: the lock is held there");
+    }
+    if (pending > 0) {
+      out.append("; ")
+          .append(masters(pending))
+          .append(" not heard from: the round was decided before")
+          .append(pending == 1 ? " its answer" : " their answers");
     }
     return out.toString();
+  }
+
+  /**
+   * The masters kept from voting as unfit, each with why, how many can vote beside the quorum, and
+   * the remedy.
+   */
+  private static String unfit(List<Outcome> unfit, int masters, int quorum) {
+    StringBuilder out =
+        new StringBuilder()
+            .append(masters(unfit.size()))
+            .append(" excluded as unfit for Redlock (");
+    for (int i = 0; i < unfit.size(); i++) {
+      out.append(i == 0 ? "" : "; ")
+          .append(unfit.get(i).node())
+          .append(": ")
+          .append(unfit.get(i).detail().substring(FitNodeClient.UNFIT.length()));
+    }
+    int voting = masters - unfit.size();
+    out.append("), so ")
+        .append(voting)
+        .append(" of ")
+        .append(masters)
+        .append(" masters can vote, ")
+        .append(quorum)
+        .append(" needed");
+    if (voting < quorum) {
+      out.append(": no lease can be granted until enough of them are corrected");
+    }
+    return out.append(". Remedy: ").append(FitNodeClient.REMEDY).toString();
+  }
+
+  private static String masters(int count) {
+    return count == 1 ? "1 master" : count + " masters";
   }
 
   /** One kind of trouble, its masters and its remedy. */

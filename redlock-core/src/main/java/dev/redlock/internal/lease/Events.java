@@ -1,6 +1,7 @@
 package dev.redlock.internal.lease;
 
 import dev.redlock.internal.transport.BreakerState;
+import dev.redlock.internal.transport.LogEpisodes;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -38,6 +39,9 @@ public final class Events {
   private final Listener listener;
   private final ThreadPoolExecutor thread;
   private final AtomicLong dropped = new AtomicLong();
+  // Each master whose breaker is not closed: read and written on the event thread only, one task at
+  // a time; bounded by the masters.
+  private final java.util.Set<String> breakersOpen = new java.util.HashSet<>();
   private volatile Thread current; // the event thread, the last one started
 
   /**
@@ -114,9 +118,37 @@ public final class Events {
   public void circuitChanged(String node, BreakerState state) {
     run(
         () -> {
-          log.info("circuit breaker of {} is now {}", node, state);
+          logCircuit(node, state);
           emit(l -> l.circuitChanged(node, state));
         });
+  }
+
+  /**
+   * Logs a breaker's change once per episode: at INFO when it first leaves CLOSED and when it is
+   * CLOSED again, each once in the process however many RedLocks share the master ({@link
+   * LogEpisodes}); the OPEN and HALF_OPEN turns between (one a second while the master fails) at
+   * DEBUG. On the event thread, which alone reads and writes {@link #breakersOpen}.
+   */
+  private void logCircuit(String node, BreakerState state) {
+    String episode = node + " circuit breaker";
+    if (state == BreakerState.CLOSED) {
+      if (breakersOpen.remove(node) && LogEpisodes.end(episode, this)) {
+        log.info("circuit breaker of {} is CLOSED again: the master answers", node);
+      } else {
+        log.debug("circuit breaker of {} is now {}", node, state);
+      }
+      return;
+    }
+    if (breakersOpen.add(node) && LogEpisodes.start(episode, this)) {
+      log.info(
+          "circuit breaker of {} is {}: the master failed too often, so rounds skip it while others"
+              + " can make a quorum and probe it again after the breaker's wait; logged again"
+              + " when it closes",
+          node,
+          state);
+    } else {
+      log.debug("circuit breaker of {} is now {}", node, state);
+    }
   }
 
   /**
@@ -219,6 +251,7 @@ public final class Events {
    * thread itself, returns at once: the queued events are told after the one running now.
    */
   void close(long waitNanos) {
+    LogEpisodes.endAll(this);
     thread.shutdown();
     if (onEventThread()) {
       return; // closed from a listener or a future's stage: the queued events run after it

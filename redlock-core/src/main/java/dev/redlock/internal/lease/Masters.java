@@ -395,7 +395,7 @@ public final class Masters {
 
   private QuorumRound start(Call call, int gate) {
     if (gate < 0) {
-      NodeClient[] chosen = choose(-1);
+      NodeClient[] chosen = choose(-1, false);
       return QuorumRound.start(
           names, timeoutNanos, quorum, Mode.QUORUM, ticker, i -> send(call, chosen, i));
     }
@@ -403,6 +403,7 @@ public final class Masters {
     // when the gate opens (a half-open breaker counts its permissions, and one asked for a call
     // never sent would keep it half-open). The round sends behind the gate under its lock, once.
     NodeClient[][] others = new NodeClient[1][];
+    boolean[] gateAsked = new boolean[1]; // the round asks the gate first, under its lock
     return QuorumRound.start(
         names,
         timeoutNanos,
@@ -412,12 +413,13 @@ public final class Masters {
         i -> {
           if (i == gate) {
             NodeClient node = nodes.get(gate);
-            return node.permits()
+            gateAsked[0] = node.permits();
+            return gateAsked[0]
                 ? call.send(node, gate)
                 : CompletableFuture.failedFuture(node.skipped());
           }
           if (others[0] == null) {
-            others[0] = choose(gate);
+            others[0] = choose(gate, gateAsked[0]);
           }
           return send(call, others[0], i);
         },
@@ -433,12 +435,13 @@ public final class Masters {
   /**
    * The client to call on each master but {@code gate} (-1: every master), or null to skip it: its
    * own client where its breaker lets the call through, its probe where not but the round needs it
-   * for a quorum (the gate, asked already, counts as let through).
+   * for a quorum. The gate counts as let through only if it was asked ({@code gateAsked}): one
+   * skipped (its breaker open, or unfit) leaves the others to make the quorum alone.
    */
-  private NodeClient[] choose(int gate) {
+  private NodeClient[] choose(int gate, boolean gateAsked) {
     int n = nodes.size();
     NodeClient[] chosen = new NodeClient[n];
-    int permitted = gate < 0 ? 0 : 1; // the gate was asked already
+    int permitted = gateAsked ? 1 : 0;
     for (int i = 0; i < n; i++) {
       if (i != gate && nodes.get(i).permits()) {
         chosen[i] = nodes.get(i);

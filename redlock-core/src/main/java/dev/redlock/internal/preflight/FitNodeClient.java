@@ -3,6 +3,7 @@ package dev.redlock.internal.preflight;
 import dev.redlock.internal.preflight.Findings.Check;
 import dev.redlock.internal.preflight.Findings.Verdict;
 import dev.redlock.internal.transport.ForwardingNodeClient;
+import dev.redlock.internal.transport.LogEpisodes;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.NodeUnavailableException;
@@ -14,12 +15,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps a master that the preflight finds unfit for Redlock (a FAIL: a replica, cluster mode, an
- * evicting memory policy) from voting: its acquires, fences and extends fail at once with the
- * reason; releases, shortens, admits and diagnostics go through. The verdict is taken when the
- * RedLock is built and refreshed in the background, at most once per interval, while the master is
- * used, so a corrected master votes again. A master that cannot be checked (unreachable, or an ACL
- * that forbids the commands) is not excluded: that is the vote's own business.
+ * Watches whether a master is fit for Redlock, and keeps one that the preflight finds unfit (a
+ * FAIL: a replica, cluster mode, an evicting memory policy) from voting unless told not to ({@code
+ * excludeUnfitMasters(false)}). Whatever the setting, an unfit master is named at WARN once per
+ * episode (when found unfit, again only after it was found fit in between; once in the process
+ * however many RedLocks find it, {@link LogEpisodes}), with whether it votes and the remedy, and at
+ * INFO when it is fit again.
+ *
+ * <p>Excluded, every call that carries a vote fails at once with the reason, without reaching the
+ * master: the acquire, the waiter's acquire in turn at its gate (a round may probe an unfit gate
+ * when the others cannot make a quorum), the fence and the extend ({@link #VOTES}; a test holds
+ * every command of {@link NodeClient} to one list or the other). Releases, shortens, queue leaves,
+ * notices, admits and diagnostics go through. The verdict is taken when the RedLock is built and
+ * refreshed in the background, at most once per interval, while the master is used, so a corrected
+ * master votes again. A master that cannot be checked (unreachable, or an ACL that forbids the
+ * commands) is not excluded: that is the vote's own business.
  *
  * <p>It sits outside the circuit breaker: an unfit master is neither a failure for the breaker nor
  * a candidate for a probe when the others cannot make a quorum.
@@ -28,9 +38,23 @@ public final class FitNodeClient extends ForwardingNodeClient {
 
   private static final Logger log = LoggerFactory.getLogger(FitNodeClient.class);
 
+  /** How an excluded master's refusal starts: its outcome's detail, which the errors count by. */
+  public static final String UNFIT = "unfit for Redlock: ";
+
+  /** What to do about an unfit master, for the log, the errors and the inspection. */
+  public static final String REMEDY =
+      "list only standalone masters (not replicas, not cluster mode) with maxmemory-policy"
+          + " noeviction or no maxmemory limit; a corrected master is checked again within 10 s"
+          + " of its next use and votes";
+
+  /** The commands that carry a vote, which an excluded master refuses; the others go through. */
+  public static final java.util.Set<String> VOTES =
+      java.util.Set.of("acquire", "acquireInTurn", "fence", "extend");
+
   private final Preflight preflight;
   private final String name;
   private final String datacenter;
+  private final boolean exclude;
   private final long intervalNanos;
   private final Ticker ticker;
   private final Executor judging;
@@ -46,6 +70,7 @@ public final class FitNodeClient extends ForwardingNodeClient {
    * @param preflight the checks
    * @param name the master's {@code host:port}
    * @param datacenter its datacenter label, or empty
+   * @param exclude whether an unfit master is kept from voting; named at WARN either way
    * @param intervalNanos how often, at most, the verdict is refreshed while the master is used
    * @param ticker the clock of the interval
    * @param judging where the verdict's log line goes: off the I/O thread that completed the check
@@ -55,6 +80,7 @@ public final class FitNodeClient extends ForwardingNodeClient {
       Preflight preflight,
       String name,
       String datacenter,
+      boolean exclude,
       long intervalNanos,
       Ticker ticker,
       Executor judging) {
@@ -63,6 +89,7 @@ public final class FitNodeClient extends ForwardingNodeClient {
     this.preflight = preflight;
     this.name = name;
     this.datacenter = datacenter;
+    this.exclude = exclude;
     this.intervalNanos = intervalNanos;
     this.ticker = ticker;
     this.checkedAtNanos = ticker.read();
@@ -96,16 +123,37 @@ public final class FitNodeClient extends ForwardingNodeClient {
     NodeUnavailableException now = null;
     for (Check check : found.checks()) {
       if (check.verdict() == Verdict.FAIL && !check.name().equals("reachable")) {
-        now = new NodeUnavailableException("unfit for Redlock: " + check.detail());
+        now = new NodeUnavailableException(UNFIT + check.detail());
         break;
       }
     }
     unfit = now;
     if (now != null && before == null) {
+      // At WARN once per episode in this process, whichever of its RedLocks found it first.
+      boolean first = LogEpisodes.start(name + " unfit", this);
       String why = now.getMessage();
-      judging.execute(() -> log.warn("master {} does not vote: {}", name, why));
+      String votes =
+          exclude
+              ? "it does not vote (excludeUnfitMasters)"
+              : "it still votes, since excludeUnfitMasters is off: a lock it grants can be lost";
+      judging.execute(
+          () -> {
+            if (first) {
+              log.warn("master {} is {}: {}; {}", name, why, votes, REMEDY);
+            } else {
+              log.debug("master {} is {} (logged already): {}", name, why, votes);
+            }
+          });
     } else if (now == null && before != null) {
-      judging.execute(() -> log.info("master {} is fit for Redlock again and votes", name));
+      boolean last = LogEpisodes.end(name + " unfit", this);
+      judging.execute(
+          () -> {
+            if (last) {
+              log.info("master {} is fit for Redlock again{}", name, exclude ? " and votes" : "");
+            } else {
+              log.debug("master {} is fit for Redlock again for this RedLock", name);
+            }
+          });
     }
   }
 
@@ -127,44 +175,67 @@ public final class FitNodeClient extends ForwardingNodeClient {
     }
   }
 
-  /** The reason this master may not vote, or null; refreshes the verdict when it is due. */
-  private NodeUnavailableException unfit() {
+  /**
+   * The reason this master may not vote, or null if it may (fit, not known to be unfit, or not
+   * excluded); refreshes the verdict when it is due.
+   */
+  private NodeUnavailableException excluded() {
     if (ticker.read() - checkedAtNanos > intervalNanos) {
       check();
     }
-    return unfit;
+    return exclude ? unfit : null;
+  }
+
+  /**
+   * Returns why this master may not vote now, or null if it may.
+   *
+   * @return the unfit reason, while it is excluded
+   */
+  public NodeUnavailableException exclusion() {
+    return exclude ? unfit : null;
   }
 
   @Override
   public boolean permits() {
-    // An unfit master does not count toward a possible quorum, and no breaker permission is
+    // An excluded master does not count toward a possible quorum, and no breaker permission is
     // taken for it: if the round calls it anyway (through probe()), the call fails at once.
-    return unfit() == null && delegate.permits();
+    return excluded() == null && delegate.permits();
   }
 
   @Override
   public NodeUnavailableException skipped() {
-    NodeUnavailableException reason = unfit;
+    NodeUnavailableException reason = exclusion();
     return reason != null ? reason : delegate.skipped();
   }
 
   @Override
   public NodeClient probe() {
-    return unfit() != null ? this : delegate.probe();
+    return excluded() != null ? this : delegate.probe();
   }
+
+  // ---- the calls that carry a vote (VOTES): refused while excluded
 
   @Override
   public CompletableFuture<NodeReply> acquire(
       byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
-    NodeUnavailableException reason = unfit();
+    NodeUnavailableException reason = excluded();
     return reason != null
         ? CompletableFuture.failedFuture(reason)
         : delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
   }
 
   @Override
+  public CompletableFuture<NodeReply> acquireInTurn(
+      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
+    NodeUnavailableException reason = excluded();
+    return reason != null
+        ? CompletableFuture.failedFuture(reason)
+        : delegate.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
+  }
+
+  @Override
   public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
-    NodeUnavailableException reason = unfit();
+    NodeUnavailableException reason = excluded();
     return reason != null
         ? CompletableFuture.failedFuture(reason)
         : delegate.fence(key, token, fence);
@@ -172,14 +243,23 @@ public final class FitNodeClient extends ForwardingNodeClient {
 
   @Override
   public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
-    NodeUnavailableException reason = unfit();
+    NodeUnavailableException reason = excluded();
     return reason != null
         ? CompletableFuture.failedFuture(reason)
         : delegate.extend(key, token, ttlMillis);
   }
 
   @Override
+  public void close() {
+    LogEpisodes.endAll(this);
+    super.close();
+  }
+
+  @Override
   public String toString() {
-    return "FitNodeClient{" + delegate + (unfit == null ? "" : ", unfit") + "}";
+    return "FitNodeClient{"
+        + delegate
+        + (unfit == null ? "" : exclude ? ", unfit, excluded" : ", unfit")
+        + "}";
   }
 }

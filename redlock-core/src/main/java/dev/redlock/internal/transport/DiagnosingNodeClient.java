@@ -12,11 +12,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Logs each kind of misconfiguration of one master ({@link Trouble}) at WARN once, when it starts,
- * and at INFO when it clears: unreachable, authentication refused, permission denied (with the
- * command), database index out of range, and the restart guard not counting its vote. It hears the
- * master's connection attempts ({@link NodeClient#watch}) and the answers to the lock commands; the
- * preflight's diagnostics are left alone (an ACL may forbid them on purpose, and the inspection
- * says so). Passes every call through unchanged.
+ * and at INFO when it clears (once per episode in the process: {@link LogEpisodes}): unreachable,
+ * authentication refused, permission denied (with the command), database index out of range, and
+ * the restart guard not counting its vote. It hears the master's connection attempts ({@link
+ * NodeClient#watch}) and the answers to the lock commands; the preflight's diagnostics are left
+ * alone (an ACL may forbid them on purpose, and the inspection says so). Passes every call through
+ * unchanged.
  *
  * <p>Each trouble is kept under a key: one for the connection (unreachable, authentication,
  * database, or a handshake command denied), one for the restart guard, one per denied command. A
@@ -196,9 +197,20 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
     if (what.equals(before)) {
       return;
     }
+    if (before != null) {
+      LogEpisodes.end(name + " " + before, this); // replaced by the new trouble
+    }
+    // At WARN once per episode in this process, whichever of its RedLocks met it first.
+    boolean first = LogEpisodes.start(name + " " + what, this);
     String cost = command != null ? " (" + command + ": " + Trouble.costOf(command) + ")" : "";
     logging.execute(
-        () -> log.warn("master {}: {}: {}{}; {}", name, what, detail, cost, trouble.remedy()));
+        () -> {
+          if (first) {
+            log.warn("master {}: {}: {}{}; {}", name, what, detail, cost, trouble.remedy());
+          } else {
+            log.debug("master {}: {}: {}{} (logged already)", name, what, detail, cost);
+          }
+        });
   }
 
   private void clear(String key) {
@@ -211,7 +223,15 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
       lock.unlock();
     }
     if (was != null) {
-      logging.execute(() -> log.info("master {}: {} is over", name, was));
+      boolean last = LogEpisodes.end(name + " " + was, this);
+      logging.execute(
+          () -> {
+            if (last) {
+              log.info("master {}: {} is over", name, was);
+            } else {
+              log.debug("master {}: {} is over for this RedLock", name, was);
+            }
+          });
     }
   }
 
@@ -222,6 +242,12 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
     for (String key : keys) {
       clear(key);
     }
+  }
+
+  @Override
+  public void close() {
+    LogEpisodes.endAll(this);
+    super.close();
   }
 
   @Override

@@ -89,4 +89,62 @@ class DiagnosisTest {
         why);
     assertTrue(why.contains("docs/acl.md"), why);
   }
+
+  @Test
+  void everyMasterIsCountedWhenTheRoundIsDecidedBeforeSomeAnswered() {
+    String why =
+        Diagnosis.explain(
+            List.of(
+                outcome("a:1", Vote.FAILED, "Connection refused"),
+                outcome("b:2", Vote.FAILED, "Connection refused"),
+                outcome("c:3", Vote.FAILED, "Connection refused"),
+                outcome("d:4", Vote.PENDING, ""),
+                outcome("e:5", Vote.PENDING, "")),
+            3,
+            0);
+    assertTrue(why.contains("3 masters unreachable (a:1, b:2, c:3: Connection refused)"), why);
+    assertTrue(
+        why.endsWith("; 2 masters not heard from: the round was decided before their answers"),
+        why);
+  }
+
+  @Test
+  void aFailureOfNoKnownKindIsCountedWithItsDetail() {
+    String why =
+        Diagnosis.explain(
+            List.of(
+                outcome("a:1", Vote.FAILED, "circuit breaker open"),
+                outcome("b:2", Vote.FAILED, "circuit breaker open"),
+                outcome("c:3", Vote.GRANTED, "")),
+            2,
+            0);
+    assertEquals(
+        "no quorum (2 of 3 masters must grant, 1 did); 2 masters failed (a:1, b:2: circuit"
+            + " breaker open)",
+        why);
+  }
+
+  @Test
+  void unfitMastersAreNamedApartWithHowManyCanVoteAndTheRemedy() {
+    String why =
+        Diagnosis.explain(
+            List.of(
+                outcome("a:1", Vote.GRANTED, ""),
+                outcome("b:2", Vote.FAILED, "unfit for Redlock: a replica of a:1, not a master"),
+                outcome(
+                    "c:3",
+                    Vote.FAILED,
+                    "unfit for Redlock: maxmemory 64mb with maxmemory-policy allkeys-lru")),
+            2,
+            0);
+    assertTrue(
+        why.startsWith(
+            "no quorum (2 of 3 masters must grant, 1 did); 2 masters excluded as unfit for"
+                + " Redlock (b:2: a replica of a:1, not a master; c:3: maxmemory 64mb with"
+                + " maxmemory-policy allkeys-lru), so 1 of 3 masters can vote, 2 needed: no lease"
+                + " can be granted until enough of them are corrected. Remedy: list only"
+                + " standalone masters"),
+        why);
+    assertTrue(why.contains("noeviction"), why);
+  }
 }

@@ -150,7 +150,9 @@ public final class FakeNode implements NodeClient {
   @Override
   public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
     String command = (verb + " " + String.join(" ", args)).trim();
-    received.add("QUERY " + command);
+    synchronized (queried) {
+      queried.add(command);
+    }
     if (command.equals("TIME") && failTime) {
       return CompletableFuture.failedFuture(new NodeUnavailableException("Connection refused"));
     }
@@ -204,7 +206,19 @@ public final class FakeNode implements NodeClient {
     };
   }
 
-  /** Every command sent so far, as text. */
+  /**
+   * Every diagnostic query sent so far ({@code INFO server}, {@code CONFIG GET maxmemory}, ...),
+   * apart from {@link #received()}: every RedLock checks each master's fitness when it is built.
+   */
+  public List<String> queried() {
+    synchronized (queried) {
+      return List.copyOf(queried);
+    }
+  }
+
+  private final List<String> queried = new java.util.ArrayList<>();
+
+  /** Every command sent so far but the diagnostic queries ({@link #queried()}), as text. */
   public List<String> received() {
     synchronized (received) {
       return List.copyOf(received);

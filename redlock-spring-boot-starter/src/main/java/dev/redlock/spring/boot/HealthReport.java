@@ -10,8 +10,12 @@ import java.util.Map;
  * The health of a RedLock from its preflight ({@link dev.redlock.RedLock#inspect()}), shared by the
  * Boot 3 and Boot 4 indicators: up while the masters that can grant now make a quorum: those the
  * preflight does not FAIL (unreachable, a replica, cluster mode, an evicting policy) and whose vote
- * the restart guard counts (admitted, or up longer than its time). The details name each master by
- * {@code host:port} only (never a URI's user or password) with each check's verdict and finding.
+ * the restart guard counts (admitted, or up longer than its time). The details say so in words
+ * ({@code summary}: how many vote, how many are needed, and which do not), with a {@code verdict}
+ * that agrees with the status: FAIL only when DOWN; WARN when UP with some master out or some
+ * assumption to check; PASS when every check passed. Down, {@code notVoting} names each master that
+ * does not vote and why. Each master appears by {@code host:port} only (never a URI's user or
+ * password) with each check's verdict and finding.
  */
 final class HealthReport {
 
@@ -44,11 +48,29 @@ final class HealthReport {
       entry.put("checks", checks);
       perMaster.put(master.node(), entry);
     }
+    boolean up = voting >= quorum;
+    // A master that FAILs does not vote: while the others make a quorum, that is a WARN, not a
+    // FAIL.
+    Inspection.Verdict worst = inspection.verdict();
+    Inspection.Verdict verdict =
+        !up
+            ? Inspection.Verdict.FAIL
+            : worst == Inspection.Verdict.FAIL ? Inspection.Verdict.WARN : worst;
     Map<String, Object> details = new LinkedHashMap<>();
-    details.put("verdict", inspection.verdict().name());
+    details.put("verdict", verdict.name());
+    details.put("summary", inspection.summary());
     details.put("masters", masters);
     details.put("voting", voting);
     details.put("quorum", quorum);
+    if (!up) {
+      Map<String, String> notVoting = new LinkedHashMap<>();
+      for (Inspection.Master master : inspection.masters()) {
+        if (!master.votes()) {
+          notVoting.put(master.node(), master.whyNotVoting());
+        }
+      }
+      details.put("notVoting", notVoting);
+    }
     details.put("nodes", perMaster);
     if (!inspection.losses().isEmpty()) {
       List<String> losses = new ArrayList<>();
@@ -62,7 +84,7 @@ final class HealthReport {
       }
       details.put("datacenters", losses);
     }
-    return new HealthReport(voting >= quorum, details);
+    return new HealthReport(up, details);
   }
 
   /** Whether the masters that can grant now make a quorum. */

@@ -42,9 +42,9 @@ public class RedLockProperties {
 
   /**
    * Whether masters the preflight finds unfit (a replica, cluster mode, an evicting
-   * maxmemory-policy) are kept from voting.
+   * maxmemory-policy) are kept from voting; they are logged at WARN either way.
    */
-  private boolean excludeUnfitMasters;
+  private boolean excludeUnfitMasters = true;
 
   /**
    * Fraction of the TTL allowed for clock drift between this process and the masters, in [0, 0.1).
@@ -185,7 +185,8 @@ public class RedLockProperties {
 
   /**
    * Keeps masters the preflight finds unfit (a replica, cluster mode, an evicting {@code
-   * maxmemory-policy}) from voting. Default false.
+   * maxmemory-policy}) from voting; they are logged at WARN either way. Default true: an evicting
+   * master that votes can lose a lock's key and grant it to a second client.
    *
    * @param excludeUnfitMasters whether unfit masters are kept from voting
    */
