@@ -109,12 +109,17 @@ public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
      */
     public boolean votes() {
       for (Check check : checks) {
-        if (check.verdict() == Verdict.FAIL
-            || (check.name().equals("admission") && check.verdict() != Verdict.PASS)) {
+        if (stopsVote(check)) {
           return false;
         }
       }
       return true;
+    }
+
+    /** Whether {@code check} keeps its master from voting: a FAIL, or an admission not PASSed. */
+    private static boolean stopsVote(Check check) {
+      return check.verdict() == Verdict.FAIL
+          || (check.name().equals("admission") && check.verdict() != Verdict.PASS);
     }
 
     /**
@@ -126,8 +131,7 @@ public record Inspection(List<Master> masters, List<DatacenterLoss> losses) {
     public String whyNotVoting() {
       StringBuilder why = new StringBuilder();
       for (Check check : checks) {
-        if (check.verdict() == Verdict.FAIL
-            || (check.name().equals("admission") && check.verdict() != Verdict.PASS)) {
+        if (stopsVote(check)) {
           why.append(why.length() == 0 ? "" : "; ")
               .append(check.name())
               .append(' ')

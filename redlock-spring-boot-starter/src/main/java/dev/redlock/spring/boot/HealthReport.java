@@ -29,13 +29,10 @@ final class HealthReport {
 
   static HealthReport of(Inspection inspection) {
     int masters = inspection.masters().size();
-    int quorum = masters / 2 + 1;
-    int voting = 0;
+    int quorum = inspection.quorum();
+    int voting = inspection.voting(); // no FAIL, and the restart guard counts their votes
     Map<String, Object> perMaster = new LinkedHashMap<>();
     for (Inspection.Master master : inspection.masters()) {
-      if (master.votes()) { // no FAIL, and the restart guard counts its vote
-        voting++;
-      }
       Map<String, Object> entry = new LinkedHashMap<>();
       if (!master.datacenter().isEmpty()) {
         entry.put("datacenter", master.datacenter());

@@ -193,20 +193,10 @@ public class RedLockAutoConfiguration {
             .append(" voting");
     for (Inspection.Master master : inspection.masters()) {
       if (!master.votes()) {
-        line.append("; not voting: ").append(master.node()).append(" (");
-        String sep = "";
-        for (Inspection.Check check : master.checks()) {
-          if (check.verdict() == Inspection.Verdict.FAIL
-              || check.name().equals("admission") && check.verdict() != Inspection.Verdict.PASS) {
-            line.append(sep)
-                .append(check.name())
-                .append(' ')
-                .append(check.verdict())
-                .append(": ")
-                .append(check.detail());
-            sep = "; ";
-          }
-        }
+        line.append("; not voting: ")
+            .append(master.node())
+            .append(" (")
+            .append(master.whyNotVoting());
         line.append(')');
       }
     }

@@ -7,6 +7,9 @@ import dev.redlock.NodeOutcome;
 import dev.redlock.RedLock;
 import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisCluster;
+import dev.redlock.testkit.RedisProcess;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,6 +17,9 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -63,6 +69,34 @@ class ScheduledReportApplicationIT {
         assertThat(health.statusCode()).as(health.body()).isEqualTo(200);
         Map<String, Object> redlock = JsonParserFactory.getJsonParser().parseMap(health.body());
         assertThat(redlock).containsEntry("status", "UP");
+
+        // One master restarts empty and is not admitted again: the two admitted masters keep
+        // voting for the 10 min client (health UP, 2 voting); the restarted one waits the
+        // application's own guard time, 10 min stretched by the drift, not the admitter's 60 s.
+        RedisProcess restarted = masters.node(2);
+        restarted.restart();
+        String node = restarted.host() + ":" + restarted.port();
+        AtomicReference<String> admission = new AtomicReference<>();
+        Poll.until(
+            Duration.ofSeconds(10),
+            () -> {
+              Map<String, Object> details = details(port);
+              Object checks =
+                  ((Map<?, ?>) ((Map<?, ?>) details.get("nodes")).get(node)).get("checks");
+              admission.set(String.valueOf(((Map<?, ?>) checks).get("admission")));
+              return Integer.valueOf(2).equals(((Number) details.get("voting")).intValue());
+            },
+            () -> "the restarted master out of the vote, the other two in: " + admission.get());
+        Matcher wait = Pattern.compile("votes (?:in )?(\\d+) s").matcher(admission.get());
+        assertThat(wait.find()).as(admission.get()).isTrue();
+        assertThat(Long.parseLong(wait.group(1)))
+            .as(admission.get())
+            .isGreaterThan(Duration.ofMinutes(9).toSeconds());
+        int before = report.runs();
+        Poll.until(
+            Duration.ofSeconds(20),
+            () -> report.runs() >= before + 2,
+            () -> "the job ran " + report.runs() + " times with 2 of 3 masters voting:\n" + output);
       }
     }
     String log = output.toString();
@@ -79,6 +113,27 @@ class ScheduledReportApplicationIT {
     assertThat(count(log, " ERROR "))
         .as(log)
         .isEqualTo(count(log, "LockException: could not lock 'daily-report': could not acquire"));
+  }
+
+  /** The health's details of the redlock indicator. */
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> details(String port) {
+    HttpResponse<String> health;
+    try {
+      health =
+          http.send(
+              HttpRequest.newBuilder(
+                      URI.create("http://localhost:" + port + "/actuator/health/redlock"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+    Map<String, Object> body = JsonParserFactory.getJsonParser().parseMap(health.body());
+    return (Map<String, Object>) body.get("details");
   }
 
   private static int count(String text, String part) {
