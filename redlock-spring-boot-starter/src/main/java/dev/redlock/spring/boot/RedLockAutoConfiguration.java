@@ -1,7 +1,6 @@
 package dev.redlock.spring.boot;
 
 import dev.redlock.Inspection;
-import dev.redlock.NodeOutcome;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockBuilder;
 import dev.redlock.RedLockListener;
@@ -9,7 +8,6 @@ import dev.redlock.micrometer.RedLockMetrics;
 import dev.redlock.shedlock.RedLockProvider;
 import dev.redlock.spring.RedLockRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import net.javacrumbs.shedlock.core.LockProvider;
@@ -158,12 +156,11 @@ public class RedLockAutoConfiguration {
   }
 
   private static void admit(RedLock redlock) {
-    List<NodeOutcome> outcomes = redlock.admitFreshNodes();
     log.warn(
-        "redlock.admit-fresh-masters=true: admitted the masters at startup, for development only;"
+        "redlock.admit-fresh-masters=true: admitting the masters at startup, for development only;"
             + " in production an operator admits a brand-new cluster once, since admitting a master"
-            + " that restarted within max-lease-time can let two clients hold one lock: {}",
-        outcomes);
+            + " that restarted within max-lease-time can let two clients hold one lock");
+    redlock.admitFreshNodes(); // logs each master's result in words
   }
 
   /**

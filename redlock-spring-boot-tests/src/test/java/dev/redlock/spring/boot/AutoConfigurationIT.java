@@ -460,7 +460,9 @@ class AutoConfigurationIT {
     assertThat(output)
         .contains("WARN")
         .contains("redlock.admit-fresh-masters=true")
-        .contains("for development only");
+        .contains("for development only")
+        .contains("3 of 3 masters admitted")
+        .doesNotContain("GRANTED");
   }
 
   @Test
