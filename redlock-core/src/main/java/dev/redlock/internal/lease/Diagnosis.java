@@ -100,6 +100,15 @@ public final class Diagnosis {
               + ": "
               + masters.get(0).detail()
               + "): each counts as a failed vote until it answers";
+      case CLIENT_LIMIT ->
+          "not sent to "
+              + count
+              + " ("
+              + names
+              + "): "
+              + masters.get(0).detail()
+              + "; "
+              + Trouble.CLIENT_LIMIT_REMEDY;
     };
   }
 

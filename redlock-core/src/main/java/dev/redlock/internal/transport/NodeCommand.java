@@ -80,11 +80,13 @@ public final class NodeCommand {
   private final byte[][] keys;
   private final byte[][] args;
 
-  /** About how many bytes the command takes on the wire, for the transport's cap. */
+  /** About how many bytes the command takes as first written (a script by its SHA-1). */
   final int bytes;
 
+  boolean countedWhole; // guarded by the pipeline's lock: sent whole, its script's body counts
+
   /** Completed with the master's answer, or exceptionally when it cannot answer. */
-  final CompletableFuture<NodeReply> reply = new CompletableFuture<>();
+  final TimedReply reply = new TimedReply();
 
   /**
    * For a {@link Kind#QUERY}: the raw answer ({@code byte[]}, {@link Long}, {@link List}, or null),
@@ -156,7 +158,11 @@ public final class NodeCommand {
     this.script = script;
     this.keys = keys;
     this.args = args;
-    int size = (kind == Kind.ACQUIRE ? 128 : 64) + (script == null ? 0 : script.body().length);
+    int size =
+        (kind == Kind.ACQUIRE ? 128 : 64)
+            + (script == null
+                ? 0
+                : kind == Kind.LOAD ? script.body().length : script.sha1().length);
     for (byte[] key : keys) {
       size += key.length + 16;
     }
@@ -505,6 +511,16 @@ public final class NodeCommand {
     } else {
       reply.complete(decoded);
     }
+  }
+
+  /** The bytes {@link QueueLimit} counts: {@link #bytes}, and the script's once it goes whole. */
+  int counted() {
+    return countedWhole ? bytes + script.body().length : bytes;
+  }
+
+  /** Whether it is an acquire (a round's try for a lease, which a retry repeats). */
+  boolean acquires() {
+    return kind == Kind.SET || kind == Kind.ACQUIRE || kind == Kind.ACQUIRE_SET;
   }
 
   /**
