@@ -66,7 +66,7 @@ class BenchmarkOptionsTest {
     assertEquals(0, output.code(), text);
     assertTrue(text.contains("--isolation-iterations N"), text);
     assertTrue(text.contains("heal (needs the local masters),"), text);
-    assertTrue(text.contains("and the sections isolation and handoff"), text);
+    assertTrue(text.contains("and the sections isolation, handoff and async-load"), text);
     assertTrue(text.contains("--handoff-seconds S"), text);
   }
 
