@@ -84,6 +84,7 @@ public final class NodeCommand {
   final int bytes;
 
   boolean countedWhole; // guarded by the pipeline's lock: sent whole, its script's body counts
+  private boolean cleanup; // a quiet release: the cleanup of a failed acquire (or a lost lease)
 
   /** Completed with the master's answer, or exceptionally when it cannot answer. */
   final TimedReply reply = new TimedReply();
@@ -301,10 +302,12 @@ public final class NodeCommand {
 
   /** The release script without its notice to waiters: the cleanup of an acquire that failed. */
   static NodeCommand releaseQuietly(byte[] key, byte[] token) {
-    if (KeySet.isKeySet(key)) {
-      return KeySetCommands.releaseQuietly(key, token);
-    }
-    return script(LuaScript.RELEASE, new byte[][] {key}, token, QUIET);
+    NodeCommand command =
+        KeySet.isKeySet(key)
+            ? KeySetCommands.releaseQuietly(key, token)
+            : script(LuaScript.RELEASE, new byte[][] {key}, token, QUIET);
+    command.cleanup = true;
+    return command;
   }
 
   /**
@@ -518,9 +521,9 @@ public final class NodeCommand {
     return countedWhole ? bytes + script.body().length : bytes;
   }
 
-  /** Whether it is an acquire (a round's try for a lease, which a retry repeats). */
-  boolean acquires() {
-    return kind == Kind.SET || kind == Kind.ACQUIRE || kind == Kind.ACQUIRE_SET;
+  /** Whether it is an acquire (a round's try, which a retry repeats) or a failed one's cleanup. */
+  boolean ofAttempt() {
+    return kind == Kind.SET || kind == Kind.ACQUIRE || kind == Kind.ACQUIRE_SET || cleanup;
   }
 
   /**

@@ -28,7 +28,7 @@ final class QueueLimit {
   /** The most commands awaiting one master's replies. */
   static final int COMMANDS = 512;
 
-  /** The share, in percent, of either bound that acquires may fill. */
+  /** The share, in percent, of either bound that acquires and their cleanups may fill. */
   static final int ACQUIRE_SHARE_PERCENT = 50;
 
   /** What a command refused by this bound says first: the master had nothing to do with it. */
@@ -47,7 +47,7 @@ final class QueueLimit {
   boolean full(NodeCommand command) {
     long mostCommands = COMMANDS;
     long mostBytes = limitBytes;
-    if (command.acquires()) {
+    if (command.ofAttempt()) {
       mostCommands = mostCommands * ACQUIRE_SHARE_PERCENT / 100;
       mostBytes = mostBytes * ACQUIRE_SHARE_PERCENT / 100;
     }
@@ -63,8 +63,8 @@ final class QueueLimit {
         + " commands, "
         + (bytes + 1023) / 1024
         + " KiB await its replies; "
-        + (command.acquires()
-            ? "an acquire may fill "
+        + (command.ofAttempt()
+            ? "an acquire or its cleanup may fill "
                 + ACQUIRE_SHARE_PERCENT
                 + "% of the limit, "
                 + limits

@@ -172,7 +172,7 @@ class CommandPipelineTest {
   }
 
   @Test
-  void anAcquireBeyondItsShareFailsAtOnceAsTheClientsOwnWhileAHeldLeaseStillFindsRoom() {
+  void anAcquireOrItsCleanupBeyondTheirShareFailsAtOnceAsTheClientsOwnWhileAHeldLeaseFindsRoom() {
     int share = QueueLimit.COMMANDS * QueueLimit.ACQUIRE_SHARE_PERCENT / 100;
     List<NodeCommand> acquires = new ArrayList<>();
     for (int i = 0; i < share; i++) {
@@ -183,6 +183,9 @@ class CommandPipelineTest {
     assertTrue(refused.clientSide(), "the client's own failure: " + refused.getMessage());
     assertTrue(refused.getMessage().startsWith(QueueLimit.QUEUE_FULL), refused.getMessage());
     assertEquals(Trouble.CLIENT_LIMIT, Trouble.ofError(refused.getMessage()));
+    assertTrue(
+        failure(submit(NodeCommand.releaseQuietly(bytes("k0"), TOKEN_A))).clientSide(),
+        "a failed acquire's cleanup is held to the acquires' share too");
 
     NodeCommand fence = submit(NodeCommand.fence(KEY, TOKEN_B, 7));
     assertEquals("EVALSHA fence", last(), "a held lease's command is written at once");
