@@ -80,6 +80,10 @@ class BenchmarkOptionsTest {
     assertFalse(parse("--skip", "handoff").handOff());
     assertTrue(parse().handOff());
     assertThrows(UsageException.class, () -> parse("--only", "handoff", "--skip", "handoff"));
+    Config asyncLoad = parse("--only", "async-load");
+    assertTrue(asyncLoad.asyncLoad() && !asyncLoad.handOff() && !asyncLoad.isolation());
+    assertFalse(parse("--skip", "async-load").asyncLoad());
+    assertThrows(UsageException.class, () -> parse("--only", "async-load", "--skip", "async-load"));
   }
 
   private static Config parse(String... args) throws UsageException {
