@@ -106,6 +106,12 @@ import java.util.Set;
  *       HandOffFloor}: a hand-off's least cost in two rounds and in one); the issue's goals against
  *       the default's figures. {@code --only handoff} runs it alone, {@code --skip handoff} leaves
  *       it out.
+ *   <li><b>Async load</b> ({@link AsyncLoadRun}, issue 30), after the hand-off: {@value
+ *       AsyncLoadRun#WAITERS} waiters of one default RedLock on {@value AsyncLoadRun#RESOURCES}
+ *       resources at once (futures, then blocking calls on virtual threads on a JDK 21 or later),
+ *       then ten times as many, each holder working 1 ms, reading its fencing token and releasing:
+ *       granted, fenced, failed (by kind), circuit breakers opened, mean hand-off per resource.
+ *       {@code --only async-load} runs it alone, {@code --skip async-load} leaves it out.
  * </ol>
  *
  * Every measurement is warmed up first. The latency measurements then run in rounds of short
@@ -138,6 +144,12 @@ public final class Benchmark {
    * leaves it out.
    */
   static final String HANDOFF = "handoff";
+
+  /**
+   * The value of {@code --only} that runs the async-load section alone, and of {@code --skip} that
+   * leaves it out.
+   */
+  static final String ASYNC_LOAD = "async-load";
 
   /**
    * The system property redlock-core reads to pick the transport of plaintext masters, for
@@ -208,12 +220,14 @@ public final class Benchmark {
                                       throughput of every row to FILE (SVG)
             --node-dir DIR            where npm ci installs node-redlock (default: %s)
             --skip ROW,...            leave out any of the rows %s, %s and %s (the row
-                                      says so) and the sections %s and %s
+                                      says so) and the sections %s, %s and %s
             --heal-repeats N          heal measurements, each with a new RedLock (default %d)
             --isolation-iterations N  tryAcquire cycles per isolation block (default %,d); a
                                       case with a hostile master stops after %d s
             --only SECTION            run one section alone: heal (needs the local masters),
-                                      isolation or handoff
+                                      isolation, handoff or async-load (%,d and %,d waiters
+                                      of one RedLock on %d resources, each holder reading its
+                                      fencing token)
             --handoff-seconds S       time per row of the hand-off section (%d contenders on one
                                       resource, hold %d ms, pause %d ms, then no pause; default %d)
             --transport T             the RedLocks' transport for plaintext masters: selector
@@ -238,9 +252,13 @@ public final class Benchmark {
           TLS,
           ISOLATION,
           HANDOFF,
+          ASYNC_LOAD,
           DEFAULT_HEAL_REPEATS,
           DEFAULT_ISOLATION_ITERATIONS,
           IsolationRun.CASE_LIMIT.toSeconds(),
+          AsyncLoadRun.WAITERS,
+          10 * AsyncLoadRun.WAITERS,
+          AsyncLoadRun.RESOURCES,
           HandOffRun.CONTENDERS,
           HandOffRun.HOLD_MILLIS,
           HandOffRun.PAUSE_MILLIS,
@@ -316,6 +334,8 @@ public final class Benchmark {
         report.healOnlyHeader(config, masters);
       } else if (config.onlyHandOff()) {
         out.printf("Hand-off section alone (--only %s)%n", HANDOFF);
+      } else if (config.onlyAsyncLoad()) {
+        out.printf("Async-load section alone (--only %s)%n", ASYNC_LOAD);
       } else if (config.onlyIsolation()) {
         report.isolationOnlyHeader(config, masters);
         IsolationReport isolationReport = new IsolationReport(out);
@@ -334,7 +354,10 @@ public final class Benchmark {
             !config.skip().contains(REDISSON),
             out);
       }
-      if (!config.onlyIsolation() && !config.onlyHandOff()) {
+      if (config.asyncLoad()) {
+        AsyncLoadRun.measure(masters.uris(), config.nodeTimeout(), admit, out);
+      }
+      if (!config.onlyIsolation() && !config.onlyHandOff() && !config.onlyAsyncLoad()) {
         if (masters.local()) {
           HealRun.measure(masters, config.healRepeats(), config.nodeTimeout(), new HealReport(out));
         } else {
@@ -417,7 +440,7 @@ public final class Benchmark {
       requireNonNull(nodeDir, "nodeDir");
       skip = Set.copyOf(skip);
       requireNonNull(handOffTime, "handOffTime");
-      if (only != null && !only.equals(HEAL) && !only.equals(ISOLATION) && !only.equals(HANDOFF)) {
+      if (only != null && !List.of(HEAL, ISOLATION, HANDOFF, ASYNC_LOAD).contains(only)) {
         throw new IllegalArgumentException("no section '" + only + "' runs alone");
       }
       if (HEAL.equals(only) && !nodes.isEmpty()) {
@@ -458,7 +481,7 @@ public final class Benchmark {
       Path nodeDir = flags.has("node-dir") ? Path.of(flags.value("node-dir")) : defaultNodeDir();
       Set<String> skip = new LinkedHashSet<>(flags.list("skip"));
       for (String row : skip) {
-        if (!List.of(REDISSON, NODE_REDLOCK, TLS, ISOLATION, HANDOFF).contains(row)) {
+        if (!List.of(REDISSON, NODE_REDLOCK, TLS, ISOLATION, HANDOFF, ASYNC_LOAD).contains(row)) {
           throw new UsageException(
               "--skip takes any of "
                   + REDISSON
@@ -468,8 +491,10 @@ public final class Benchmark {
                   + TLS
                   + ", "
                   + ISOLATION
-                  + " and "
+                  + ", "
                   + HANDOFF
+                  + " and "
+                  + ASYNC_LOAD
                   + "; was '"
                   + row
                   + "'");
@@ -498,6 +523,9 @@ public final class Benchmark {
       }
       if (HANDOFF.equals(only) && skip.contains(HANDOFF)) {
         throw new UsageException("--only handoff and --skip handoff leave nothing to run");
+      }
+      if (ASYNC_LOAD.equals(only) && skip.contains(ASYNC_LOAD)) {
+        throw new UsageException("--only async-load and --skip async-load leave nothing to run");
       }
       Duration handOffTime =
           flags.seconds(
@@ -530,14 +558,16 @@ public final class Benchmark {
       if (only.isEmpty()) {
         return null;
       }
-      if (only.size() > 1 || !List.of(HEAL, ISOLATION, HANDOFF).contains(only.get(0))) {
+      if (only.size() > 1 || !List.of(HEAL, ISOLATION, HANDOFF, ASYNC_LOAD).contains(only.get(0))) {
         throw new UsageException(
             "--only takes one of '"
                 + HEAL
                 + "', '"
                 + ISOLATION
-                + "' and '"
+                + "', '"
                 + HANDOFF
+                + "' and '"
+                + ASYNC_LOAD
                 + "', the sections that run alone; was '"
                 + String.join(",", only)
                 + "'");
@@ -557,7 +587,17 @@ public final class Benchmark {
 
     /** Whether the isolation section runs, alone or with the others. */
     boolean isolation() {
-      return !onlyHeal() && !onlyHandOff() && !skip.contains(ISOLATION);
+      return !onlyHeal() && !onlyHandOff() && !onlyAsyncLoad() && !skip.contains(ISOLATION);
+    }
+
+    /** Whether the async-load section runs alone. */
+    boolean onlyAsyncLoad() {
+      return ASYNC_LOAD.equals(only);
+    }
+
+    /** Whether the async-load section runs, alone or with the others. */
+    boolean asyncLoad() {
+      return (only == null || onlyAsyncLoad()) && !skip.contains(ASYNC_LOAD);
     }
 
     /** Whether the hand-off section runs alone. */

@@ -59,7 +59,7 @@ class BenchmarkIT {
       "--node-timeout",
       "1000",
       "--skip",
-      "isolation,handoff",
+      "isolation,handoff,async-load",
       "--chart",
       chart.toString()
     };
@@ -402,7 +402,7 @@ class BenchmarkIT {
             "--isolation-iterations",
             "10",
             "--skip",
-            "redisson,node-redlock,handoff");
+            "redisson,node-redlock,handoff,async-load");
     String text = output.text();
 
     assertEquals(0, output.code(), text);
@@ -487,7 +487,7 @@ class BenchmarkIT {
    * come first.
    */
   private static BenchmarkOutput quickRun(String... args) {
-    return quickRunSkipping("redisson,node-redlock,isolation,handoff", args);
+    return quickRunSkipping("redisson,node-redlock,isolation,handoff,async-load", args);
   }
 
   private static BenchmarkOutput quickRunSkipping(String skip, String... args) {

@@ -66,7 +66,7 @@ class BenchmarkOptionsTest {
     assertEquals(0, output.code(), text);
     assertTrue(text.contains("--isolation-iterations N"), text);
     assertTrue(text.contains("heal (needs the local masters),"), text);
-    assertTrue(text.contains("and the sections isolation and handoff"), text);
+    assertTrue(text.contains("and the sections isolation, handoff and async-load"), text);
     assertTrue(text.contains("--handoff-seconds S"), text);
   }
 
@@ -80,6 +80,10 @@ class BenchmarkOptionsTest {
     assertFalse(parse("--skip", "handoff").handOff());
     assertTrue(parse().handOff());
     assertThrows(UsageException.class, () -> parse("--only", "handoff", "--skip", "handoff"));
+    Config asyncLoad = parse("--only", "async-load");
+    assertTrue(asyncLoad.asyncLoad() && !asyncLoad.handOff() && !asyncLoad.isolation());
+    assertFalse(parse("--skip", "async-load").asyncLoad());
+    assertThrows(UsageException.class, () -> parse("--only", "async-load", "--skip", "async-load"));
   }
 
   private static Config parse(String... args) throws UsageException {

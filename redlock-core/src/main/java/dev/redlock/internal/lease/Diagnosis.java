@@ -138,7 +138,7 @@ public final class Diagnosis {
   /** One kind of trouble, its masters and its remedy. */
   static String sentence(Trouble trouble, List<Outcome> masters, long guardMillis) {
     String names = names(masters);
-    String count = masters.size() == 1 ? "1 master" : masters.size() + " masters";
+    String count = masters(masters.size());
     return switch (trouble) {
       case RESTART_GUARD -> restartGuard(masters, count, guardMillis);
       case AUTHENTICATION ->
@@ -164,6 +164,15 @@ public final class Diagnosis {
               + ": "
               + masters.get(0).detail()
               + "): each counts as a failed vote until it answers";
+      case CLIENT_LIMIT ->
+          "not sent to "
+              + count
+              + " ("
+              + names
+              + "): "
+              + masters.get(0).detail()
+              + "; "
+              + Trouble.CLIENT_LIMIT_REMEDY;
     };
   }
 

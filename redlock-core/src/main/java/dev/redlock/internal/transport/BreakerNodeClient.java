@@ -16,7 +16,9 @@ import java.util.function.Supplier;
  * The only class that talks to Resilience4j: a circuit breaker in front of one master's client.
  *
  * <p>Errors and replies slower than the node timeout count as failures; a master's TAKEN and GONE
- * answers are successes (it is healthy, the lock is just not ours). When at least half of the last
+ * answers are successes (it is healthy, the lock is just not ours). A command the client itself did
+ * not send ({@link NodeUnavailableException#clientSide}: its own queue to the master was full, or
+ * it was closing) counts as neither: it says nothing of the master. When at least half of the last
  * {@value #WINDOW} calls (and at least {@value #MINIMUM_CALLS}) failed, the breaker opens: {@link
  * #permits()} says no, and the round skips the master as a failed vote without waiting for its
  * timeout. After the open wait the next call probes it: an answer in time closes the breaker, a
@@ -36,7 +38,10 @@ import java.util.function.Supplier;
  * <p>A call that has not answered within the node timeout is recorded as a failure by the next call
  * to the same master, so a hung master opens its breaker as quickly as a failing one, while nobody
  * else touches the client's futures. (A master answers in order, so the oldest unanswered call is
- * the first to be overdue.)
+ * the first to be overdue.) The time is the master's own ({@link TimedReply}): from when the
+ * command was written, or from the master's previous answer if that came later. A master that keeps
+ * answering a deep queue of this client's commands is busy with the client's own load, not slow;
+ * one that falls silent for a node timeout, or answers a lone command late, is.
  */
 public final class BreakerNodeClient extends ForwardingNodeClient {
 
@@ -237,7 +242,7 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
    * not permit) that answers in time closes the breaker.
    */
   private CompletableFuture<NodeReply> recorded(CompletableFuture<NodeReply> reply, boolean probe) {
-    Call call = new Call(ticker.read());
+    Call call = new Call(ticker.read(), reply);
     unanswered.add(call);
     reply.whenComplete(
         (answer, error) -> {
@@ -247,8 +252,14 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
           // Off the queue at once, while it is near the head and in the cache: left for the scan,
           // the calls of a whole node timeout were walked cold (0.7 us a call at 32 threads).
           unanswered.remove(call);
-          long took = ticker.read() - call.start;
-          if (error != null) {
+          long took = call.took(ticker.read());
+          if (error instanceof NodeUnavailableException failure && failure.clientSide()) {
+            // Never sent (this client's own queue was full, or it was closing): no verdict on the
+            // master, and a permission taken for it is given back.
+            if (!probe) {
+              breaker.releasePermission();
+            }
+          } else if (error != null) {
             breaker.onError(took, TimeUnit.NANOSECONDS, error);
           } else if (took > nodeTimeoutNanos) {
             breaker.onError(took, TimeUnit.NANOSECONDS, SLOW);
@@ -276,9 +287,9 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
     try {
       for (Call head = unanswered.peek(); head != null; head = unanswered.peek()) {
         if (!head.get()) {
-          long waited = now - head.start;
+          long waited = head.waited(now);
           if (waited <= nodeTimeoutNanos) {
-            scanAt = head.start + nodeTimeoutNanos + 1;
+            scanAt = now + (nodeTimeoutNanos - waited) + 1;
             break;
           }
           if (head.compareAndSet(false, true)) {
@@ -314,13 +325,31 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
     return "BreakerNodeClient{" + delegate + ", " + breaker.getState() + "}";
   }
 
-  /** One call awaiting its answer; set once it has been recorded. */
+  /**
+   * One call awaiting its answer; set once it has been recorded. Timed by its {@link TimedReply}
+   * when the transport's own future comes this far: then neither its wait in this client's queue
+   * nor its wait behind this client's earlier commands is held against the master, only the
+   * master's silence while it waited. Otherwise from the call.
+   */
   private static final class Call extends AtomicBoolean {
     private static final long serialVersionUID = 1L;
     final long start;
+    private final TimedReply timed; // or null
 
-    Call(long start) {
+    Call(long start, CompletableFuture<NodeReply> reply) {
       this.start = start;
+      this.timed = reply instanceof TimedReply t ? t : null;
+    }
+
+    /** How long the master took to answer, at {@code now}, when it did. */
+    long took(long now) {
+      long master = timed == null ? -1 : timed.masterNanos();
+      return master >= 0 ? master : now - start;
+    }
+
+    /** How long the master has kept the unanswered call waiting, at {@code now}. */
+    long waited(long now) {
+      return timed == null ? now - start : timed.silentNanos(now);
     }
   }
 

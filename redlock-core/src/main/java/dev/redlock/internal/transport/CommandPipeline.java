@@ -24,10 +24,12 @@ import org.slf4j.LoggerFactory;
  * <p>Nothing blocks without bound:
  *
  * <ul>
- *   <li>a caller's write cannot block: the bytes awaiting replies are capped at half the socket's
- *       send buffer (at least {@value #QUEUE_LIMIT_BYTES}), and beyond that commands fail at once.
- *       A blocking link's write therefore always fits in the socket; a non-blocking link never
- *       blocks anyway, and the cap bounds what it keeps for the socket to take later;
+ *   <li>a caller's write cannot block: the commands awaiting replies are bounded in commands and in
+ *       bytes (at most half the socket's send buffer), an acquire to a share of that ({@link
+ *       QueueLimit}), and beyond it commands fail at once, with a failure that names this client's
+ *       limit and that no circuit breaker counts against the master. A blocking link's write
+ *       therefore always fits in the socket; a non-blocking link never blocks anyway, and the bound
+ *       caps what it keeps for the socket to take later;
  *   <li>after a failed connection attempt, commands fail at once until the retry time, so a dead
  *       master costs nothing rather than a timeout per round;
  *   <li>after a link broke on a protocol error, commands fail at once for a back-off that doubles
@@ -43,12 +45,12 @@ import org.slf4j.LoggerFactory;
  * with NOSCRIPT; such a command is sent again, once, behind a reload of the scripts, and no command
  * of a lease runs after a later one of the same lease: {@link ScriptReload} says how.
  */
-final class CommandPipeline<L extends CommandPipeline.Link> {
+final class CommandPipeline<L extends CommandPipeline.Link> implements TimedReply.Progress {
 
   private static final Logger log = LoggerFactory.getLogger(CommandPipeline.class);
 
-  /** The least cap on bytes awaiting replies, whatever the send buffer. */
-  static final long QUEUE_LIMIT_BYTES = 64 * 1024;
+  /** Why commands fail once the client is closed: its own doing. */
+  static final String CLIENT_CLOSED = "client is closed";
 
   /** After a failed connection attempt, commands fail at once for this long. */
   static final long RECONNECT_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
@@ -144,8 +146,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   private final ArrayDeque<NodeCommand> inFlight = new ArrayDeque<>(); // guarded by lock
   private State state = State.CONNECTING; // guarded by lock
   private L link; // guarded by lock
-  private long queuedBytes; // guarded by lock: waiting + in flight
-  private long limitBytes = QUEUE_LIMIT_BYTES; // guarded by lock
+  private final QueueLimit queued = new QueueLimit(); // guarded by lock: waiting + in flight
   private long retryAtNanos; // guarded by lock
   private long backoffNanos; // guarded by lock: the last wait after a protocol error; 0: none since
   private boolean answered; // guarded by lock: the current link has answered a command
@@ -155,6 +156,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   private boolean draining; // guarded by lock: awaitDrained is waiting; replies signal
   private Incarnation incarnation; // guarded by lock: the server run of the current (or last) link
   private long lastHeardNanos; // guarded by lock: when that run last answered
+  private volatile long heardAt; // when the master last answered; written under lock
   private volatile NodeClient.Watcher watcher; // hears how connection attempts end, or null
 
   /**
@@ -196,6 +198,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     L broken = null;
     L written = null;
     String rejection = null;
+    boolean ours = false; // the rejection is this client's own limit or its close
     boolean connecting = false;
     lock.lock();
     try {
@@ -209,13 +212,14 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       }
       switch (state) {
         case CONNECTED -> {
-          if (queuedBytes + command.bytes > limitBytes) {
-            rejection = "too many commands awaiting replies";
+          if (queued.full(command)) {
+            ours = true;
+            rejection = queued.refusal(command);
           } else if (scripts.reloading()) {
             waiting.add(command); // behind the reload and what it sends again (ScriptReload)
-            queuedBytes += command.bytes;
+            queued.add(command);
           } else {
-            queuedBytes += command.bytes;
+            queued.add(command);
             if (!write(command)) {
               broken = link;
               dropped = concat(dropped, detach(lastError));
@@ -225,11 +229,12 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
           }
         }
         case CONNECTING -> {
-          if (queuedBytes + command.bytes > limitBytes) {
-            rejection = "too many commands waiting for the connection";
+          if (queued.full(command)) {
+            ours = true;
+            rejection = queued.refusal(command);
           } else {
             waiting.add(command);
-            queuedBytes += command.bytes;
+            queued.add(command);
           }
         }
         case IDLE -> {
@@ -238,12 +243,15 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
           } else {
             state = State.CONNECTING;
             waiting.add(command);
-            queuedBytes += command.bytes;
+            queued.add(command);
             changed.signalAll();
             connecting = true;
           }
         }
-        case CLOSED -> rejection = "client is closed";
+        case CLOSED -> {
+          rejection = CLIENT_CLOSED;
+          ours = true;
+        }
       }
     } finally {
       lock.unlock();
@@ -254,9 +262,12 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     if (broken != null) {
       broken.close();
     }
-    failAll(dropped, "connection dropped: ");
+    failAll(dropped, "connection dropped: ", false);
     if (rejection != null) {
-      command.fail(new NodeUnavailableException(rejection));
+      command.fail(
+          ours
+              ? NodeUnavailableException.clientSide(rejection)
+              : new NodeUnavailableException(rejection));
     }
     if (connecting) {
       connect.run();
@@ -269,8 +280,12 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
    */
   private boolean write(NodeCommand command) {
     command.writtenAt = ticker.read();
+    command.reply.written(command.writtenAt, this);
     command.incarnation = incarnation;
     scripts.wholeIfRefused(command);
+    if (command.sendWhole) {
+      queued.goesWhole(command);
+    }
     inFlight.add(command);
     try {
       link.write(command);
@@ -279,6 +294,12 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       lastError = describe(e);
       return false;
     }
+  }
+
+  /** When the master last answered (or the current link opened), for {@link TimedReply}. */
+  @Override
+  public long heardAt() {
+    return heardAt;
   }
 
   // ---- read side: the transport's thread
@@ -308,6 +329,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     L broken = null;
     String replaced = null;
     NodeClient.Watcher told = null;
+    boolean closing = false;
     lock.lock();
     try {
       attempted = true;
@@ -316,8 +338,9 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
         told = watcher;
       }
       if (state == State.CLOSED) {
+        closing = true;
         broken = opened;
-        dropped = detach("client is closed");
+        dropped = detach(CLIENT_CLOSED);
       } else if (opened == null) {
         dropped = detach(error);
         this.retryAtNanos = retryAtNanos;
@@ -329,11 +352,12 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
         Incarnation previous = incarnation;
         incarnation = Incarnation.after(previous, lastHeardNanos, opened.facts(), now);
         lastHeardNanos = now;
+        heardAt = now;
         if (incarnation.replaced()) {
           replaced = previous.runId() + " -> " + incarnation.runId();
         }
         scripts.opened(opened.scriptsLoaded());
-        limitBytes = Math.max(QUEUE_LIMIT_BYTES, opened.sendBufferBytes() / 2);
+        queued.sendBuffer(opened.sendBufferBytes());
         while (!waiting.isEmpty()) {
           if (!write(waiting.poll())) {
             broken = opened;
@@ -364,7 +388,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     if (broken != null) {
       broken.close();
     }
-    failAll(dropped, "");
+    failAll(dropped, "", closing);
   }
 
   /**
@@ -384,8 +408,13 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       if (link != from) {
         return false; // its commands have been failed already
       }
+      long heardBefore = heardAt;
       lastHeardNanos = ticker.read();
+      heardAt = lastHeardNanos;
       command = inFlight.peek();
+      if (command != null) {
+        command.reply.answered(lastHeardNanos, heardBefore);
+      }
       if (command != null && command.collect(reply)) {
         return true; // one of its parts; the last completes it
       }
@@ -398,27 +427,27 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
         broken = "protocol error: reply without a command";
         garbled = true;
       } else if (command.kind == NodeCommand.Kind.LOAD) {
-        queuedBytes -= command.bytes;
+        queued.remove(command);
         wrote = scripts.reloaded(reply, link);
         broken = wrote && !sendAfterReload() ? lastError : null;
         command = null; // the transport's own: nothing to complete
-      } else if (reply instanceof NodeCommand.ServerError error && error.noScript()) {
+      } else if (reply instanceof ServerError error && error.noScript()) {
         // Unless one is in flight (then behind this command), a reload: even where SCRIPT LOAD was
         // refused for good, since its answers are what sends again what it holds back.
         wrote = !scripts.reloading();
         broken = wrote && !scripts.reload(this::writeCounted) ? lastError : null;
         if (scripts.keep(command)) {
-          command = null; // still counted in queuedBytes; answered once sent again, or failed
+          command = null; // still counted in the queue; answered once sent again, or failed
         } else {
-          queuedBytes -= command.bytes;
+          queued.remove(command);
           failure = ScriptReload.NOSCRIPT; // sent whole already: at most once
         }
       } else {
-        queuedBytes -= command.bytes;
+        queued.remove(command);
         if (scripts.reloading() && command.callsScript()) {
           overtaken = scripts.overtaken(command);
           for (NodeCommand kept : overtaken) {
-            queuedBytes -= kept.bytes;
+            queued.remove(kept);
           }
         }
       }
@@ -453,7 +482,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
 
   /** Writes a command of the pipeline's own (a reload's) on the link, counting its bytes. */
   private boolean writeCounted(NodeCommand command) {
-    queuedBytes += command.bytes;
+    queued.add(command);
     return write(command);
   }
 
@@ -511,7 +540,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
       lock.unlock();
     }
     from.close();
-    failAll(dropped, "connection lost: ");
+    failAll(dropped, "connection lost: ", false);
   }
 
   /** Waits until the first connection attempt has finished or the deadline passes. */
@@ -564,7 +593,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
         return;
       }
       current = link;
-      dropped = detach("client is closed");
+      dropped = detach(CLIENT_CLOSED);
       state = State.CLOSED;
       changed.signalAll();
     } finally {
@@ -573,7 +602,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     if (current != null) {
       current.close();
     }
-    failAll(dropped, "");
+    failAll(dropped, "", true);
   }
 
   /** Fails every command and stops for good, after the transport's thread itself failed. */
@@ -586,7 +615,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     } finally {
       lock.unlock();
     }
-    failAll(dropped, "");
+    failAll(dropped, "", true); // the client's own thread: nothing to hold against the master
   }
 
   /** Detaches the current link; returns the commands that were waiting on it. */
@@ -599,7 +628,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     dropped.addAll(waiting);
     inFlight.clear();
     waiting.clear();
-    queuedBytes = 0;
+    queued.clear();
     changed.signalAll(); // awaitDrained: nothing is in flight any more
     link = null;
     lastError = reason;
@@ -609,7 +638,11 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     return dropped;
   }
 
-  private void failAll(List<NodeCommand> commands, String prefix) {
+  /**
+   * Fails {@code commands} with the last error; {@code ours} if it is the client's own (its close,
+   * its thread's failure): then no circuit breaker counts it against the master.
+   */
+  private void failAll(List<NodeCommand> commands, String prefix, boolean ours) {
     if (commands.isEmpty()) {
       return;
     }
@@ -620,12 +653,12 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     } finally {
       lock.unlock();
     }
-    NodeUnavailableException error = new NodeUnavailableException(prefix + reason);
+    NodeUnavailableException error = new NodeUnavailableException(prefix + reason, false, ours);
     NodeUnavailableException lost = null;
     for (NodeCommand command : commands) {
       if (command.lostInFlight) {
         if (lost == null) {
-          lost = new NodeUnavailableException(prefix + reason, true);
+          lost = new NodeUnavailableException(prefix + reason, true, ours);
         }
         command.fail(lost);
       } else {

@@ -46,7 +46,7 @@ public final class HandOffNodeClient extends ForwardingNodeClient {
 
   /** Heard before the caller's callbacks run, so a release that returned has been heard. */
   private CompletableFuture<NodeReply> heard(byte[] key, CompletableFuture<NodeReply> release) {
-    CompletableFuture<NodeReply> heard = new CompletableFuture<>();
+    CompletableFuture<NodeReply> heard = TimedReply.following(release); // the breaker times it
     release.whenComplete(
         (answer, error) -> {
           if (error != null) {

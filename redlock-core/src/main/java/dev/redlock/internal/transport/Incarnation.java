@@ -44,11 +44,11 @@ record Incarnation(
 
     /**
      * Reads the answers to {@code INFO server} and {@code CONFIG GET append*}; either may be a
-     * {@link NodeCommand.ServerError} (an ACL that forbids it) or anything unexpected.
+     * {@link ServerError} (an ACL that forbids it) or anything unexpected.
      */
     static Facts of(Object info, Object config) {
       boolean lossless = lossless(config);
-      if (info instanceof NodeCommand.ServerError error) {
+      if (info instanceof ServerError error) {
         return new Facts(null, -1, lossless, "INFO refused: " + error.firstLine());
       }
       if (!(info instanceof byte[] bytes)) {

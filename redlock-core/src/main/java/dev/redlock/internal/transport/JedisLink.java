@@ -94,8 +94,7 @@ final class JedisLink implements CommandPipeline.Link {
     try {
       connection = new PipelinedConnection(socket, config);
     } catch (JedisDataException e) {
-      NodeCommand.ServerError error =
-          new NodeCommand.ServerError(e.getMessage() == null ? "error" : e.getMessage());
+      ServerError error = new ServerError(e.getMessage() == null ? "error" : e.getMessage());
       if (error.wantsPassword()) {
         throw new NodeUnavailableException(error.passwordMissing());
       }
@@ -181,8 +180,8 @@ final class JedisLink implements CommandPipeline.Link {
 
   /**
    * Reads the next reply: a {@link Long}, a {@code byte[]}, a {@link java.util.List}, {@code null},
-   * or a {@link NodeCommand.ServerError} for an error reply (after which the stream is still in
-   * step). Blocks until a reply arrives or the link is closed. One thread reads.
+   * or a {@link ServerError} for an error reply (after which the stream is still in step). Blocks
+   * until a reply arrives or the link is closed. One thread reads.
    *
    * @throws Resp.ProtocolException if the master's bytes are no RESP2 or exceed {@link Resp}'s
    *     limits; the link must then be closed
@@ -303,7 +302,7 @@ final class JedisLink implements CommandPipeline.Link {
       flush();
       Object info = replyOrError();
       Object config = replyOrError();
-      if (info instanceof NodeCommand.ServerError error && error.wantsPassword()) {
+      if (info instanceof ServerError error && error.wantsPassword()) {
         throw new NodeUnavailableException(error.passwordMissing());
       }
       return Incarnation.Facts.of(info, config);
@@ -313,7 +312,7 @@ final class JedisLink implements CommandPipeline.Link {
       try {
         return getUnflushedObject();
       } catch (JedisDataException e) {
-        return new NodeCommand.ServerError(e.getMessage() == null ? "error" : e.getMessage());
+        return new ServerError(e.getMessage() == null ? "error" : e.getMessage());
       }
     }
 
@@ -339,8 +338,8 @@ final class JedisLink implements CommandPipeline.Link {
         try {
           getUnflushedObject();
         } catch (JedisDataException e) {
-          NodeCommand.ServerError error =
-              new NodeCommand.ServerError(e.getMessage() == null ? "error reply" : e.getMessage());
+          ServerError error =
+              new ServerError(e.getMessage() == null ? "error reply" : e.getMessage());
           if (!error.refusesScriptLoad()) {
             throw new NodeUnavailableException("SCRIPT LOAD failed: " + error.firstLine());
           }

@@ -80,11 +80,14 @@ public final class NodeCommand {
   private final byte[][] keys;
   private final byte[][] args;
 
-  /** About how many bytes the command takes on the wire, for the transport's cap. */
+  /** About how many bytes the command takes as first written (a script by its SHA-1). */
   final int bytes;
 
+  boolean countedWhole; // guarded by the pipeline's lock: sent whole, its script's body counts
+  private boolean cleanup; // a quiet release: the cleanup of a failed acquire (or a lost lease)
+
   /** Completed with the master's answer, or exceptionally when it cannot answer. */
-  final CompletableFuture<NodeReply> reply = new CompletableFuture<>();
+  final TimedReply reply = new TimedReply();
 
   /**
    * For a {@link Kind#QUERY}: the raw answer ({@code byte[]}, {@link Long}, {@link List}, or null),
@@ -156,7 +159,11 @@ public final class NodeCommand {
     this.script = script;
     this.keys = keys;
     this.args = args;
-    int size = (kind == Kind.ACQUIRE ? 128 : 64) + (script == null ? 0 : script.body().length);
+    int size =
+        (kind == Kind.ACQUIRE ? 128 : 64)
+            + (script == null
+                ? 0
+                : kind == Kind.LOAD ? script.body().length : script.sha1().length);
     for (byte[] key : keys) {
       size += key.length + 16;
     }
@@ -295,10 +302,12 @@ public final class NodeCommand {
 
   /** The release script without its notice to waiters: the cleanup of an acquire that failed. */
   static NodeCommand releaseQuietly(byte[] key, byte[] token) {
-    if (KeySet.isKeySet(key)) {
-      return KeySetCommands.releaseQuietly(key, token);
-    }
-    return script(LuaScript.RELEASE, new byte[][] {key}, token, QUIET);
+    NodeCommand command =
+        KeySet.isKeySet(key)
+            ? KeySetCommands.releaseQuietly(key, token)
+            : script(LuaScript.RELEASE, new byte[][] {key}, token, QUIET);
+    command.cleanup = true;
+    return command;
   }
 
   /**
@@ -504,6 +513,16 @@ public final class NodeCommand {
     }
   }
 
+  /** The bytes {@link QueueLimit} counts: {@link #bytes}, and the script's once it goes whole. */
+  int counted() {
+    return countedWhole ? bytes + script.body().length : bytes;
+  }
+
+  /** Whether it is an acquire (a round's try, which a retry repeats) or a failed one's cleanup. */
+  boolean ofAttempt() {
+    return kind == Kind.SET || kind == Kind.ACQUIRE || kind == Kind.ACQUIRE_SET || cleanup;
+  }
+
   /**
    * Whether the command calls a script, and so can meet NOSCRIPT. Every such command may be sent
    * again after a NOSCRIPT answer, once and in order ({@link CommandPipeline} argues why that is
@@ -651,50 +670,5 @@ public final class NodeCommand {
 
   static byte[] ascii(String text) {
     return Ascii.bytes(text);
-  }
-
-  /**
-   * An error reply from the server; the stream is still in step.
-   *
-   * @param message the server's message, e.g. {@code NOSCRIPT No matching script}
-   */
-  record ServerError(String message) {
-
-    /** Whether the server lost the script (restart, {@code SCRIPT FLUSH}). */
-    boolean noScript() {
-      return message.startsWith("NOSCRIPT");
-    }
-
-    /**
-     * Whether this answer to {@code SCRIPT LOAD} refuses it for as long as the connection lasts: an
-     * ACL without {@code SCRIPT} ({@code NOPERM}), or a server or proxy without the command. Every
-     * other error ({@code LOADING}, {@code BUSY}, {@code TRYAGAIN}, {@code MASTERDOWN}, ...) may
-     * pass, so it is worth trying again.
-     */
-    boolean refusesScriptLoad() {
-      return message.startsWith("NOPERM")
-          || message.startsWith("ERR unknown command")
-          || message.startsWith("ERR unknown subcommand");
-    }
-
-    /** Whether the server wants a password that the connection did not give ({@code NOAUTH}). */
-    boolean wantsPassword() {
-      return message.startsWith("NOAUTH");
-    }
-
-    /**
-     * What a link fails with when its master wants a password the URI does not give: an
-     * authentication failure naming its remedy, not the first command it refused.
-     */
-    String passwordMissing() {
-      return "authentication refused: the master requires a password and the URI gives none ("
-          + firstLine()
-          + "): give the user and password in its URI (redis://user:password@host:port)";
-    }
-
-    String firstLine() {
-      int newline = message.indexOf('\n');
-      return newline < 0 ? message : message.substring(0, newline);
-    }
   }
 }

@@ -315,7 +315,7 @@ public final class NoticeLink implements AutoCloseable {
         opened.getOutputStream().write(buffer.array(), 0, buffer.position());
         opened.getOutputStream().flush();
         Object answer = new Reader(opened.getInputStream()).next();
-        if (answer instanceof NodeCommand.ServerError error) {
+        if (answer instanceof ServerError error) {
           throw new IOException("AUTH refused: " + error.firstLine()); // never the password
         }
       }
@@ -371,7 +371,7 @@ public final class NoticeLink implements AutoCloseable {
         continue;
       }
       pinged = false;
-      if (push instanceof NodeCommand.ServerError error) {
+      if (push instanceof ServerError error) {
         // An ACL without PING refuses the liveness probe: an answer all the same.
         if (error.message().startsWith("NOPERM") && !error.message().contains("'ping'")) {
           lock.lock();

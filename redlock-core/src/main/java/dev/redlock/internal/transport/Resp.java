@@ -14,9 +14,9 @@ import java.util.List;
  *
  * <p>Replies decode to what {@link NodeCommand#complete} takes: a simple string or a bulk string to
  * a {@code byte[]}, an integer to a {@link Long}, an array to a {@link List}, a null bulk string or
- * array to {@code null}, and an error to a {@link NodeCommand.ServerError}. A {@link Decoder}
- * decodes them from bytes that arrive in pieces, within limits that keep a broken or hostile master
- * from making the client allocate or scan without bound.
+ * array to {@code null}, and an error to a {@link ServerError}. A {@link Decoder} decodes them from
+ * bytes that arrive in pieces, within limits that keep a broken or hostile master from making the
+ * client allocate or scan without bound.
  */
 final class Resp {
 
@@ -324,7 +324,7 @@ final class Resp {
         case '-' -> {
           byte[] text = new byte[n];
           in.get(from, text);
-          return new NodeCommand.ServerError(new String(text, StandardCharsets.UTF_8));
+          return new ServerError(new String(text, StandardCharsets.UTF_8));
         }
         case ':' -> {
           return number(in, from, n);
@@ -414,7 +414,7 @@ final class Resp {
           return Arrays.copyOf(text, length);
         }
         case '-' -> {
-          return new NodeCommand.ServerError(new String(text, 0, length, StandardCharsets.UTF_8));
+          return new ServerError(new String(text, 0, length, StandardCharsets.UTF_8));
         }
         case ':' -> {
           return number(text, length);

@@ -52,10 +52,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A reload refused for a while ({@code LOADING}, {@code BUSY}, ...) changes nothing: the kept
  * commands go whole anyway, and the next NOSCRIPT reloads again. One refused for good ({@code
- * NOPERM}, an unknown command: {@link NodeCommand.ServerError#refusesScriptLoad}) sends every
- * script whole for the link's lifetime, as a handshake so refused does ({@link
- * CommandPipeline.Link#scriptsLoaded}); a handshake refused for a while fails the connection
- * attempt, retried after the reconnect delay.
+ * NOPERM}, an unknown command: {@link ServerError#refusesScriptLoad}) sends every script whole for
+ * the link's lifetime, as a handshake so refused does ({@link CommandPipeline.Link#scriptsLoaded});
+ * a handshake refused for a while fails the connection attempt, retried after the reconnect delay.
  */
 final class ScriptReload {
 
@@ -135,7 +134,7 @@ final class ScriptReload {
    */
   boolean reloaded(Object reply, Object link) {
     reloading--;
-    if (reply instanceof NodeCommand.ServerError error) {
+    if (reply instanceof ServerError error) {
       if (error.refusesScriptLoad()) {
         if (!sendScriptsWhole) {
           log.debug("{} refused SCRIPT LOAD; scripts go whole: {}", link, error.firstLine());

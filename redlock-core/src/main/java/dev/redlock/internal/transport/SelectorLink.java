@@ -312,7 +312,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
 
   private void handshakeReply(Object reply) {
     Step step = handshake.poll();
-    if (reply instanceof NodeCommand.ServerError error && error.wantsPassword()) {
+    if (reply instanceof ServerError error && error.wantsPassword()) {
       fail(error.passwordMissing()); // every command after it would be refused the same way
       return;
     }
@@ -320,7 +320,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
       serverInfo = reply; // a refusal leaves the guard unable to vouch for this master: recorded
     } else if (step == Step.CONFIG) {
       persistence = reply;
-    } else if (reply instanceof NodeCommand.ServerError error) {
+    } else if (reply instanceof ServerError error) {
       if (step != Step.SCRIPT_LOAD) {
         fail(step + " refused: " + error.firstLine());
         return;

@@ -20,7 +20,12 @@ public enum Trouble {
   /** The URI's database number is not below the server's {@code databases} setting. */
   DATABASE("database index out of range"),
   /** The restart guard does not count the master's vote yet: restarted, new or flushed. */
-  RESTART_GUARD("restart guard");
+  RESTART_GUARD("restart guard"),
+  /**
+   * Not the master's trouble: this client's own queue to it was full (too many of its commands
+   * awaited the master's replies), so the command was not sent.
+   */
+  CLIENT_LIMIT("client's own limit");
 
   /** How the restart guard's remedy names the operator's act: the API call and the CLI. */
   public static final String ADMISSION =
@@ -38,6 +43,18 @@ public enum Trouble {
    * no command then.
    */
   public static final String INSIDE_SCRIPT = "a command a script calls";
+
+  /**
+   * What a failure of this client's own queue means and what to do, in the exceptions' words: it
+   * was not the master's doing, and a wait retries.
+   */
+  public static final String CLIENT_LIMIT_REMEDY =
+      "this client's limit, not the master's: at most "
+          + QueueLimit.COMMANDS
+          + " of its commands await one master's replies, of which acquires may be "
+          + QueueLimit.ACQUIRE_SHARE_PERCENT
+          + "% (the rest is kept for the leases held; docs/how-it-works.md); a waiting acquire"
+          + " retries, and fewer concurrent acquisitions on one RedLock avoid it";
 
   /** The key of each master's dataset-birth marker, for the preflight's read of it. */
   public static final String DATASET_MARKER_KEY = "redlock:dataset-born";
@@ -88,6 +105,9 @@ public enum Trouble {
    * @return the kind, or null if it is none of them (an unfit master, a skip, a protocol error)
    */
   public static Trouble ofError(String error) {
+    if (error.startsWith(QueueLimit.QUEUE_FULL)) {
+      return CLIENT_LIMIT;
+    }
     if (error.contains("WRONGPASS")
         || error.contains("NOAUTH")
         || error.contains("invalid password")
@@ -153,6 +173,7 @@ public enum Trouble {
           "the URI's path (redis://host:port/N) must be below the server's 'databases' setting"
               + " (16 by default)";
       case RESTART_GUARD -> "on a brand-new cluster, admit it once, from one place: " + ADMISSION;
+      case CLIENT_LIMIT -> CLIENT_LIMIT_REMEDY;
     };
   }
 

@@ -147,4 +147,24 @@ class DiagnosisTest {
         why);
     assertTrue(why.contains("noeviction"), why);
   }
+
+  @Test
+  void theClientsOwnFullQueueIsNamedAsTheClientsLimitNotTheMasters() {
+    String full =
+        "this client's own queue to the master is full (256 commands, 90 KiB await its replies;"
+            + " an acquire may fill 50% of the limit, 512 commands, 512 KiB, the rest is kept for"
+            + " held leases)";
+    String why =
+        Diagnosis.explain(
+            List.of(
+                outcome("a:1", Vote.FAILED, full),
+                outcome("b:2", Vote.FAILED, full),
+                outcome("c:3", Vote.TAKEN, "")),
+            2,
+            0);
+    assertTrue(why.startsWith("no quorum (2 of 3 masters must grant, 0 did); not sent to 2"), why);
+    assertTrue(why.contains("(a:1, b:2): " + full), why);
+    assertTrue(why.contains("this client's limit, not the master's"), why);
+    assertTrue(!why.contains("answered in time"), "does not blame the masters: " + why);
+  }
 }

@@ -52,4 +52,123 @@ class BreakerNodeClientTest {
     assertEquals(List.of(BreakerState.OPEN), told);
     assertEquals(0, client.tracked(), "the overdue calls are off the queue");
   }
+
+  @Test
+  void failuresOfTheClientsOwnNeverCountAgainstTheMaster() {
+    Scripted scripted = new Scripted();
+    BreakerNodeClient breaker = breaker(scripted);
+    for (int i = 0; i < 2 * BreakerNodeClient.WINDOW; i++) {
+      assertTrue(breaker.permits(), "call " + i + " permitted");
+      scripted.next =
+          CompletableFuture.failedFuture(
+              NodeUnavailableException.clientSide(QueueLimit.QUEUE_FULL + " (a test)"));
+      breaker.acquire(KEY, null, KEY, 10_000, 0);
+    }
+    assertTrue(breaker.closed(), "still closed");
+    assertEquals(List.of(), told);
+    for (int i = 0; i < BreakerNodeClient.MINIMUM_CALLS; i++) { // the master's own failures do
+      assertTrue(breaker.permits());
+      scripted.next = CompletableFuture.failedFuture(new NodeUnavailableException("refused"));
+      breaker.acquire(KEY, null, KEY, 10_000, 0);
+    }
+    assertEquals(List.of(BreakerState.OPEN), told);
+  }
+
+  @Test
+  void aCallQueuedBehindTheClientsOwnCommandsIsNotSlowWhileTheMasterKeepsAnswering() {
+    Scripted scripted = new Scripted();
+    BreakerNodeClient breaker = breaker(scripted);
+    long[] heard = {ticker.read()};
+    TimedReply.Progress master = () -> heard[0];
+    for (int i = 0; i < 2 * BreakerNodeClient.WINDOW; i++) {
+      TimedReply reply = new TimedReply();
+      scripted.next = reply;
+      assertTrue(breaker.permits(), "call " + i + " permitted");
+      breaker.acquire(KEY, null, KEY, 10_000, 0);
+      reply.written(ticker.read(), master);
+      // Twice the node timeout before its answer, the master answering earlier commands all along.
+      for (int step = 0; step < 10; step++) {
+        ticker.advance(Duration.ofNanos(NODE_TIMEOUT / 5));
+        heard[0] = ticker.read();
+        assertTrue(breaker.permits(), "not overdue: the master is answering");
+      }
+      long before = heard[0];
+      ticker.advance(Duration.ofMillis(1));
+      reply.answered(ticker.read(), before);
+      heard[0] = ticker.read();
+      reply.complete(NodeReply.of(Vote.GRANTED));
+    }
+    assertEquals(List.of(), told, "never slow, never overdue");
+
+    // Not written yet (waiting in the client's queue), however long: not the master's doing.
+    List<TimedReply> queued = new ArrayList<>();
+    for (int i = 0; i < BreakerNodeClient.MINIMUM_CALLS; i++) {
+      TimedReply reply = new TimedReply();
+      queued.add(reply);
+      scripted.next = reply;
+      assertTrue(breaker.permits());
+      breaker.acquire(KEY, null, KEY, 10_000, 0);
+    }
+    ticker.advance(Duration.ofNanos(10 * NODE_TIMEOUT));
+    assertTrue(breaker.permits());
+    assertEquals(List.of(), told);
+    // Written, and the master silent for a node timeout since: a hung master still opens it.
+    for (TimedReply reply : queued) {
+      reply.written(ticker.read(), master);
+    }
+    ticker.advance(Duration.ofNanos(NODE_TIMEOUT + 1));
+    assertFalse(breaker.permits(), "the silent master's breaker opened");
+    assertEquals(List.of(BreakerState.OPEN), told);
+  }
+
+  private static final byte[] KEY = "k".getBytes(US_ASCII);
+
+  private BreakerNodeClient breaker(NodeClient delegate) {
+    return new BreakerNodeClient(
+        delegate, "fake:2", NODE_TIMEOUT, Duration.ofSeconds(1), ticker, (n, s) -> told.add(s));
+  }
+
+  /** A master whose next acquire's future the test gives. */
+  private static final class Scripted implements NodeClient {
+    CompletableFuture<NodeReply> next;
+
+    @Override
+    public CompletableFuture<NodeReply> acquire(
+        byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+      return next;
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> admit() {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void close() {}
+  }
 }

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.redlock.internal.transport.NodeCommand.ServerError;
 import dev.redlock.internal.transport.NodeCommand.Verb;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -169,6 +168,55 @@ class CommandPipelineTest {
             "OOM command not allowed when used memory > 'maxmemory'.")) {
       assertFalse(new ServerError(transient_).refusesScriptLoad(), transient_);
     }
+  }
+
+  @Test
+  void anAcquireOrItsCleanupBeyondTheirShareFailsAtOnceAsTheClientsOwnWhileAHeldLeaseFindsRoom() {
+    int share = QueueLimit.COMMANDS * QueueLimit.ACQUIRE_SHARE_PERCENT / 100;
+    List<NodeCommand> acquires = new ArrayList<>();
+    for (int i = 0; i < share; i++) {
+      acquires.add(submit(NodeCommand.set(bytes("k" + i), TOKEN_A, 10_000)));
+    }
+    NodeUnavailableException refused =
+        failure(submit(NodeCommand.set(bytes("one-more"), TOKEN_A, 10_000)));
+    assertTrue(refused.clientSide(), "the client's own failure: " + refused.getMessage());
+    assertTrue(refused.getMessage().startsWith(QueueLimit.QUEUE_FULL), refused.getMessage());
+    assertEquals(Trouble.CLIENT_LIMIT, Trouble.ofError(refused.getMessage()));
+    assertTrue(
+        failure(submit(NodeCommand.releaseQuietly(bytes("k0"), TOKEN_A))).clientSide(),
+        "a failed acquire's cleanup is held to the acquires' share too");
+
+    NodeCommand fence = submit(NodeCommand.fence(KEY, TOKEN_B, 7));
+    assertEquals("EVALSHA fence", last(), "a held lease's command is written at once");
+    assertFalse(fence.reply.isDone());
+    for (int i = share + 1; i < QueueLimit.COMMANDS; i++) {
+      submit(NodeCommand.release(KEY, TOKEN_B));
+    }
+    NodeUnavailableException full = failure(submit(NodeCommand.release(KEY, TOKEN_B)));
+    assertTrue(full.clientSide(), "beyond the whole bound, any command is refused");
+    assertTrue(full.getMessage().contains("the limit is " + QueueLimit.COMMANDS + " commands"));
+
+    reply(bytes("OK")); // the first acquire answered: room for one more command
+    assertGranted(acquires.get(0));
+    assertTrue(
+        failure(submit(NodeCommand.set(bytes("again"), TOKEN_A, 10_000))).clientSide(),
+        "not an acquire: the queue still holds more than the acquires' share");
+    NodeCommand release = submit(NodeCommand.release(KEY, TOKEN_B));
+    assertFalse(release.reply.isDone(), "written, not refused");
+  }
+
+  @Test
+  void aCommandAfterTheCloseFailsAsTheClientsOwn() {
+    NodeCommand inFlight = submit(NodeCommand.release(KEY, TOKEN_A));
+    pipeline.close();
+    assertTrue(failure(inFlight).clientSide(), "cut off by the client's close");
+    assertTrue(failure(submit(NodeCommand.release(KEY, TOKEN_A))).clientSide());
+  }
+
+  private static NodeUnavailableException failure(NodeCommand command) {
+    assertTrue(command.reply.isCompletedExceptionally(), "failed at once");
+    ExecutionException failed = assertThrows(ExecutionException.class, command.reply::get);
+    return assertInstanceOf(NodeUnavailableException.class, failed.getCause());
   }
 
   /** Replies complete on the reading thread, here the test's: done by now, or never. */

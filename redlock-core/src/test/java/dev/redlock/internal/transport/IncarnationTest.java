@@ -52,8 +52,7 @@ class IncarnationTest {
     assertFalse(Incarnation.Facts.of(info(RUN_A, 1), config("yes", "everysec")).lossless());
     assertFalse(Incarnation.Facts.of(info(RUN_A, 1), config("no", "always")).lossless());
     assertFalse(
-        Incarnation.Facts.of(info(RUN_A, 1), new NodeCommand.ServerError("NOPERM config"))
-            .lossless(),
+        Incarnation.Facts.of(info(RUN_A, 1), new ServerError("NOPERM config")).lossless(),
         "a refused CONFIG is never taken for lossless persistence");
   }
 
@@ -61,7 +60,7 @@ class IncarnationTest {
   void aRefusedInfoLeavesTheRunUnknownAndTheMasterUnvouchedFor() {
     Incarnation.Facts facts =
         Incarnation.Facts.of(
-            new NodeCommand.ServerError("NOPERM this user has no permissions to run 'info'"),
+            new ServerError("NOPERM this user has no permissions to run 'info'"),
             config("yes", "always"));
     assertNotNull(facts.unknown());
     Incarnation run = Incarnation.after(null, 0, facts, 100 * SECOND);

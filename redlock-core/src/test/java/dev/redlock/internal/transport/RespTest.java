@@ -34,10 +34,9 @@ class RespTest {
         Arguments.of("+\r\n", ""),
         Arguments.of(
             "-NOSCRIPT No matching script. Please use EVAL.\r\n",
-            new NodeCommand.ServerError("NOSCRIPT No matching script. Please use EVAL.")),
+            new ServerError("NOSCRIPT No matching script. Please use EVAL.")),
         Arguments.of(
-            "-ERR wrong number of arguments\r\n",
-            new NodeCommand.ServerError("ERR wrong number of arguments")),
+            "-ERR wrong number of arguments\r\n", new ServerError("ERR wrong number of arguments")),
         Arguments.of(":0\r\n", 0L),
         Arguments.of(":1\r\n", 1L),
         Arguments.of(":-1\r\n", -1L),
@@ -56,8 +55,7 @@ class RespTest {
             "*3\r\n$3\r\none\r\n$-1\r\n*2\r\n:2\r\n*1\r\n+deep\r\n",
             Arrays.asList("one", null, List.of(2L, List.of("deep")))),
         Arguments.of(
-            "*2\r\n-ERR inside\r\n*-1\r\n",
-            Arrays.asList(new NodeCommand.ServerError("ERR inside"), null)));
+            "*2\r\n-ERR inside\r\n*-1\r\n", Arrays.asList(new ServerError("ERR inside"), null)));
   }
 
   @ParameterizedTest
@@ -134,9 +132,9 @@ class RespTest {
   @Test
   void noscriptIsAServerErrorThatSaysSo() {
     Object reply = decode("-NOSCRIPT No matching script. Please use EVAL.\r\n");
-    NodeCommand.ServerError error = assertInstanceOf(NodeCommand.ServerError.class, reply);
+    ServerError error = assertInstanceOf(ServerError.class, reply);
     assertTrue(error.noScript());
-    assertFalse(assertInstanceOf(NodeCommand.ServerError.class, decode("-ERR x\r\n")).noScript());
+    assertFalse(assertInstanceOf(ServerError.class, decode("-ERR x\r\n")).noScript());
   }
 
   @Test
@@ -287,7 +285,7 @@ class RespTest {
         Resp.MAX_LINE_BYTES,
         type.equals("+")
             ? ((byte[]) ended.next(buffer("\r\n"))).length
-            : ((NodeCommand.ServerError) ended.next(buffer("\r\n"))).message().length());
+            : ((ServerError) ended.next(buffer("\r\n"))).message().length());
   }
 
   @Test

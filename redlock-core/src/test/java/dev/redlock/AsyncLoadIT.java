@@ -1,0 +1,219 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.testkit.RedisCluster;
+import dev.redlock.testkit.RedisClusterExtension;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The client's own load on five healthy local masters (issue 30): many waiters of one RedLock on
+ * ten resources, each holder working 1 ms, then reading its fencing token and releasing. At 1,000
+ * waiters (futures, or blocking calls on virtual threads in the {@code virtual-threads} profile)
+ * every one is granted and fenced and no circuit breaker opens; at 10,000, a failure is a wait that
+ * ran out behind the others or names this client's own limit, every lease granted is fenced, and
+ * still no breaker opens.
+ *
+ * <p>Counts, not times. The node timeout is 1 s, so that a loaded machine's stalls (these masters
+ * share two cores with the client) do not time rounds out; what failed before was the client's own
+ * queue refusing commands at once ("too many commands awaiting replies") and the breakers that
+ * counted those refusals against healthy masters, which no node timeout hides.
+ */
+class AsyncLoadIT {
+
+  @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(5);
+
+  private static final int RESOURCES = 10;
+  private static final Duration TTL = Duration.ofSeconds(10);
+  private static final Duration NODE_TIMEOUT = Duration.ofSeconds(1);
+
+  /** What the client's own limit is named by, in a failure's message. */
+  private static final String OWN_LIMIT = "this client's own queue to the master is full";
+
+  /** Counts the circuit breakers that opened. */
+  static final class Breakers implements RedLockListener {
+    final AtomicInteger opened = new AtomicInteger();
+
+    @Override
+    public void circuitChanged(String node, CircuitState state) {
+      if (state == CircuitState.OPEN) {
+        opened.incrementAndGet();
+      }
+    }
+  }
+
+  /** What happened to each waiter: fenced, or its failure (by kind and message). */
+  static final class Tally {
+    final AtomicInteger fenced = new AtomicInteger();
+    final Map<String, Integer> waits = new ConcurrentHashMap<>(); // the acquire failed
+    final Map<String, Integer> fences = new ConcurrentHashMap<>(); // granted, not fenced
+
+    static void count(Map<String, Integer> failures, Throwable e) {
+      Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+      failures.merge(cause.getClass().getSimpleName() + ": " + cause.getMessage(), 1, Integer::sum);
+    }
+
+    /** The failures whose kind and message satisfy neither allowance, briefly. */
+    static Map<String, Integer> besides(Map<String, Integer> failures, boolean contention) {
+      Map<String, Integer> other = new TreeMap<>();
+      failures.forEach(
+          (what, count) -> {
+            boolean ranOut =
+                contention && what.startsWith(LockTakenException.class.getSimpleName() + ":");
+            if (!ranOut && !what.contains(OWN_LIMIT)) {
+              other.merge(what.substring(0, Math.min(400, what.length())), count, Integer::sum);
+            }
+          });
+      return other;
+    }
+  }
+
+  private static RedLock redlock(RedisCluster cluster, Breakers breakers) {
+    return RedLocks.admitted(
+        RedLock.builder()
+            .nodes(cluster.uris())
+            .nodeTimeout(NODE_TIMEOUT)
+            .listener(breakers)
+            .build());
+  }
+
+  /** The holder's part: 1 ms of work, its fencing token, the release. */
+  private static void hold(Lease lease, Tally tally) {
+    try {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+      assertTrue(lease.fencingToken() > 0);
+      tally.fenced.incrementAndGet();
+    } catch (RuntimeException e) {
+      Tally.count(tally.fences, e);
+    } finally {
+      lease.release();
+    }
+  }
+
+  /** {@code waiters} acquireAsync calls at once; each holder's part on a thread of a pool. */
+  private static void runAsync(RedLock redlock, int waiters, Duration maxWait, Tally tally)
+      throws Exception {
+    ExecutorService work = Executors.newCachedThreadPool();
+    try {
+      List<CompletableFuture<Void>> all = new ArrayList<>(waiters);
+      for (int i = 0; i < waiters; i++) {
+        all.add(
+            redlock
+                .acquireAsync("load:" + (i % RESOURCES), TTL, maxWait)
+                .handleAsync(
+                    (lease, error) -> {
+                      if (error != null) {
+                        Tally.count(tally.waits, error);
+                      } else {
+                        hold(lease, tally);
+                      }
+                      return null;
+                    },
+                    work));
+      }
+      CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
+          .get(maxWait.toSeconds() + 60, TimeUnit.SECONDS);
+    } finally {
+      work.shutdownNow();
+    }
+  }
+
+  @Test
+  void aThousandAsyncWaitersAreAllGrantedAndFencedAndNoBreakerOpens(RedisCluster cluster)
+      throws Exception {
+    Breakers breakers = new Breakers();
+    Tally tally = new Tally();
+    try (RedLock redlock = redlock(cluster, breakers)) {
+      runAsync(redlock, 1_000, Duration.ofSeconds(60), tally);
+      assertEquals(Map.of(), tally.waits, "acquisitions that failed");
+      assertEquals(Map.of(), tally.fences, "leases that got no fencing token");
+      assertEquals(1_000, tally.fenced.get(), "leases fenced");
+      assertEquals(0, breakers.opened.get(), "circuit breakers opened");
+      assertEquals(0, redlock.leasesHeld());
+    }
+  }
+
+  /**
+   * A thousand blocking waiters on virtual threads, in the {@code virtual-threads} profile (what
+   * virtual threads are for); a hundred on platform threads otherwise: a thousand platform threads
+   * would test the machine's scheduler, since a caller that leads the selector (reads every
+   * master's replies until its own round is decided) may then wait long for a core.
+   */
+  @Test
+  void blockingWaitersOnThreadsAreAllGrantedAndFencedAndNoBreakerOpens(RedisCluster cluster)
+      throws Exception {
+    Breakers breakers = new Breakers();
+    Tally tally = new Tally();
+    try (VirtualThreads threads = new VirtualThreads();
+        RedLock redlock = redlock(cluster, breakers)) {
+      int waiters = threads.virtual() ? 1_000 : 100;
+      threads.record();
+      ThreadFactory factory = threads.factory("load-waiter");
+      CountDownLatch done = new CountDownLatch(waiters);
+      for (int i = 0; i < waiters; i++) {
+        String resource = "load:" + (i % RESOURCES);
+        factory
+            .newThread(
+                () -> {
+                  try {
+                    hold(redlock.acquire(resource, TTL, Duration.ofSeconds(60)), tally);
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    Tally.count(tally.waits, e);
+                  } catch (RuntimeException e) {
+                    Tally.count(tally.waits, e);
+                  } finally {
+                    done.countDown();
+                  }
+                })
+            .start();
+      }
+      assertTrue(done.await(120, TimeUnit.SECONDS), "every waiter done");
+      assertEquals(Map.of(), tally.waits, "acquisitions that failed");
+      assertEquals(Map.of(), tally.fences, "leases that got no fencing token");
+      assertEquals(waiters, tally.fenced.get(), "leases fenced");
+      assertEquals(0, breakers.opened.get(), "circuit breakers opened");
+      assertEquals(List.of(), threads.pinnedInLibrary(), "virtual threads pinned in the library");
+    }
+  }
+
+  @Test
+  void tenThousandAsyncWaitersFailOnlyByTheirWaitOrTheClientsOwnLimitAndNoBreakerOpens(
+      RedisCluster cluster) throws Exception {
+    Breakers breakers = new Breakers();
+    Tally tally = new Tally();
+    try (RedLock redlock = redlock(cluster, breakers)) {
+      // A shorter wait than above: a thousand waiters on one resource, most of them still waiting
+      // when it runs out, which is contention (LockTakenException), not a failure of the client.
+      runAsync(redlock, 10_000, Duration.ofSeconds(15), tally);
+      assertEquals(
+          Map.of(),
+          Tally.besides(tally.waits, true),
+          "acquisitions that failed for another reason than contention or the client's own limit");
+      assertEquals(
+          Map.of(),
+          Tally.besides(tally.fences, false),
+          "leases not fenced for another reason than the client's own limit");
+      assertTrue(tally.fenced.get() > 0, "some were granted and fenced");
+      assertEquals(0, breakers.opened.get(), "circuit breakers opened");
+      assertEquals(0, redlock.leasesHeld());
+    }
+  }
+}
