@@ -37,8 +37,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Waits that stay live when the masters misbehave, on three real masters: a master that stops
  * reading its subscriber connection freezes no one (other waiters get their leases, renewals go on,
- * the close returns); and a waiter whose subscriber connection drops tries again at once, not at
- * its timer.
+ * the close returns); a queued waiter that can never win (its restart guard sees every master as
+ * too young) does not keep the waiter behind it from the lock; and a waiter whose subscriber
+ * connection drops tries again at once, not at its timer.
  */
 class WaitLivenessIT {
 
@@ -102,6 +103,19 @@ class WaitLivenessIT {
       Long ended = lastEnded.get(resource);
       return ended != null && System.nanoTime() - ended > nanos;
     }
+  }
+
+  /**
+   * The master where waiters queue for {@code resource} (its gate), found by its queue: the one
+   * place these tests look inside the library's keys.
+   */
+  private static RedisProcess gate(RedisCluster cluster, String resource) {
+    for (RedisProcess node : cluster.nodes()) {
+      if ((Long) node.admin().command("ZCARD", "redlock:queue:" + resource) > 0) {
+        return node;
+      }
+    }
+    throw new AssertionError("no master queues waiters for " + resource);
   }
 
   /** How many of the waiters on {@code pad} and a number below {@code n} were refused twice. */
@@ -286,6 +300,85 @@ class WaitLivenessIT {
         redlock.close();
       }
     }
+  }
+
+  // R2: a queued waiter that can never win.
+
+  /**
+   * A waiter whose restart guard sees every master as too young (they were never admitted) is
+   * granted at its gate each time it asks first, and never gets its lease. Queued ahead of a waiter
+   * that could win, it yields its place once it has been granted there for two of its stale windows
+   * (2 x (2 retry delays + 2 node timeouts): 4.4 s here) without leaving, and the waiter behind it
+   * is told that it is its turn. Without that, the waiter behind is refused at the gate, free as it
+   * is, until its wait runs out.
+   */
+  @Test
+  void aQueuedWaiterThatCannotWinYieldsItsPlaceToTheWaiterBehindIt(RedisCluster cluster)
+      throws Exception {
+    String resource = "unwinnable";
+    Duration retryDelay = Duration.ofMillis(100);
+    // Long, so that the guarded waiter, which asks every 100 ms or so, does not go stale in the
+    // queue (and out of it) whenever a loaded machine leaves its thread unscheduled for a while.
+    Duration nodeTimeout = Duration.ofSeconds(1);
+    Duration bound = retryDelay.plus(nodeTimeout).multipliedBy(4); // two stale windows
+    Duration maxWait = Duration.ofSeconds(30);
+    // No restart guard: the masters are brand new, and not admitted.
+    RedLock holder =
+        closed(
+            RedLock.builder()
+                .nodes(cluster.uris())
+                .nodeTimeout(nodeTimeout)
+                .restartGuard(false)
+                .build());
+    Rounds guardedRounds = new Rounds();
+    // Without circuit breakers: on a loaded machine a breaker that opened on slow answers would
+    // take the gate out of its rounds, and let it go stale in the queue.
+    RedLock guarded =
+        closed(
+            RedLock.builder()
+                .nodes(cluster.uris())
+                .nodeTimeout(nodeTimeout)
+                .retryDelay(retryDelay)
+                .circuitBreakers(false)
+                .listener(guardedRounds)
+                .build());
+    Rounds unguardedRounds = new Rounds();
+    RedLock unguarded =
+        closed(
+            RedLock.builder()
+                .nodes(cluster.uris())
+                .nodeTimeout(nodeTimeout)
+                .retryDelay(retryDelay)
+                .restartGuard(false)
+                .listener(unguardedRounds)
+                .build());
+    Lease held = holder.tryAcquire(resource, TTL).orElseThrow();
+    // Each is refused twice, asking every master and then at the gate: queued there, in order.
+    Future<Lease> first = threads.submit(() -> guarded.acquire(resource, TTL, maxWait));
+    RedLocks.eventually("the guarded waiter queued", () -> guardedRounds.refused(resource) >= 2);
+    Future<Lease> second = threads.submit(() -> unguarded.acquire(resource, TTL, maxWait));
+    RedLocks.eventually(
+        "the unguarded waiter queued", () -> unguardedRounds.refused(resource) >= 2);
+
+    // A third client holds the key on one master besides the gate: a majority needs the gate, so
+    // that the unguarded waiter cannot take the lock past the queue when, on a loaded machine, its
+    // round passes a gate slow to answer.
+    RedisProcess gate = gate(cluster, resource);
+    RedisProcess blocked =
+        cluster.nodes().stream().filter(n -> n != gate).findFirst().orElseThrow();
+    blocked.admin().command("SET", resource, "someone-else", "PX", "60000");
+
+    long released = System.nanoTime();
+    held.close(); // names the guarded waiter, which is granted at its gate but by no majority
+    Lease got = second.get(maxWait.toSeconds() + 10, TimeUnit.SECONDS);
+    long took = System.nanoTime() - released;
+    got.close();
+    // The bound, then a round or two of each.
+    assertTrue(
+        took < 2 * bound.toNanos(),
+        "granted after " + took / 1_000_000 + " ms; the bound is " + bound.toMillis() + " ms");
+    assertFalse(first.isDone(), "the guarded waiter is still waiting");
+    first.cancel(true);
   }
 
   // A reset subscriber connection.
