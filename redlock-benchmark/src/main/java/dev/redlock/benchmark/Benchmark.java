@@ -332,6 +332,7 @@ public final class Benchmark {
             admit,
             config.handOffTime(),
             !config.skip().contains(REDISSON),
+            masters.local(),
             out);
       }
       if (!config.onlyIsolation() && !config.onlyHandOff()) {
