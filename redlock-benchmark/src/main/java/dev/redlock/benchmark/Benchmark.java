@@ -352,6 +352,7 @@ public final class Benchmark {
             admit,
             config.handOffTime(),
             !config.skip().contains(REDISSON),
+            masters.local(),
             out);
       }
       if (config.asyncLoad()) {

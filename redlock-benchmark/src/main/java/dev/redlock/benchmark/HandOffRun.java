@@ -6,7 +6,9 @@ import dev.redlock.Lease;
 import dev.redlock.LockTakenException;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockBuilder;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -15,6 +17,7 @@ import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
  * The hand-off section (issue 18): {@value #CONTENDERS} contenders on one resource, each with a
@@ -30,6 +33,12 @@ import java.util.concurrent.locks.LockSupport;
  * masters when the release frees the key and the first waiter then asks for it, as RedLock's
  * default does, and when the release itself gives the key to the first waiter). The issue's goals
  * are printed against the default RedLock's figures, with the floors' utilization beside them.
+ *
+ * <p>On the benchmark's own masters, one more row (issue 30): the default RedLock while every
+ * pub/sub connection on every master is killed every {@link #PUBSUB_KILL_EVERY} ({@code CLIENT KILL
+ * TYPE pubsub}, as an idle-timeout proxy or a failover does), with its goal: a p99 wait at most
+ * {@value #RESET_P99_FACTOR} times the healthy row's and {@value #RESET_P99_SLACK_MILLIS} ms. Not
+ * on masters given with {@code --nodes}: it would cut other clients' subscriptions.
  */
 final class HandOffRun {
 
@@ -59,6 +68,18 @@ final class HandOffRun {
   static final double UTILIZATION_GOAL_NO_PAUSE = 0.8;
   static final double FAIRNESS_GOAL = 0.6;
 
+  /** How often the row with resets kills every pub/sub connection on every master. */
+  static final Duration PUBSUB_KILL_EVERY = Duration.ofMillis(200);
+
+  /** The goal of issue 30 for that row: a p99 wait at most this times the healthy row's... */
+  static final double RESET_P99_FACTOR = 2;
+
+  /** ...and this many milliseconds. */
+  static final double RESET_P99_SLACK_MILLIS = 10;
+
+  /** The row with resets' name. */
+  static final String PUBSUB_KILLED = "RedLock, pub/sub killed each 200ms";
+
   /** One contender's lock on the resource. */
   interface Mutex extends AutoCloseable {
     /** Takes the lock, waiting up to {@code wait}; returns whether it did. */
@@ -86,6 +107,8 @@ final class HandOffRun {
   enum Kind {
     /** The default RedLock, whose figures the goals are held against. */
     DEFAULT,
+    /** The default RedLock while every pub/sub connection is killed again and again. */
+    RESETS,
     /** Redisson's single-master lock, whose p99 is a goal. */
     RLOCK,
     /** A hand-written floor (not a lock): the least its protocol's hand-off costs here. */
@@ -94,8 +117,29 @@ final class HandOffRun {
     OTHER
   }
 
-  /** One row to measure, or a row that says why it was not. */
-  record Row(String name, MutexFactory mutexes, Kind kind) {}
+  /** A fault that a row runs under, from just before its contenders start until they stop. */
+  interface Fault extends AutoCloseable {
+    /** Stops the fault; waits for it briefly. */
+    @Override
+    void close();
+
+    /** What the fault did, for the row's line. */
+    String summary();
+  }
+
+  /**
+   * One row to measure.
+   *
+   * @param name its name, at most 34 characters
+   * @param mutexes makes each contender's mutex
+   * @param kind what it is to the goals
+   * @param fault starts the fault it runs under, or null for none
+   */
+  record Row(String name, MutexFactory mutexes, Kind kind, Supplier<Fault> fault) {
+    Row(String name, MutexFactory mutexes, Kind kind) {
+      this(name, mutexes, kind, null);
+    }
+  }
 
   /**
    * One row's figures.
@@ -106,8 +150,19 @@ final class HandOffRun {
    * @param failures acquisitions that waited {@link #MAX_WAIT} in vain or threw, and releases that
    *     threw
    * @param overlaps hold windows that began before the one before them ended
+   * @param note what the row's fault did, or empty
    */
-  record Result(long[] waitsNanos, double utilization, int[] grants, int failures, int overlaps) {
+  record Result(
+      long[] waitsNanos,
+      double utilization,
+      int[] grants,
+      int failures,
+      int overlaps,
+      String note) {
+
+    Result withNote(String note) {
+      return new Result(waitsNanos, utilization, grants, failures, overlaps, note);
+    }
 
     double percentileMillis(double p) {
       if (waitsNanos.length == 0) {
@@ -134,7 +189,8 @@ final class HandOffRun {
 
   /**
    * Measures every row with a pause of {@value #PAUSE_MILLIS} ms between holds, then with none, and
-   * prints both tables and the goals.
+   * prints both tables and the goals. The row with resets runs only on the benchmark's {@code own}
+   * masters.
    */
   static void measure(
       List<String> uris,
@@ -142,10 +198,11 @@ final class HandOffRun {
       boolean admit,
       Duration time,
       boolean redisson,
+      boolean own,
       PrintStream out)
       throws InterruptedException {
     requireNonNull(out, "out");
-    List<Row> rows = rows(uris, nodeTimeout, admit, redisson);
+    List<Row> rows = rows(uris, nodeTimeout, admit, redisson, own);
     out.printf(
         Locale.ROOT,
         "%nHand-off: %d contenders on one resource, each with its own client; hold %d ms; %d s per"
@@ -159,13 +216,21 @@ final class HandOffRun {
   }
 
   private static List<Row> rows(
-      List<String> uris, Duration nodeTimeout, boolean admit, boolean redisson) {
+      List<String> uris, Duration nodeTimeout, boolean admit, boolean redisson, boolean own) {
     List<Row> rows = new ArrayList<>();
     rows.add(
         new Row(
             "RedLock, defaults (wake-ups on)",
             redlocks(uris, nodeTimeout, admit, builder -> builder),
             Kind.DEFAULT));
+    if (own) {
+      rows.add(
+          new Row(
+              PUBSUB_KILLED,
+              redlocks(uris, nodeTimeout, admit, builder -> builder),
+              Kind.RESETS,
+              () -> PubSubKiller.start(uris, PUBSUB_KILL_EVERY)));
+    }
     rows.add(
         new Row(
             "RedLock, wakeUps(false)",
@@ -262,9 +327,10 @@ final class HandOffRun {
           result.fewest(),
           result.most(),
           result.overlaps(),
-          result.failures() == 0
-              ? ""
-              : "  (" + result.failures() + " acquisitions or releases failed)");
+          (result.failures() == 0
+                  ? ""
+                  : "  (" + result.failures() + " acquisitions or releases failed)")
+              + (result.note().isEmpty() ? "" : "  (" + result.note() + ")"));
     }
     return results;
   }
@@ -273,6 +339,7 @@ final class HandOffRun {
   static Result run(Row row, String resource, int pauseMillis, Duration time)
       throws InterruptedException {
     List<Mutex> mutexes = new ArrayList<>();
+    Fault fault = null;
     try {
       for (int i = 0; i < CONTENDERS; i++) {
         mutexes.add(row.mutexes().create(i, resource));
@@ -343,6 +410,7 @@ final class HandOffRun {
         threads.add(thread);
       }
       threads.forEach(Thread::start);
+      fault = row.fault() == null ? null : row.fault().get();
       long began = System.nanoTime() + WARMUP.toNanos();
       endAt[0] = began + time.toNanos();
       endAt[1] = began;
@@ -351,8 +419,16 @@ final class HandOffRun {
         thread.join(WARMUP.toMillis() + time.toMillis() + MAX_WAIT.toMillis() + 30_000);
       }
       long elapsed = System.nanoTime() - began;
-      return summarize(waits, windows, counts, failures, elapsed);
+      Result result = summarize(waits, windows, counts, failures, elapsed);
+      if (fault != null) {
+        fault.close();
+        result = result.withNote(fault.summary());
+      }
+      return result;
     } finally {
+      if (fault != null) {
+        fault.close();
+      }
       for (Mutex mutex : mutexes) {
         mutex.close();
       }
@@ -388,18 +464,24 @@ final class HandOffRun {
         (double) heldNanos / elapsedNanos,
         counts.clone(),
         Arrays.stream(failures).sum(),
-        overlaps);
+        overlaps,
+        "");
   }
 
   private static void goals(List<Row> rows, Result[] paused, Result[] unpaused, PrintStream out) {
     Result ours = null;
     Result oursFlat = null;
     Result rlock = null;
+    Result resets = null;
+    Result resetsFlat = null;
     StringBuilder floors = new StringBuilder();
     for (int r = 0; r < rows.size(); r++) {
       if (rows.get(r).kind() == Kind.DEFAULT) {
         ours = paused[r];
         oursFlat = unpaused[r];
+      } else if (rows.get(r).kind() == Kind.RESETS) {
+        resets = paused[r];
+        resetsFlat = unpaused[r];
       } else if (rows.get(r).kind() == Kind.RLOCK) {
         rlock = paused[r];
       } else if (rows.get(r).kind() == Kind.FLOOR && unpaused[r] != null) {
@@ -465,6 +547,115 @@ final class HandOffRun {
           result.overlaps() == 0,
           "%d",
           result.overlaps());
+    }
+    if (resets == null) {
+      return;
+    }
+    out.printf(
+        Locale.ROOT,
+        "Reset goal (issue 30), every pub/sub connection killed every %d ms:%n",
+        PUBSUB_KILL_EVERY.toMillis());
+    double healthy = ours.percentileMillis(0.99);
+    double reset = resets.percentileMillis(0.99);
+    goal(
+        out,
+        "p99 wait (pause 5 ms) <= 2 x healthy + 10 ms",
+        reset <= RESET_P99_FACTOR * healthy + RESET_P99_SLACK_MILLIS,
+        "%.1f ms vs %.1f ms",
+        reset,
+        healthy);
+    for (Result result : new Result[] {resets, resetsFlat}) {
+      if (result != null) {
+        String which = result == resets ? "pause 5 ms" : "no pause";
+        goal(
+            out,
+            "overlapping holds = 0, resets (" + which + ")",
+            result.overlaps() == 0,
+            "%d",
+            result.overlaps());
+      }
+    }
+  }
+
+  /**
+   * Kills every pub/sub connection on every master ({@code CLIENT KILL TYPE pubsub}) every {@code
+   * every}, on a thread of its own, until closed: each RedLock's subscriber connections drop, and
+   * are opened again by the library.
+   */
+  static final class PubSubKiller implements Fault {
+    private final List<BaselineClient.Connection> admins;
+    private final long everyNanos;
+    private final Thread thread;
+    private volatile boolean stopped;
+    private volatile int rounds;
+    private volatile long killed;
+    private volatile String failed = "";
+
+    private PubSubKiller(List<BaselineClient.Connection> admins, Duration every) {
+      this.admins = admins;
+      this.everyNanos = every.toNanos();
+      this.thread = new Thread(this::run, "handoff-pubsub-killer");
+      thread.setDaemon(true);
+    }
+
+    /** Connects to every master and starts killing. */
+    static PubSubKiller start(List<String> uris, Duration every) {
+      List<BaselineClient.Connection> admins = new ArrayList<>();
+      try {
+        for (String uri : uris) {
+          admins.add(BaselineClient.Connection.open(uri, 2_000));
+        }
+      } catch (IOException e) {
+        admins.forEach(BaselineClient.Connection::close);
+        throw new UncheckedIOException("the pub/sub killer could not connect", e);
+      }
+      PubSubKiller killer = new PubSubKiller(admins, every);
+      killer.thread.start();
+      return killer;
+    }
+
+    private void run() {
+      long next = System.nanoTime();
+      while (!stopped) {
+        next += everyNanos;
+        parkUntil(next);
+        if (stopped) {
+          return;
+        }
+        for (BaselineClient.Connection admin : admins) {
+          try {
+            killed += Long.parseLong(admin.call("CLIENT", "KILL", "TYPE", "pubsub"));
+          } catch (IOException | RuntimeException e) {
+            failed = e.toString();
+            return;
+          }
+        }
+        rounds++;
+      }
+    }
+
+    @Override
+    public void close() {
+      if (stopped) {
+        return;
+      }
+      stopped = true;
+      LockSupport.unpark(thread);
+      try {
+        thread.join(5_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      admins.forEach(BaselineClient.Connection::close);
+    }
+
+    @Override
+    public String summary() {
+      return rounds
+          + " kills of every master's pub/sub, "
+          + killed
+          + " connections"
+          + (failed.isEmpty() ? "" : "; stopped: " + failed);
     }
   }
 

@@ -468,6 +468,28 @@ class BenchmarkIT {
         text.contains("the hand-written floors' utilization (no pause): release, then acquire 0."),
         text);
     assertTrue(text.contains("fewest grants >= 0.6 x most (pause 5 ms)"), text);
+    // The row with every pub/sub connection killed every 200 ms (on the benchmark's own masters):
+    // in both tables, killing connections, without an overlapping hold or a failure, and its goal.
+    Matcher resets =
+        Pattern.compile(
+                "(?m)^"
+                    + Pattern.quote(HandOffRun.PUBSUB_KILLED)
+                    + " .* \\d+ / \\d+ +(\\d+)  \\((\\d+) kills of every master's pub/sub,"
+                    + " (\\d+) connections\\)$")
+            .matcher(text);
+    for (int table = 0; table < 2; table++) {
+      assertTrue(resets.find(), "the reset row in table " + table + " in\n" + text);
+      assertEquals("0", resets.group(1), resets.group());
+      assertTrue(Integer.parseInt(resets.group(2)) > 0, resets.group());
+      assertTrue(Integer.parseInt(resets.group(3)) > 0, resets.group());
+    }
+    assertTrue(
+        text.matches(
+            "(?s).*p99 wait \\(pause 5 ms\\) <= 2 x healthy \\+ 10 ms +[\\d.]+ ms vs [\\d.]+ ms +"
+                + "(met|NOT met)\n.*"),
+        text);
+    assertTrue(
+        text.matches("(?s).*overlapping holds = 0, resets \\(pause 5 ms\\) +0 +met\n.*"), text);
     assertFalse(text.contains("could not run"), text);
     assertFalse(text.contains("Heal"), text);
   }

@@ -30,9 +30,11 @@ import java.util.function.Function;
  * first notice that concerns it completes; between rounds it waits on that future, bounded by its
  * retry timer, so a lost notice costs latency, never a hang. A round that fails before the
  * subscription is confirmed could miss a release that came between: the first confirmation (and any
- * after a reconnect, when notices may have been lost) wakes the group too. The last waiter to leave
- * unsubscribes: nothing is kept for a resource no one waits on, and at most {@value #MAX_GROUPS}
- * resources are subscribed at once (the waiters of any more wait on their timers).
+ * after a reconnect, when notices may have been lost) wakes the group too, and so does a link whose
+ * connection drops (every group it carried: notices are lost until it is back), queued waiters
+ * included, armed or not: each asks again at once rather than at its timer. The last waiter to
+ * leave unsubscribes: nothing is kept for a resource no one waits on, and at most {@value
+ * #MAX_GROUPS} resources are subscribed at once (the waiters of any more wait on their timers).
  *
  * <p><b>Sets.</b> A waiter on a multi-resource lease (a {@link KeySet}) enters the group of each of
  * its resources: groups are named by a resource's key, and a release of the set, or of any single
@@ -210,6 +212,7 @@ public final class Wakeups implements AutoCloseable {
       group.waiters++;
       Waiter waiter = new Waiter(group);
       waiter.seen = group.wakes;
+      waiter.seenChecks = group.checks;
       return waiter;
     } finally {
       lock.unlock();
@@ -350,6 +353,14 @@ public final class Wakeups implements AutoCloseable {
    * or for a confirmed subscription ({@code release} null: the first, or any after a reset).
    */
   private void wake(String name, String release, boolean afterReset) {
+    wake(name, release, release == null, afterReset);
+  }
+
+  /**
+   * Wakes the waiters of {@code name} as {@link #wake(String, String, boolean)} does; with {@code
+   * release} null and not {@code confirmed}, because a link that carried it dropped.
+   */
+  private void wake(String name, String release, boolean confirmed, boolean afterReset) {
     boolean subscribed = release == null;
     List<CompletableFuture<Void>> woken;
     lock.lock();
@@ -361,7 +372,7 @@ public final class Wakeups implements AutoCloseable {
       // Every master's notice wakes: the first may come before the release ran on the others,
       // and the round it starts be refused there. Notices that come while a round runs make one
       // more round, not one each (the waiter finds them when it arms next).
-      if (subscribed) {
+      if (confirmed) {
         if (group.confirmed && !afterReset) {
           return; // another master's confirmation: the first one woke the group already
         }
@@ -369,6 +380,9 @@ public final class Wakeups implements AutoCloseable {
       }
       // Counted even with no one armed: a waiter between two rounds finds it when it arms next.
       group.wakes++;
+      if (subscribed) {
+        group.checks++; // a release may have been missed: queued waiters too ask again
+      }
       String turn =
           release != null && release.startsWith(TURN) ? release.substring(TURN.length()) : null;
       if (turn != null) {
@@ -385,6 +399,7 @@ public final class Wakeups implements AutoCloseable {
         waiter.heard(turn, turn == null && !subscribed); // a plain release: the lock may be free
         waiter.seen = group.wakes;
         waiter.seenTurns = group.turns;
+        waiter.seenChecks = group.checks;
         woken.add(waiter.armed);
         waiter.armed = null;
         armed.remove();
@@ -407,6 +422,25 @@ public final class Wakeups implements AutoCloseable {
         // On this client's channel: "turn:", the waiter, then the resource's key.
         int end = TURN.length() + WAITER_LENGTH;
         wake(release.substring(end), release.substring(0, end), false);
+      }
+    }
+
+    @Override
+    public void lost(NoticeLink link) {
+      // Its notices are lost until it is back: every group it carried asks again at once.
+      List<String> names = new ArrayList<>();
+      lock.lock();
+      try {
+        for (Group group : groups.values()) {
+          if (group.links.contains(link)) {
+            names.add(group.name);
+          }
+        }
+      } finally {
+        lock.unlock();
+      }
+      for (String name : names) {
+        wake(name, null, false, true);
       }
     }
 
@@ -437,6 +471,9 @@ public final class Wakeups implements AutoCloseable {
     final Set<Waiter> armed = new HashSet<>(); // guarded by the Wakeups' lock
     long wakes; // guarded by the Wakeups' lock: how many times the group was woken
     long turns; // guarded by the Wakeups' lock: how many notices named a waiter's turn
+    // guarded by the Wakeups' lock: how many wake-ups after which a release may have been missed
+    // (a confirmation, a link dropped): queued waiters heed them too
+    long checks;
     String lastTurn; // guarded by the Wakeups' lock: the waiter the last of them named
     int waiters; // guarded by the Wakeups' lock
     boolean confirmed; // guarded by the Wakeups' lock: some master confirmed the subscription
@@ -457,6 +494,7 @@ public final class Wakeups implements AutoCloseable {
     private CompletableFuture<Void> armed; // guarded by the Wakeups' lock
     private long seen; // guarded by the Wakeups' lock: the group's wakes this waiter has had
     private long seenTurns; // guarded by the Wakeups' lock: the group's turns likewise
+    private long seenChecks; // guarded by the Wakeups' lock: the group's checks likewise
     private volatile Turn turn; // its acquisition's place in the queue, if it has one
     private boolean left; // guarded by the Wakeups' lock
 
@@ -542,7 +580,8 @@ public final class Wakeups implements AutoCloseable {
         boolean missed =
             queuedAs == null
                 ? seen != group.wakes
-                : seenTurns != group.turns && queuedAs.equals(group.lastTurn);
+                : seenChecks != group.checks
+                    || seenTurns != group.turns && queuedAs.equals(group.lastTurn);
         if (missed) {
           // Perhaps a confirmation or another waiter's turn too: a set then retries as after a
           // plain notice, a bounded number of rounds.
@@ -550,6 +589,7 @@ public final class Wakeups implements AutoCloseable {
           // Woken while not armed (its round was running): a release it may have missed.
           seen = group.wakes;
           seenTurns = group.turns;
+          seenChecks = group.checks;
           group.armed.remove(this);
           armed = null;
           future.complete(null);

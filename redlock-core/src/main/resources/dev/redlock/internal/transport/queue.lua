@@ -19,10 +19,19 @@
 -- keys expire ARGV[5] ms after the last waiter asked, so nothing is kept for a resource no one
 -- waits on. The queue's commands are called by pcall: where an ACL refuses them, the key is set
 -- for whoever asks when it is free, as the plain acquire does.
+-- A first waiter that keeps being granted here without ever leaving (its round fails on the
+-- others: its restart guard finds them too young, or its ACL or a partition keeps it from a
+-- majority) would keep every other waiter out for its whole wait. So its first grant is noted (in
+-- KEYS[7], as '>' and the waiter, scored with the time; gone when it leaves or goes stale), and
+-- once it is granted again more than twice ARGV[5] ms after that, with others queued, it yields
+-- its place: it goes to the back of the queue, is refused, and the waiter now first is told that
+-- it is its turn, as a release tells it. (Only commands of the minimal ACL: ZADD's XX GT CH says
+-- whether the note is older than the bound.)
 local queue, seen, waiter = KEYS[6], KEYS[7], ARGV[4]
 if ARGV[1] == 'leave' then
   redis.pcall('ZREM', queue, waiter)
   redis.pcall('ZREM', seen, waiter)
+  redis.pcall('ZREM', seen, '>' .. waiter)
   return 1
 end
 redis.replicate_commands()
@@ -34,8 +43,11 @@ if type(redis.pcall('ZADD', queue, 'NX', us, waiter)) == 'number' then
   local gone = redis.pcall('ZRANGEBYSCORE', seen, '-inf', us - tonumber(ARGV[5]) * 1000, 'LIMIT', 0, 16)
   if type(gone) == 'table' and gone.err == nil then
     for _, other in ipairs(gone) do
-      redis.pcall('ZREM', queue, other)
-      redis.pcall('ZREM', seen, other)
+      if string.sub(other, 1, 1) ~= '>' then -- a first grant's note goes with its waiter
+        redis.pcall('ZREM', queue, other)
+        redis.pcall('ZREM', seen, other)
+        redis.pcall('ZREM', seen, '>' .. other)
+      end
     end
   end
   local head = redis.pcall('ZRANGE', queue, 0, 0)
@@ -45,8 +57,29 @@ if type(redis.pcall('ZADD', queue, 'NX', us, waiter)) == 'number' then
 end
 local set = false
 if turn and redis.call('GET', KEYS[1]) == false then
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-  set = 'OK'
+  local mark = '>' .. waiter
+  local others = redis.pcall('ZRANGE', queue, 1, 1)
+  -- Whether others wait and its note is older than the bound (then moved, it goes anyway).
+  if type(others) == 'table' and others.err == nil and others[1] ~= nil
+      and redis.pcall('ZADD', seen, 'XX', 'GT', 'CH', us - 2 * tonumber(ARGV[5]) * 1000, mark) == 1 then
+    -- Granted here for two stale windows without leaving: it yields to the next waiter.
+    redis.pcall('ZADD', queue, 'XX', us, waiter)
+    redis.pcall('ZREM', seen, mark)
+    turn = false
+    local head = redis.pcall('ZRANGE', queue, 0, 0)
+    if type(head) == 'table' and head.err == nil and head[1] ~= nil and head[1] ~= waiter then
+      local message = 'turn:' .. head[1]
+      local client = 'redlock:wake:@' .. string.sub(head[1], 1, 16)
+      local told = redis.pcall('PUBLISH', client, message .. KEYS[1])
+      if type(told) ~= 'number' or told == 0 then
+        redis.pcall('PUBLISH', 'redlock:wake:' .. KEYS[1], message)
+      end
+    end
+  else
+    redis.pcall('ZADD', seen, 'NX', us, mark) -- its first grant since it queued, if it is
+    redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+    set = 'OK'
+  end
 end
 redis.pcall('PEXPIRE', queue, ARGV[5])
 redis.pcall('PEXPIRE', seen, ARGV[5])
