@@ -106,6 +106,38 @@ class WaitWithoutQuorumTest {
   }
 
   @Test
+  void anInterruptEndsAnInterruptibleWaitWhoseEveryPauseIsOverAtOnce() throws Exception {
+    // Pauses of at most 1.5 ms on a clock that moves 5 ms at every read: each pause is over
+    // before it is checked, as a pause cut short by a wake-up is; the interrupt must still count.
+    redlock = cluster.builder(3).circuitBreakers(false).retryDelay(Duration.ofMillis(1)).build();
+    for (FakeNode node : cluster.nodes) {
+      node.onSet = FakeNode.Answer.TAKEN;
+    }
+    cluster.ticker.autoAdvance(Duration.ofMillis(5));
+    LeaseLock lock = redlock.newLock("r", TTL);
+    CompletableFuture<Throwable> ended = new CompletableFuture<>();
+    Thread waiting =
+        new Thread(
+            () -> {
+              try {
+                lock.lockInterruptibly();
+                ended.complete(null);
+              } catch (InterruptedException | RuntimeException e) {
+                ended.complete(e);
+              }
+            });
+    waiting.start();
+    Poll.until(
+        Duration.ofSeconds(5),
+        () -> cluster.nodes.get(0).received().size() > 10,
+        () -> "rounds while the lock is held elsewhere");
+    waiting.interrupt();
+    assertTrue(
+        ended.get(5, TimeUnit.SECONDS) instanceof InterruptedException,
+        "lockInterruptibly() ended by the interrupt");
+  }
+
+  @Test
   void aLockHeldByOthersIsNoStall() throws Exception {
     redlock = cluster.builder(3).circuitBreakers(false).retryDelay(Duration.ofMillis(1)).build();
     for (FakeNode node : cluster.nodes) {

@@ -305,12 +305,14 @@ public final class Coordinator {
     long until = ticker.read() + nanos;
     boolean interrupted = false;
     while (true) {
+      // First: a pause that is over at once (cut short by a wake-up, or shorter than a tick) must
+      // not let an interruptible wait run round after round past its interrupt.
+      if (interruptible && Thread.interrupted()) {
+        throw new InterruptedException();
+      }
       long left = until - ticker.read();
       if (left <= 0 || wake.isDone()) {
         return interrupted;
-      }
-      if (interruptible && Thread.interrupted()) {
-        throw new InterruptedException();
       }
       try {
         wake.get(left, TimeUnit.NANOSECONDS);
