@@ -29,6 +29,6 @@ class RedLockPropertiesTest {
     assertEquals(RedLockProvider.DEFAULT_KEY_PREFIX, properties.getShedlock().getKeyPrefix());
     assertTrue(properties.isFencing() && properties.isRestartGuard());
     assertTrue(properties.isCircuitBreakers());
-    assertTrue(!properties.isAdmitFreshMasters() && !properties.isExcludeUnfitMasters());
+    assertTrue(!properties.isAdmitFreshMasters() && properties.isExcludeUnfitMasters());
   }
 }
