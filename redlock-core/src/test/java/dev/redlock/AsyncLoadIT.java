@@ -37,10 +37,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * counted those refusals against healthy masters, which no node timeout hides.
  *
  * <p>Not yet true, so not in CI's virtual-thread run: with 1,000 blocking waiters on virtual
- * threads (Temurin 25, two cores) a few fences of held leases still time out on every master,
- * even at this 1 s node timeout (failed in 2 of 3 runs on 46f6f3b); the blocking waiters send 5 to
- * 15 times the commands of the futures for the same grants, and the client reads its replies late.
- * Run it by hand with {@code -Pvirtual-threads -Dvirtual.java=... -Dit.test=AsyncLoadIT}.
+ * threads (Temurin 25, two cores) a few fences of held leases still time out on every master, even
+ * at this 1 s node timeout (failed in 2 of 3 runs on 46f6f3b); the blocking waiters send 5 to 15
+ * times the commands of the futures for the same grants, and the client reads its replies late. Run
+ * it by hand with {@code -Pvirtual-threads -Dvirtual.java=... -Dit.test=AsyncLoadIT}.
  */
 class AsyncLoadIT {
 

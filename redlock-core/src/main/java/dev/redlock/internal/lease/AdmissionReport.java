@@ -72,7 +72,9 @@ final class AdmissionReport {
           + (detail.isEmpty() ? "" : " (" + detail + ")")
           + ": admit it once it answers, if it is new";
     }
-    if (detail.startsWith("READONLY")) {
+    // Redis 7 answers a write in a script on a replica with READONLY; Redis 6.2 wraps it in the
+    // script's error ("ERR Error running script ... -READONLY You can't write ...").
+    if (detail.startsWith("READONLY") || detail.contains("-READONLY ")) {
       return "a replica, not a master ("
           + detail
           + "): it never votes, admitted or not; give the library masters only";

@@ -44,7 +44,13 @@ class AdmissionReportTest {
             Vote.FAILED,
             "cannot admit: the server run is unknown (INFO refused: NOPERM this user has no"
                 + " permissions to run the 'info' command)");
+    String replica62 =
+        AdmissionReport.why(
+            Vote.FAILED,
+            "ERR Error running script (call to f_58c2fd99): @user_script:18: @user_script: 18:"
+                + " -READONLY You can't write against a read only replica.");
     assertTrue(replica.startsWith("a replica, not a master"), replica);
+    assertTrue(replica62.startsWith("a replica, not a master"), "Redis 6.2's words: " + replica62);
     assertTrue(password.startsWith("authentication refused"), password);
     assertTrue(password.contains("check the user and password"), password);
     assertTrue(info.startsWith("permission denied"), info);
