@@ -104,10 +104,12 @@ final class DrillRunner {
         clients.add(
             RedLock.builder().nodes(uris).nodeTimeout(plan.nodeTimeout()).listener(log).build());
       }
-      // The deployment preflight first: whether each master is fit for Redlock, and why.
-      progress.preflight(clients.get(0).inspect());
       Optional<Admission> admission =
           admit ? Optional.of(Admission.admit(clients)) : Optional.empty();
+      // The deployment preflight, before the workers start: whether each master is fit for Redlock
+      // and votes, and why not; after the admission, if the drill admits (brand-new local masters
+      // do not vote before it, which would only say NO QUORUM).
+      progress.preflight(clients.get(0).inspect());
       Setup setup =
           new Setup(
               origin,

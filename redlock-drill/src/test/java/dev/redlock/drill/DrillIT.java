@@ -230,6 +230,9 @@ class DrillIT {
     assertEquals(0, code, text);
     assertTrue(text.contains("3 of 3 masters trusted"), text);
     assertTrue(text.contains("(3 admitted by these calls, 0 were already)"), text);
+    // The preflight is taken once admitted: the masters the workers meet, not "NO QUORUM".
+    assertTrue(text.contains("quorum: 3 of 3 masters vote, 2 needed"), text);
+    assertTrue(!text.contains("NO QUORUM"), text);
     assertTrue(text.strip().endsWith("DRILL PASSED"), text);
   }
 
