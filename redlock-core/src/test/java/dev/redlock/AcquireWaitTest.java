@@ -37,10 +37,15 @@ class AcquireWaitTest {
     }
   }
 
+  /**
+   * The next {@code rounds} rounds fail: master 0 grants, the others refuse. So each round's
+   * cleanup releases master 0 (where it took the key), on the waiting thread, after the round and
+   * before the pause: the moment its {@code whenReleased} acts in.
+   */
   private void takenFor(int rounds) {
     for (FakeNode node : nodes) {
       for (int i = 0; i < rounds; i++) {
-        node.nextSets.add(Answer.TAKEN);
+        node.nextSets.add(node == nodes.get(0) ? Answer.GRANT : Answer.TAKEN);
       }
     }
   }

@@ -95,14 +95,14 @@ class QuorumRoundTest {
       }
       case EMPTY -> {
         assertEquals(Optional.empty(), redlock.tryAcquire("orders:42", TTL));
-        assertReleasedOnEveryNode();
+        assertReleasedWhereTheKeyMayBe(answers);
       }
       case UNAVAILABLE -> {
         QuorumUnavailableException e =
             assertThrows(
                 QuorumUnavailableException.class, () -> redlock.tryAcquire("orders:42", TTL));
         assertEquals(answers.length(), e.outcomes().size());
-        assertReleasedOnEveryNode();
+        assertReleasedWhereTheKeyMayBe(answers);
       }
     }
   }
@@ -174,7 +174,10 @@ class QuorumRoundTest {
     Lease lease = redlock.acquire("r", TTL, Duration.ofSeconds(30));
     assertTrue(lease.isValid());
     assertEquals(3, nodes.get(0).tokens().size(), "two refused rounds, then the granted one");
-    assertEquals(2, nodes.get(0).received().stream().filter(s -> s.startsWith("RELEASE")).count());
+    assertEquals(
+        0,
+        nodes.get(0).received().stream().filter(s -> s.startsWith("RELEASE")).count(),
+        "a master that refused holds nothing to release");
   }
 
   @Test
@@ -268,9 +271,18 @@ class QuorumRoundTest {
     }
   }
 
-  private void assertReleasedOnEveryNode() {
-    for (FakeNode node : nodes) {
-      assertTrue(node.received().contains("RELEASE orders:42"), () -> node.received().toString());
+  /**
+   * A failed round releases wherever its acquire may have set the key (granted, failed, or no
+   * answer), and nowhere it was refused: a master that answered TAKEN holds nothing of ours.
+   */
+  private void assertReleasedWhereTheKeyMayBe(String answers) {
+    for (int i = 0; i < nodes.size(); i++) {
+      FakeNode node = nodes.get(i);
+      int master = i;
+      assertEquals(
+          answers.charAt(i) != 'T',
+          node.received().contains("RELEASE orders:42"),
+          () -> "answers " + answers + ": master " + master + " received " + node.received());
     }
   }
 }

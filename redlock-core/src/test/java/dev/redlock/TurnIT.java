@@ -10,8 +10,10 @@ import dev.redlock.testkit.RedisClusterExtension;
 import dev.redlock.testkit.RedisProcess;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -554,6 +556,66 @@ class TurnIT {
     held.close();
     firstWaiting.get(30, TimeUnit.SECONDS).close();
     secondWaiting.get(30, TimeUnit.SECONDS).close();
+  }
+
+  /**
+   * A waiter's rounds refused at its gate cost the other masters nothing: the gate refused before
+   * they were asked, and a master that refused holds no key of the round's, so there is nothing to
+   * release anywhere. (Each such round used to send every master a release: with 1,000 waiters
+   * polling, five of every six commands.) Blocking and asynchronous alike.
+   */
+  @Test
+  void aWaitersRoundsRefusedAtTheGateSendTheOtherMastersNothing(RedisCluster cluster)
+      throws Exception {
+    RedLock holder = redlock(cluster, SLOW_TIMER, null);
+    // Polling every 10 to 30 ms, with no release to wake it: about 30 rounds in 600 ms.
+    RedLock waiter = redlock(cluster, Duration.ofMillis(20), null);
+    for (boolean async : new boolean[] {false, true}) {
+      String resource = async ? "refused-async" : "refused";
+      try (Lease held = holder.tryAcquire(resource, TTL).orElseThrow()) {
+        long[] before = scriptCalls(cluster);
+        if (async) {
+          CompletionException e =
+              assertThrows(
+                  CompletionException.class,
+                  () -> waiter.acquireAsync(resource, TTL, Duration.ofMillis(600)).join());
+          assertTrue(e.getCause() instanceof LockTakenException, "refused: " + e.getCause());
+        } else {
+          assertThrows(
+              LockTakenException.class,
+              () -> waiter.acquire(resource, TTL, Duration.ofMillis(600)));
+        }
+        long[] sent = scriptCalls(cluster);
+        int gate = 0;
+        for (int i = 0; i < sent.length; i++) {
+          sent[i] -= before[i];
+          gate = sent[i] > sent[gate] ? i : gate;
+        }
+        String calls =
+            (async ? "async" : "blocking") + ": scripts run per master " + Arrays.toString(sent);
+        assertTrue(sent[gate] >= 10, "the waiter asked its gate at least 10 times; " + calls);
+        for (int i = 0; i < sent.length; i++) {
+          // Its first round asks every master at once, and releases where it may have set the key.
+          assertTrue(
+              i == gate || sent[i] <= 2,
+              "a master other than the gate ran only the first round's scripts; " + calls);
+        }
+      }
+    }
+  }
+
+  /** How many scripts each master has run ({@code EVALSHA} and {@code EVAL}). */
+  private static long[] scriptCalls(RedisCluster cluster) {
+    long[] calls = new long[cluster.nodes().size()];
+    for (int i = 0; i < calls.length; i++) {
+      String stats = String.valueOf(cluster.node(i).admin().command("INFO", "commandstats"));
+      for (String line : stats.split("\r?\n")) {
+        if (line.startsWith("cmdstat_evalsha:calls=") || line.startsWith("cmdstat_eval:calls=")) {
+          calls[i] += Long.parseLong(line.substring(line.indexOf('=') + 1, line.indexOf(',')));
+        }
+      }
+    }
+    return calls;
   }
 
   @Test

@@ -100,13 +100,24 @@ final class VirtualThreads implements AutoCloseable {
                   .map(f -> f.getMethod().getType().getName() + "." + f.getMethod().getName())
                   .collect(
                       Collectors.joining(
-                          "\n  ", "pinned for " + event.getDuration() + ":\n  ", "")));
+                          "\n  ", "pinned for " + event.getDuration() + why(event) + ":\n  ", "")));
         }
       }
       return pinned;
     } finally {
       Files.deleteIfExists(file);
     }
+  }
+
+  /** The JVM's reason and blocking operation, where it gives them (JDK 24 and later). */
+  private static String why(RecordedEvent event) {
+    StringBuilder why = new StringBuilder();
+    for (String field : List.of("pinnedReason", "blockingOperation")) {
+      if (event.hasField(field) && event.getString(field) != null) {
+        why.append(why.length() == 0 ? " (" : ", ").append(event.getString(field));
+      }
+    }
+    return why.length() == 0 ? "" : why.append(')').toString();
   }
 
   private boolean inLibrary(List<RecordedFrame> frames) {

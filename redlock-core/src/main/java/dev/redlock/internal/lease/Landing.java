@@ -14,6 +14,14 @@ interface Landing {
    */
   boolean mayHaveRun(int node);
 
+  /**
+   * Whether the command certainly left nothing on {@code node}: it was never sent (behind a gate
+   * that refused), or the master answered that the key was another's or gone (TAKEN, GONE), which
+   * an acquire sets nothing on. Never for a master that granted, has not answered (or timed out),
+   * failed, or lost the command in flight: the key may be there.
+   */
+  boolean leftNothing(int node);
+
   /** Whether the command was written and then lost unanswered with its connection. */
   boolean lostInFlight(int node);
 }

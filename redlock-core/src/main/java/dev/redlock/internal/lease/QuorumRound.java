@@ -448,6 +448,20 @@ final class QuorumRound implements Landing, AwaitedRound {
   }
 
   @Override
+  public boolean leftNothing(int node) {
+    lock.lock();
+    try {
+      if (sent != null && !sent[node]) {
+        return true; // behind a gate that never opened
+      }
+      Vote answer = answers[node];
+      return (answer == Vote.TAKEN || answer == Vote.GONE) && !lostInFlight[node];
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
   public boolean lostInFlight(int node) {
     lock.lock();
     try {

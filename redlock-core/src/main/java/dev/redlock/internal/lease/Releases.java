@@ -96,12 +96,24 @@ final class Releases implements AutoCloseable {
   }
 
   /**
-   * Sends the compare-and-delete release to every master without waiting, and follows it: the
-   * cleanup of a failed acquire or a lost lease, which tells no waiting client ({@link
-   * NodeClient#releaseQuietly}).
+   * Sends the compare-and-delete release without waiting, and follows it, to every master where the
+   * acquire may have set the key: the cleanup of a failed acquire or a lost lease, which tells no
+   * waiting client ({@link NodeClient#releaseQuietly}). A master the acquire certainly left nothing
+   * on ({@link Landing#leftNothing}: it refused, or was never asked) is sent nothing: a waiter's
+   * round refused at its gate then costs no release at all, where it cost one on every master (with
+   * many waiters polling, most of the commands sent).
    */
   void releaseAll(byte[] key, byte[] token, Landing landing, long keysExpireByNanos) {
-    releaseAll(landing, keysExpireByNanos, (node, now) -> node.releaseQuietly(key, token));
+    Job job =
+        start(null, landing, keysExpireByNanos, (node, now) -> node.releaseQuietly(key, token));
+    List<NodeClient> nodes = masters.nodes();
+    for (int i = 0; i < nodes.size(); i++) {
+      if (landing.leftNothing(i)) {
+        job.holdsNothing(i);
+      } else {
+        job.send(nodes.get(i), i);
+      }
+    }
   }
 
   /**
@@ -244,6 +256,23 @@ final class Releases implements AutoCloseable {
       }
       reply.whenComplete((answer, error) -> answered(i, answer, error));
       return reply;
+    }
+
+    /** Master {@code i} holds nothing to release: nothing is sent; it counts as gone there. */
+    void holdsNothing(int i) {
+      boolean last;
+      jobLock.lock();
+      try {
+        if (votes[i] != null) {
+          return;
+        }
+        last = settleLocked(i, Vote.GONE, ticker.read(), null);
+      } finally {
+        jobLock.unlock();
+      }
+      if (last) {
+        finished();
+      }
     }
 
     /** On whatever thread completed the answer (often an I/O thread): decides, and hands off. */
