@@ -2,6 +2,7 @@ package dev.redlock;
 
 import dev.redlock.internal.lease.Attempt;
 import dev.redlock.internal.lease.Coordinator;
+import dev.redlock.internal.lease.Diagnosis;
 import dev.redlock.internal.lease.Grant.FenceFailure;
 import dev.redlock.internal.lease.Outcome;
 import dev.redlock.internal.preflight.Findings;
@@ -41,13 +42,20 @@ final class Outcomes {
 
   /**
    * Why an acquisition failed, as the exception {@code RedLock} throws; when too few masters could
-   * grant, the message says why, kind by kind, and what to do ({@link Coordinator#explain}).
+   * grant, the message says why, kind by kind, and what to do ({@link Coordinator#explain}); when
+   * this client's own queue kept some round of a wait from a master, it says that too.
    */
   static RedLockException failure(Attempt attempt, String message, Coordinator coordinator) {
     return attempt.unavailable()
         ? new QuorumUnavailableException(
-            message + ": " + coordinator.explain(attempt.outcomes()), of(attempt.outcomes()))
-        : new LockTakenException(message + ": held by another client", of(attempt.outcomes()));
+            message
+                + ": "
+                + coordinator.explain(attempt.outcomes())
+                + Diagnosis.heldBack(attempt, true),
+            of(attempt.outcomes()))
+        : new LockTakenException(
+            message + ": held by another client" + Diagnosis.heldBack(attempt, false),
+            of(attempt.outcomes()));
   }
 
   /** Why a fencing token was not stored, as the exception {@link Lease#fencingToken()} throws. */

@@ -12,6 +12,7 @@ import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeNode.Answer;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -74,6 +75,64 @@ class AcquireWaitTest {
     nodes.get(0).latency = Duration.ofMillis(30); // the round takes the whole wait, exactly
     assertThrows(LockTakenException.class, () -> redlock.acquire("r", TTL, Duration.ofMillis(30)));
     assertEquals(1, rounds(), "no round once nothing of the wait is left");
+  }
+
+  /**
+   * The first round of a wait is not sent to two masters: this client's own queue to them is full.
+   * Every later round finds the lock held, until the wait runs out.
+   */
+  private void heldBackThenTaken() {
+    cluster.ticker.autoAdvance(Duration.ofMillis(1));
+    for (FakeNode node : nodes) {
+      node.onSet = Answer.TAKEN;
+    }
+    nodes.get(1).nextSets.add(Answer.QUEUE_FULL);
+    nodes.get(2).nextSets.add(Answer.QUEUE_FULL);
+  }
+
+  @Test
+  void aWaitThatRunsOutNamesTheClientsOwnLimitIfItHeldARoundBack() {
+    build(Duration.ofMillis(1));
+    heldBackThenTaken();
+    LockTakenException e =
+        assertThrows(
+            LockTakenException.class, () -> redlock.acquire("r", TTL, Duration.ofMillis(50)));
+    assertTrue(rounds() > 1, "the last round was not the one held back");
+    assertTrue(e.getMessage().contains("held by another client"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("some rounds of the wait were not sent to 1 master (127.0.0.1:700")
+            && e.getMessage().contains("this client's own queue to the master is full")
+            && e.getMessage().contains("this client's limit, not the master's"),
+        e.getMessage());
+  }
+
+  @Test
+  void anAsyncWaitThatRunsOutNamesTheClientsOwnLimitIfItHeldARoundBack() {
+    build(Duration.ofMillis(1));
+    heldBackThenTaken();
+    CompletionException e =
+        assertThrows(
+            CompletionException.class,
+            () -> redlock.acquireAsync("r", TTL, Duration.ofMillis(50)).join());
+    assertTrue(rounds() > 1, "the last round was not the one held back");
+    assertTrue(e.getCause() instanceof LockTakenException, String.valueOf(e.getCause()));
+    assertTrue(
+        e.getCause().getMessage().contains("this client's own queue to the master is full"),
+        e.getCause().getMessage());
+  }
+
+  @Test
+  void aWaitThatRunsOutWithNothingHeldBackBlamesOnlyTheHolder() {
+    build(Duration.ofMillis(1));
+    cluster.ticker.autoAdvance(Duration.ofMillis(1));
+    for (FakeNode node : nodes) {
+      node.onSet = Answer.TAKEN;
+    }
+    LockTakenException e =
+        assertThrows(
+            LockTakenException.class, () -> redlock.acquire("r", TTL, Duration.ofMillis(50)));
+    assertTrue(e.getMessage().contains("held by another client"), e.getMessage());
+    assertFalse(e.getMessage().contains("own queue"), e.getMessage());
   }
 
   @Test

@@ -268,7 +268,11 @@ final class AsyncLoadRun {
       Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
       String message = String.valueOf(cause.getMessage());
       String kind;
-      if (cause instanceof LockTakenException) {
+      if (cause instanceof LockTakenException && message.contains(OWN_LIMIT)) {
+        kind =
+            "LockTakenException: the wait ran out while others held the lock, naming the client's"
+                + " own limit";
+      } else if (cause instanceof LockTakenException) {
         kind = "LockTakenException: the wait ran out while others held the lock";
       } else if (message.contains(OWN_LIMIT)) {
         kind = cause.getClass().getSimpleName() + " naming the client's own limit";

@@ -17,6 +17,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -167,6 +168,7 @@ public final class Coordinator {
     Wakeups.Waiter waiter = null; // entered after the first round fails
     Turn turn = wakeups.turn(masters, key, settings.retryDelayNanos());
     int splits = 0; // split rounds in a row
+    Outcome heldBack = null; // a master this client's own limit kept a round from, the latest
     try {
       // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
       long handOff = wakeups.handOff(key, turn);
@@ -180,8 +182,10 @@ public final class Coordinator {
         Attempt attempt = attempt(resource, key, ttlMillis, turn);
         long left = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - ticker.read();
         if (attempt.grant() != null || left <= 0) {
-          return attempt;
+          return attempt.after(heldBack);
         }
+        Outcome limited = Attempt.heldBackIn(attempt.outcomes());
+        heldBack = limited != null ? limited : heldBack;
         stalls.after(
             resource, started, waitNanos, attempt, masters.quorum(), settings.guardMillis());
         if (waiter == null) {
@@ -248,6 +252,8 @@ public final class Coordinator {
     checkOpen();
     Turn turn = wakeups.turn(masters, key, settings.retryDelayNanos());
     long started = masters.ticker().read();
+    // A master this client's own limit kept a round from, the latest: named if the wait fails.
+    AtomicReference<Outcome> heldBack = new AtomicReference<>();
     CompletableFuture<T> acquired =
         leases
             .async()
@@ -262,16 +268,19 @@ public final class Coordinator {
                     attemptAsync(resource, key, ttlMillis, timer, turn)
                         .thenApply(
                             attempt -> {
-                              if (attempt.grant() == null) {
-                                stalls.after(
-                                    resource,
-                                    started,
-                                    waitNanos,
-                                    attempt,
-                                    masters.quorum(),
-                                    settings.guardMillis());
+                              if (attempt.grant() != null) {
+                                return attempt;
                               }
-                              return attempt;
+                              stalls.after(
+                                  resource,
+                                  started,
+                                  waitNanos,
+                                  attempt,
+                                  masters.quorum(),
+                                  settings.guardMillis());
+                              Attempt last = attempt.after(heldBack.get());
+                              heldBack.set(last.heldBack());
+                              return last;
                             }),
                 result);
     acquired.whenComplete((value, error) -> turn.leave());

@@ -103,6 +103,24 @@ public final class Diagnosis {
   }
 
   /**
+   * A clause naming this client's own limit, with its remedy, for a failed wait some of whose
+   * rounds it kept from a master ({@link Attempt#heldBack}): {@code "; some rounds of the wait were
+   * not sent to 1 master (...): this client's own queue ..."}. Empty if none was, or if {@code
+   * explained} and the attempt's own round shows it (then {@link #explain} names it already).
+   *
+   * @param attempt the wait's last attempt
+   * @param explained whether the caller's message explains the attempt's own outcomes
+   * @return the clause, or empty
+   */
+  public static String heldBack(Attempt attempt, boolean explained) {
+    Outcome outcome = attempt.heldBack();
+    if (outcome == null || (explained && Attempt.heldBackIn(attempt.outcomes()) != null)) {
+      return "";
+    }
+    return "; some rounds of the wait were " + sentence(Trouble.CLIENT_LIMIT, List.of(outcome), 0);
+  }
+
+  /**
    * The masters kept from voting as unfit, each with why, how many can vote beside the quorum, and
    * the remedy.
    */

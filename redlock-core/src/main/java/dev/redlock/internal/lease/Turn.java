@@ -263,7 +263,7 @@ final class Turn {
       }
     }
     return filled && attempt.grant() == null
-        ? new Attempt(null, List.copyOf(shown), attempt.unavailable())
+        ? new Attempt(null, List.copyOf(shown), attempt.unavailable(), attempt.heldBack())
         : attempt;
   }
 

@@ -167,4 +167,29 @@ class DiagnosisTest {
     assertTrue(why.contains("this client's limit, not the master's"), why);
     assertTrue(!why.contains("answered in time"), "does not blame the masters: " + why);
   }
+
+  @Test
+  void aWaitsHeldBackRoundIsNamedOnceWithItsRemedy() {
+    Outcome full =
+        outcome("m2", Vote.FAILED, "this client's own queue to the master is full (256 commands)");
+    Outcome taken = outcome("m1", Vote.TAKEN, "");
+    // Held back in an earlier round: the last round's outcomes do not show it, so both name it.
+    Attempt earlier = new Attempt(null, List.of(taken), false).after(full);
+    assertEquals(full, earlier.heldBack());
+    String clause = Diagnosis.heldBack(earlier, true);
+    assertTrue(
+        clause.startsWith(
+            "; some rounds of the wait were not sent to 1 master (m2): this client's"),
+        clause);
+    assertTrue(clause.contains("this client's limit, not the master's"), clause);
+    assertEquals(clause, Diagnosis.heldBack(earlier, false));
+    // Held back in the last round too: the explanation of its outcomes names it already.
+    Attempt last = new Attempt(null, List.of(taken, full), true).after(null);
+    assertEquals(full, last.heldBack());
+    assertEquals("", Diagnosis.heldBack(last, true));
+    assertEquals(clause, Diagnosis.heldBack(last, false));
+    // Nothing held back, or granted: nothing to say.
+    assertEquals(
+        "", Diagnosis.heldBack(new Attempt(null, List.of(taken), false).after(null), false));
+  }
 }

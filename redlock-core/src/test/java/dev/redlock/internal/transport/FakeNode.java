@@ -20,6 +20,8 @@ public final class FakeNode implements NodeClient {
     GONE,
     RESTARTED,
     FAIL,
+    /** Refused at once by this client's own queue to the master ({@link QueueLimit#QUEUE_FULL}). */
+    QUEUE_FULL,
     /** Written, then its connection dropped unanswered: the master may still run it. */
     LOST,
     HANG
@@ -196,6 +198,9 @@ public final class FakeNode implements NodeClient {
       case GONE -> CompletableFuture.completedFuture(Vote.GONE);
       case RESTARTED -> CompletableFuture.completedFuture(Vote.RESTARTED);
       case FAIL -> CompletableFuture.failedFuture(new NodeUnavailableException("refused"));
+      case QUEUE_FULL ->
+          CompletableFuture.failedFuture(
+              NodeUnavailableException.clientSide(QueueLimit.QUEUE_FULL + " (a fake's)"));
       case LOST ->
           CompletableFuture.failedFuture(new NodeUnavailableException("connection lost", true));
       case HANG -> {
