@@ -347,9 +347,14 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
       return master >= 0 ? master : now - start;
     }
 
-    /** How long the master has kept the unanswered call waiting, at {@code now}. */
+    /**
+     * How long the master has kept the unanswered call waiting, at {@code now}: from the call while
+     * it waits for a connection the master has not completed (a paused master accepts the socket
+     * and never answers the handshake), then as its {@link TimedReply} says.
+     */
     long waited(long now) {
-      return timed == null ? now - start : timed.silentNanos(now);
+      long silent = timed == null ? -1 : timed.silentNanos(now);
+      return silent < 0 ? now - start : silent;
     }
   }
 

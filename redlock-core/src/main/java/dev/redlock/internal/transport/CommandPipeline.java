@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * with NOSCRIPT; such a command is sent again, once, behind a reload of the scripts, and no command
  * of a lease runs after a later one of the same lease: {@link ScriptReload} says how.
  */
-final class CommandPipeline<L extends CommandPipeline.Link> implements TimedReply.Progress {
+final class CommandPipeline<L extends CommandPipeline.Link> {
 
   private static final Logger log = LoggerFactory.getLogger(CommandPipeline.class);
 
@@ -156,7 +156,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> implements TimedRepl
   private boolean draining; // guarded by lock: awaitDrained is waiting; replies signal
   private Incarnation incarnation; // guarded by lock: the server run of the current (or last) link
   private long lastHeardNanos; // guarded by lock: when that run last answered
-  private volatile long heardAt; // when the master last answered; written under lock
+  private final Hearing hearing; // when the master last answered, for TimedReply
   private volatile NodeClient.Watcher watcher; // hears how connection attempts end, or null
 
   /**
@@ -167,9 +167,18 @@ final class CommandPipeline<L extends CommandPipeline.Link> implements TimedRepl
    *     whose I/O thread waits in {@link #awaitWork} needs none.
    */
   CommandPipeline(Ticker ticker, long stallNanos, Runnable connect) {
+    this(ticker, stallNanos, connect, null);
+  }
+
+  /**
+   * As above, read by a reader that is not always watching its socket (a selector's), as {@code
+   * watch} tells: the time it was not is not held against the master ({@link TimedReply}).
+   */
+  CommandPipeline(Ticker ticker, long stallNanos, Runnable connect, ReaderWatch watch) {
     this.ticker = ticker;
     this.stallNanos = stallNanos;
     this.connect = connect;
+    this.hearing = new Hearing(watch);
   }
 
   /**
@@ -280,7 +289,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> implements TimedRepl
    */
   private boolean write(NodeCommand command) {
     command.writtenAt = ticker.read();
-    command.reply.written(command.writtenAt, this);
+    command.reply.written(command.writtenAt, hearing);
     command.incarnation = incarnation;
     scripts.wholeIfRefused(command);
     if (command.sendWhole) {
@@ -294,12 +303,6 @@ final class CommandPipeline<L extends CommandPipeline.Link> implements TimedRepl
       lastError = describe(e);
       return false;
     }
-  }
-
-  /** When the master last answered (or the current link opened), for {@link TimedReply}. */
-  @Override
-  public long heardAt() {
-    return heardAt;
   }
 
   // ---- read side: the transport's thread
@@ -352,7 +355,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> implements TimedRepl
         Incarnation previous = incarnation;
         incarnation = Incarnation.after(previous, lastHeardNanos, opened.facts(), now);
         lastHeardNanos = now;
-        heardAt = now;
+        hearing.heard(now);
         if (incarnation.replaced()) {
           replaced = previous.runId() + " -> " + incarnation.runId();
         }
@@ -408,13 +411,9 @@ final class CommandPipeline<L extends CommandPipeline.Link> implements TimedRepl
       if (link != from) {
         return false; // its commands have been failed already
       }
-      long heardBefore = heardAt;
       lastHeardNanos = ticker.read();
-      heardAt = lastHeardNanos;
       command = inFlight.peek();
-      if (command != null) {
-        command.reply.answered(lastHeardNanos, heardBefore);
-      }
+      hearing.answered(command == null ? null : command.reply, lastHeardNanos);
       if (command != null && command.collect(reply)) {
         return true; // one of its parts; the last completes it
       }

@@ -140,6 +140,7 @@ public final class SelectorLoop {
   private final int number;
   private final ConcurrentLinkedQueue<Task> tasks = new ConcurrentLinkedQueue<>();
   private final Consumer<SelectionKey> dispatch = this::dispatch;
+  private final ReaderWatch watch; // when the leader waits in select(): TimedReply's judge
   private final Leadership leadership;
   private final LoopTimers timers;
   private final HostLookups lookups;
@@ -183,6 +184,7 @@ public final class SelectorLoop {
    */
   public SelectorLoop(BiConsumer<String, Throwable> errors, HostLookup lookup) {
     this.ticker = Ticker.system();
+    this.watch = new ReaderWatch(ticker);
     this.errors = errors;
     try {
       this.selector = Selector.open();
@@ -430,6 +432,7 @@ public final class SelectorLoop {
   void select(long waitNanos) throws IOException {
     long wait = timers.watchedWait(waitNanos);
     Selector current = selector;
+    watch.watching();
     try {
       if (wait < 0) {
         current.select(dispatch);
@@ -439,8 +442,14 @@ public final class SelectorLoop {
         current.select(dispatch, TimeUnit.NANOSECONDS.toMillis(wait + 999_999));
       }
     } finally {
+      watch.stopped();
       timers.selected();
     }
+  }
+
+  /** How long the leaders have not been waiting in select(), for the pipelines' breakers. */
+  ReaderWatch watch() {
+    return watch;
   }
 
   /**
@@ -460,6 +469,7 @@ public final class SelectorLoop {
   }
 
   private void dispatch(SelectionKey key) {
+    watch.stopped(); // from the first key select() hands over, it watches no more
     Handler handler = (Handler) key.attachment();
     try {
       if (key.isValid()) {

@@ -48,7 +48,8 @@ public final class SelectorNodeClient extends CommandNodeClient implements Selec
     this.ticker = ticker;
     this.loop = loop;
     this.pipeline =
-        new CommandPipeline<>(ticker, CommandPipeline.stallNanos(nodeTimeoutNanos), this::connect);
+        new CommandPipeline<>(
+            ticker, CommandPipeline.stallNanos(nodeTimeoutNanos), this::connect, loop.watch());
     connect();
   }
 

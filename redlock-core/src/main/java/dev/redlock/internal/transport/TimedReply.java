@@ -20,16 +20,33 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class TimedReply extends CompletableFuture<NodeReply> {
 
-  /** When the master last answered on a connection. */
+  /** When the master last answered on a connection, and how long its reader was not watching. */
   interface Progress {
     /** The ticker's time of the master's last answer (or of the connection's opening). */
     long heardAt();
+
+    /**
+     * How long, in all, the connection's reader has not been watching its socket, at {@code now}
+     * ({@link ReaderWatch}); 0 for a reader that always is (a blocking read of its own).
+     */
+    default long notWatchingNanos(long now) {
+      return 0;
+    }
+
+    /**
+     * {@link #notWatchingNanos} at {@link #heardAt()}: written after it, so read it first (a reader
+     * that sees a later hearing's value with an earlier hearing errs toward the master).
+     */
+    default long notWatchingAtHeard() {
+      return 0;
+    }
   }
 
   /** The timing of one command, shared by the futures a decorator makes to follow it. */
   private static final class Timing {
     volatile Progress progress; // set when written; null while the command waits in the client
     volatile long writtenAt;
+    volatile long notWatchingAtWrite; // the reader's time not watching, when written
     volatile long masterNanos = -1; // set when answered
   }
 
@@ -62,15 +79,26 @@ public final class TimedReply extends CompletableFuture<NodeReply> {
    */
   void written(long nanos, Progress progress) {
     timing.writtenAt = nanos;
+    timing.notWatchingAtWrite = progress.notWatchingNanos(nanos);
     timing.progress = progress;
   }
 
   /**
-   * The master answered the command at {@code nanos}; it had last answered before it at {@code
-   * heardBefore}.
+   * The master's answer to the command was read at {@code nanos}; it had last answered before it at
+   * {@code heardBefore}. The time the reader was not watching meanwhile is the client's, not the
+   * master's: a reply may have waited unread in the socket then.
+   *
+   * @param nanos when the answer was read
+   * @param heardBefore when the master answered before it
+   * @param notWatchingAtHeardBefore the reader's time not watching then ({@link Progress})
+   * @param notWatchingNow the reader's time not watching at {@code nanos}
    */
-  void answered(long nanos, long heardBefore) {
-    timing.masterNanos = nanos - Math.max(timing.writtenAt, heardBefore);
+  void answered(long nanos, long heardBefore, long notWatchingAtHeardBefore, long notWatchingNow) {
+    boolean sinceWritten = timing.writtenAt >= heardBefore;
+    long start = sinceWritten ? timing.writtenAt : heardBefore;
+    long startNotWatching = sinceWritten ? timing.notWatchingAtWrite : notWatchingAtHeardBefore;
+    timing.masterNanos =
+        Math.max(0, nanos - start - Math.max(0, notWatchingNow - startNotWatching));
   }
 
   /**
@@ -85,16 +113,25 @@ public final class TimedReply extends CompletableFuture<NodeReply> {
 
   /**
    * Returns how long, at {@code now}, the master has been silent while the unanswered command
-   * waited: from when it was written, or from the master's last answer if that came later.
+   * waited: from when it was written, or from the master's last answer if that came later, less the
+   * time its reader was not watching the socket meanwhile (the client's, {@link ReaderWatch}).
    *
    * @param now the ticker's time
-   * @return nanoseconds; 0 if the command has not been written yet (it waits in the client)
+   * @return nanoseconds; -1 if the command has not been written yet: it waits for a connection the
+   *     master has not completed (its handshake, or a script reload), and the caller times it from
+   *     the call
    */
   public long silentNanos(long now) {
     Progress progress = timing.progress;
     if (progress == null) {
-      return 0;
+      return -1;
     }
-    return Math.max(0, now - Math.max(timing.writtenAt, progress.heardAt()));
+    long heardNotWatching = progress.notWatchingAtHeard(); // before heardAt: see Progress
+    long heard = progress.heardAt();
+    boolean sinceWritten = timing.writtenAt >= heard;
+    long start = sinceWritten ? timing.writtenAt : heard;
+    long startNotWatching = sinceWritten ? timing.notWatchingAtWrite : heardNotWatching;
+    return Math.max(
+        0, now - start - Math.max(0, progress.notWatchingNanos(now) - startNotWatching));
   }
 }

@@ -94,27 +94,88 @@ class BreakerNodeClientTest {
       }
       long before = heard[0];
       ticker.advance(Duration.ofMillis(1));
-      reply.answered(ticker.read(), before);
+      reply.answered(ticker.read(), before, 0, 0);
       heard[0] = ticker.read();
       reply.complete(NodeReply.of(Vote.GRANTED));
     }
     assertEquals(List.of(), told, "never slow, never overdue");
 
-    // Not written yet (waiting in the client's queue), however long: not the master's doing.
-    List<TimedReply> queued = new ArrayList<>();
+    // Not written yet: the commands wait for a connection the master does not complete (a paused
+    // master accepts the socket and never answers the handshake). That is the master's silence,
+    // timed from the call: it opens the breaker as a hung master does (PauseChaosIT).
     for (int i = 0; i < BreakerNodeClient.MINIMUM_CALLS; i++) {
       TimedReply reply = new TimedReply();
-      queued.add(reply);
       scripted.next = reply;
       assertTrue(breaker.permits());
       breaker.acquire(KEY, null, KEY, 10_000, 0);
     }
-    ticker.advance(Duration.ofNanos(10 * NODE_TIMEOUT));
-    assertTrue(breaker.permits());
-    assertEquals(List.of(), told);
-    // Written, and the master silent for a node timeout since: a hung master still opens it.
-    for (TimedReply reply : queued) {
-      reply.written(ticker.read(), master);
+    ticker.advance(Duration.ofNanos(NODE_TIMEOUT + 1));
+    assertFalse(breaker.permits(), "the unconnectable master's breaker opened");
+    assertEquals(List.of(BreakerState.OPEN), told);
+  }
+
+  /** A master's connection whose reader the test says is watching or not. */
+  private final class Reader implements TimedReply.Progress {
+    long heard = ticker.read();
+    long notWatching; // in all, up to the last start of watching
+    long stoppedAt = -1; // when it stopped watching; -1 while it watches
+
+    void stop() {
+      stoppedAt = ticker.read();
+    }
+
+    void watch() {
+      notWatching += ticker.read() - stoppedAt;
+      stoppedAt = -1;
+    }
+
+    @Override
+    public long heardAt() {
+      return heard;
+    }
+
+    @Override
+    public long notWatchingNanos(long now) {
+      return stoppedAt < 0 ? notWatching : notWatching + now - stoppedAt;
+    }
+  }
+
+  @Test
+  void aReplyLeftUnreadWhileTheReaderWasNotWatchingIsNotHeldAgainstTheMaster() {
+    Scripted scripted = new Scripted();
+    BreakerNodeClient breaker = breaker(scripted);
+    Reader reader = new Reader();
+    for (int i = 0; i < 2 * BreakerNodeClient.WINDOW; i++) {
+      TimedReply reply = new TimedReply();
+      scripted.next = reply;
+      assertTrue(breaker.permits(), "call " + i + " permitted");
+      breaker.acquire(KEY, null, KEY, 10_000, 0);
+      reply.written(ticker.read(), reader);
+      // The reader stops watching (it waits for a lock a caller holds) for ten node timeouts,
+      // while other callers' calls look for overdue ones: nothing of it is the master's silence.
+      reader.stop();
+      for (int step = 0; step < 10; step++) {
+        ticker.advance(Duration.ofNanos(NODE_TIMEOUT));
+        assertTrue(breaker.permits(), "not overdue: the reader was not watching");
+      }
+      // It reads the answer that waited in the socket: not a slow call either.
+      long before = reader.heard;
+      reply.answered(ticker.read(), before, 0, reader.notWatchingNanos(ticker.read()));
+      reader.heard = ticker.read();
+      reader.watch();
+      reply.complete(NodeReply.of(Vote.GRANTED));
+    }
+    assertEquals(List.of(), told, "never slow, never overdue");
+
+    // A master silent for a node timeout while the reader watched still opens it.
+    List<TimedReply> written = new ArrayList<>();
+    for (int i = 0; i < BreakerNodeClient.MINIMUM_CALLS; i++) {
+      TimedReply reply = new TimedReply();
+      written.add(reply);
+      scripted.next = reply;
+      assertTrue(breaker.permits());
+      breaker.acquire(KEY, null, KEY, 10_000, 0);
+      reply.written(ticker.read(), reader);
     }
     ticker.advance(Duration.ofNanos(NODE_TIMEOUT + 1));
     assertFalse(breaker.permits(), "the silent master's breaker opened");

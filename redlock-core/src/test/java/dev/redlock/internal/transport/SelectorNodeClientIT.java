@@ -20,7 +20,10 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -43,6 +46,59 @@ class SelectorNodeClientIT {
 
   private SelectorNodeClient client(String uri, Duration timeout, Ticker ticker) {
     return selector.open(uri, timeout.toNanos(), ticker, TimeUnit.SECONDS.toNanos(5));
+  }
+
+  /**
+   * The selector's reader is kept from its sockets for ten node timeouts (as when it waits for a
+   * pipeline's lock that a virtual thread holds while that thread waits for a carrier) while
+   * callers go on calling a healthy master through its circuit breaker: the replies wait unread in
+   * the socket, which is the client's doing, and the breaker stays closed. Before ReaderWatch each
+   * call found the earlier ones silent past the node timeout and the breaker opened.
+   */
+  @Test
+  void aReaderKeptFromItsSocketsDoesNotOpenAHealthyMastersBreaker(RedisCluster cluster)
+      throws InterruptedException {
+    Duration timeout = Duration.ofMillis(20);
+    SelectorNodeClient client = client(cluster.node(0).uri(), timeout, Ticker.system());
+    assertEquals(Vote.GONE, client.release(bytes("warm"), bytes("up")).join().status());
+    List<BreakerState> told = new CopyOnWriteArrayList<>();
+    BreakerNodeClient breaker =
+        new BreakerNodeClient(
+            client,
+            "m",
+            timeout.toNanos(),
+            Duration.ofSeconds(10),
+            Ticker.system(),
+            (name, state) -> told.add(state));
+    CountDownLatch busy = new CountDownLatch(1);
+    CountDownLatch done = new CountDownLatch(1);
+    assertTrue(
+        selector.loop.execute(
+            () -> {
+              busy.countDown();
+              try {
+                done.await(10, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }));
+    assertTrue(busy.await(5, TimeUnit.SECONDS), "the reader is busy");
+    List<CompletableFuture<NodeReply>> sent = new ArrayList<>();
+    long until = System.nanoTime() + 10 * timeout.toNanos();
+    try {
+      for (int i = 0; System.nanoTime() - until < 0 || i < 2 * BreakerNodeClient.WINDOW; i++) {
+        assertTrue(breaker.permits(), "call " + i + " permitted: " + told);
+        sent.add(breaker.acquire(bytes("busy-" + i), null, bytes("t"), 60_000, 0));
+        LockSupport.parkNanos(timeout.toNanos() / 4); // time passes while the reader is kept
+      }
+    } finally {
+      done.countDown();
+    }
+    for (CompletableFuture<NodeReply> reply : sent) {
+      assertEquals(Vote.GRANTED, reply.join().status(), "the master answered every call");
+    }
+    assertTrue(breaker.permits());
+    assertEquals(List.of(), told, "the breaker never opened");
   }
 
   @Test
