@@ -14,7 +14,15 @@ local changed = 0
 local born = redis.call('GET', KEYS[1])
 if born == false then
   local now = redis.call('TIME')
-  born = tostring(math.floor((tonumber(now[1]) * 1000000 + tonumber(now[2])) / 1000))
+  local ms = math.floor((tonumber(now[1]) * 1000000 + tonumber(now[2])) / 1000)
+  -- A marker stored after the admitted one was lost is never the one the record names, even in
+  -- the same millisecond: the record would vouch for a dataset that lost its keys. One more
+  -- millisecond only makes the dataset look younger.
+  local record = redis.call('GET', KEYS[2])
+  if record and string.sub(record, -(string.len(tostring(ms)) + 1)) == ' ' .. tostring(ms) then
+    ms = ms + 1
+  end
+  born = tostring(ms)
   redis.call('SET', KEYS[1], born)
   changed = 1
 end
