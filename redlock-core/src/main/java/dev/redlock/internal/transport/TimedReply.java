@@ -94,11 +94,19 @@ public final class TimedReply extends CompletableFuture<NodeReply> {
    * @param notWatchingNow the reader's time not watching at {@code nanos}
    */
   void answered(long nanos, long heardBefore, long notWatchingAtHeardBefore, long notWatchingNow) {
-    boolean sinceWritten = timing.writtenAt >= heardBefore;
-    long start = sinceWritten ? timing.writtenAt : heardBefore;
-    long startNotWatching = sinceWritten ? timing.notWatchingAtWrite : notWatchingAtHeardBefore;
-    timing.masterNanos =
-        Math.max(0, nanos - start - Math.max(0, notWatchingNow - startNotWatching));
+    timing.masterNanos = masterTime(nanos, notWatchingNow, heardBefore, notWatchingAtHeardBefore);
+  }
+
+  /**
+   * The master's time up to {@code until}: from when the command was written, or from the master's
+   * answer at {@code heard} if that came later, less the time the reader was not watching between
+   * the two ({@code notWatching} readings at {@code until} and at {@code heard}).
+   */
+  private long masterTime(long until, long notWatching, long heard, long notWatchingAtHeard) {
+    boolean sinceWritten = timing.writtenAt >= heard;
+    long start = sinceWritten ? timing.writtenAt : heard;
+    long startNotWatching = sinceWritten ? timing.notWatchingAtWrite : notWatchingAtHeard;
+    return Math.max(0, until - start - Math.max(0, notWatching - startNotWatching));
   }
 
   /**
@@ -128,10 +136,6 @@ public final class TimedReply extends CompletableFuture<NodeReply> {
     }
     long heardNotWatching = progress.notWatchingAtHeard(); // before heardAt: see Progress
     long heard = progress.heardAt();
-    boolean sinceWritten = timing.writtenAt >= heard;
-    long start = sinceWritten ? timing.writtenAt : heard;
-    long startNotWatching = sinceWritten ? timing.notWatchingAtWrite : heardNotWatching;
-    return Math.max(
-        0, now - start - Math.max(0, progress.notWatchingNanos(now) - startNotWatching));
+    return masterTime(now, progress.notWatchingNanos(now), heard, heardNotWatching);
   }
 }
