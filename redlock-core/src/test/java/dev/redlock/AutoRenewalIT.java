@@ -8,11 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -21,7 +24,11 @@ class AutoRenewalIT {
 
   @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(5);
 
-  private static final Duration TTL = Duration.ofMillis(600);
+  /**
+   * Renewed when a third is left, so a renewal has 400 ms to get through: with 600 ms (200 ms) a
+   * loaded 2-core machine now and then starved one and the lease ran out under the body.
+   */
+  private static final Duration TTL = Duration.ofMillis(1200);
 
   private final AtomicInteger extended = new AtomicInteger();
   private final AtomicInteger lost = new AtomicInteger();
@@ -56,7 +63,7 @@ class AutoRenewalIT {
               TTL,
               Duration.ofSeconds(1),
               lease -> {
-                long end = System.nanoTime() + TTL.multipliedBy(4).toNanos();
+                long end = System.nanoTime() + TTL.multipliedBy(3).toNanos();
                 while (System.nanoTime() - end < 0) {
                   lease.ensureValid(); // throws if a renewal was missed
                   assertTrue(redlock.tryAcquire("job", TTL).isEmpty(), "nobody else gets it");
@@ -65,11 +72,13 @@ class AutoRenewalIT {
                 return "done";
               });
       assertEquals("done", result);
-      assertTrue(extended.get() >= 4, "renewed at a third of the TTL left: " + extended.get());
+      // Three TTLs of body, a renewal each time a third is left (every 2/3 TTL): at least 3.
+      assertTrue(extended.get() >= 3, "renewed at a third of the TTL left: " + extended.get());
       assertEquals(0, lost.get());
       RedLocks.eventually(
           "released after the body", () -> RedLocks.keysGone(cluster, "job", 0, 1, 2, 3, 4));
-      assertEquals(0, renewerThreadsBusy(), "renewals stopped");
+      // The renewer may still be finishing its last pass when the body returns: it goes idle soon.
+      RedLocks.eventually("renewals stopped", () -> renewerThreadsBusy() == 0);
     }
   }
 
@@ -169,17 +178,22 @@ class AutoRenewalIT {
 
   @Test
   void closeStopsTheRenewerThread(RedisCluster cluster) throws Exception {
+    // Only this RedLock's renewer: another test's RedLock may still be ending its own.
+    Set<Thread> before = renewerThreads();
     RedLock redlock = redlock(cluster);
     redlock.withLock("job", TTL, Duration.ofSeconds(1), lease -> lease.ensureValid());
-    assertTrue(renewerThreads() == 1);
+    Set<Thread> started = renewerThreads();
+    started.removeAll(before);
+    assertEquals(1, started.size(), "this RedLock's renewer threads: " + started);
+    Thread renewer = started.iterator().next();
     redlock.close();
-    RedLocks.eventually("renewer thread gone", () -> renewerThreads() == 0);
+    RedLocks.eventually("renewer thread gone", () -> !renewer.isAlive());
   }
 
-  private static long renewerThreads() {
+  private static Set<Thread> renewerThreads() {
     return Thread.getAllStackTraces().keySet().stream()
         .filter(t -> t.getName().equals("redlock-renewer") && t.isAlive())
-        .count();
+        .collect(Collectors.toCollection(HashSet::new));
   }
 
   private static long renewerThreadsBusy() {
