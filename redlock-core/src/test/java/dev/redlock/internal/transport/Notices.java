@@ -15,10 +15,10 @@ import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisPubSub;
 
 /**
- * A plain subscriber of a resource's wake-up channel ({@code redlock:wake:<resource>}) on every
- * master, as a waiting client is: records each notice as "{@code <master>: gone}" or "{@code
- * <master>: still held}", the key as that master has it when the notice arrives (read on another
- * connection, after the notice).
+ * A plain subscriber of a resource's wake-up channel ({@code redlock:wake:<resource>}), and of any
+ * other channels asked for, on every master, as a waiting client is: records each notice as "{@code
+ * <master>: gone}" or "{@code <master>: still held}", the key as that master has it when the notice
+ * arrives (read on another connection, after the notice).
  */
 final class Notices implements AutoCloseable {
 
@@ -29,19 +29,25 @@ final class Notices implements AutoCloseable {
   private final ExecutorService threads = Executors.newCachedThreadPool();
   private final List<AutoCloseable> closing = new ArrayList<>();
   private final List<String> heard = new CopyOnWriteArrayList<>();
+  private final List<String> messages = new CopyOnWriteArrayList<>();
   private volatile CountDownLatch marked;
 
   /**
-   * Subscribes {@code resource}'s channel on every master of {@code cluster}; returns once done.
+   * Subscribes {@code resource}'s channel, and {@code more} channels, on every master of {@code
+   * cluster}; returns once done.
    */
-  Notices(RedisCluster cluster, String resource) throws InterruptedException {
+  Notices(RedisCluster cluster, String resource, String... more) throws InterruptedException {
     this.cluster = cluster;
     for (int i = 0; i < cluster.nodes().size(); i++) {
-      subscribe(i, resource);
+      subscribe(i, resource, more);
     }
   }
 
-  private void subscribe(int master, String resource) throws InterruptedException {
+  private void subscribe(int master, String resource, String... more) throws InterruptedException {
+    String[] channels = new String[2 + more.length];
+    channels[0] = "redlock:wake:" + resource;
+    channels[1] = MARK;
+    System.arraycopy(more, 0, channels, 2, more.length);
     RedisProcess node = cluster.node(master);
     Jedis jedis = new Jedis(node.host(), node.port());
     CountDownLatch subscribed = new CountDownLatch(1);
@@ -51,19 +57,22 @@ final class Notices implements AutoCloseable {
           public void onMessage(String channel, String message) {
             if (channel.equals(MARK)) {
               marked.countDown();
-            } else {
+              return;
+            }
+            messages.add(master + " " + channel + " " + message);
+            if (channel.equals(channels[0])) {
               heard.add(master + (node.admin().exists(resource) ? ": still held" : ": gone"));
             }
           }
 
           @Override
           public void onSubscribe(String channel, int count) {
-            if (count == 2) {
+            if (count == channels.length) {
               subscribed.countDown();
             }
           }
         };
-    threads.submit(() -> jedis.subscribe(listener, "redlock:wake:" + resource, MARK));
+    threads.submit(() -> jedis.subscribe(listener, channels));
     assertTrue(subscribed.await(10, TimeUnit.SECONDS), "subscribed at master " + master);
     closing.add(
         () -> {
@@ -78,12 +87,25 @@ final class Notices implements AutoCloseable {
    * every notice before it.
    */
   List<String> heard() throws InterruptedException {
+    awaitMarks();
+    return List.copyOf(heard);
+  }
+
+  /**
+   * Every message on any subscribed channel so far, as "{@code <master> <channel> <message>}", once
+   * each master's is in (as {@link #heard()}).
+   */
+  List<String> messages() throws InterruptedException {
+    awaitMarks();
+    return List.copyOf(messages);
+  }
+
+  private void awaitMarks() throws InterruptedException {
     marked = new CountDownLatch(cluster.nodes().size());
     for (RedisProcess node : cluster.nodes()) {
       node.admin().command("PUBLISH", MARK, "after the release");
     }
     assertTrue(marked.await(10, TimeUnit.SECONDS), "the marks heard");
-    return List.copyOf(heard);
   }
 
   @Override

@@ -98,27 +98,7 @@ class QueueScriptIT {
    * s).
    */
   private int gateOf(RedisCluster cluster, String resource) throws Exception {
-    ScriptMasters.takenByAnother(cluster, resource, 60_000, 0, 1, 2, 3, 4);
-    RedLock finder = redlock(cluster, SLOW, ScriptMasters.NODE_TIMEOUT);
-    Future<Lease> finding = threads.submit(() -> finder.acquire(resource, TTL, SLOW));
-    Poll.until(
-        Duration.ofSeconds(5),
-        () -> ScriptMasters.queueAt(cluster, resource) >= 0,
-        () -> "a waiter queued");
-    int gate = ScriptMasters.queueAt(cluster, resource);
-    finding.cancel(true); // gives up: it leaves the queue
-    RedisAdmin admin = cluster.node(gate).admin();
-    // Half its stale window: a queue emptied only by expiry is still full then.
-    Poll.until(
-        SLOW_STALE.dividedBy(2),
-        () ->
-            members(admin, queueKey(resource)).isEmpty()
-                && members(admin, seenKey(resource)).isEmpty(),
-        () ->
-            "the waiter that gave up left the queue: "
-                + members(admin, queueKey(resource))
-                + members(admin, seenKey(resource)));
-    return gate;
+    return ScriptMasters.findGate(cluster, resource);
   }
 
   /**

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.Lease;
 import dev.redlock.RedLock;
 import dev.redlock.RedLocks;
+import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import java.util.List;
@@ -66,5 +67,59 @@ class ReleaseScriptIT {
             "a notice from a master that deleted nothing: " + heard);
       }
     }
+  }
+
+  /**
+   * At the resource's gate master the release tells only the first queued waiter, on its client's
+   * own channel ({@code redlock:wake:@} and the waiter's first 16 hex digits; the message {@code
+   * turn:}, the waiter and the key): one release, one notice there, however many clients wait. If
+   * no one hears it there (the client is not subscribed yet, or gone), the turn goes out on the
+   * resource's channel, {@code turn:} and the waiter.
+   */
+  @Test
+  void theReleaseAtTheGateTellsTheFirstWaiterOnItsClientsChannel(RedisCluster cluster)
+      throws Exception {
+    String resource = "turns";
+    int gate = ScriptMasters.findGate(cluster, resource);
+    for (int i = 0; i < 5; i++) {
+      cluster.node(i).admin().command("DEL", resource);
+    }
+    RedisAdmin admin = cluster.node(gate).admin();
+    String client = "aaaaaaaaaaaaaaaa";
+    String waiter = client + "bbbbbbbbbbbbbbbb";
+    admin.command("ZADD", "redlock:queue:" + resource, "0", waiter);
+    admin.command(
+        "ZADD",
+        "redlock:queue-seen:" + resource,
+        Long.toString(ScriptMasters.timeMicros(admin)),
+        waiter);
+    String clientChannel = "redlock:wake:@" + client;
+    try (RedLock redlock = ScriptMasters.redlock(cluster)) {
+      try (Notices notices = new Notices(cluster, resource, clientChannel)) {
+        releaseOnEveryMaster(cluster, redlock, resource);
+        assertEquals(
+            List.of(gate + " " + clientChannel + " turn:" + waiter + resource),
+            atGate(notices.messages(), gate),
+            "told at the gate");
+      }
+      try (Notices notices = new Notices(cluster, resource)) { // the client not subscribed
+        releaseOnEveryMaster(cluster, redlock, resource);
+        assertEquals(
+            List.of(gate + " redlock:wake:" + resource + " turn:" + waiter),
+            atGate(notices.messages(), gate),
+            "told at the gate, with no one on the client's channel");
+      }
+    }
+  }
+
+  private static void releaseOnEveryMaster(RedisCluster cluster, RedLock redlock, String resource) {
+    Lease lease = redlock.tryAcquire(resource, RedLocks.TTL).orElseThrow();
+    long[] before = ScriptMasters.scriptCalls(cluster, 0, 1, 2, 3, 4);
+    lease.release();
+    ScriptMasters.awaitScripts(cluster, before, 1, 0, 1, 2, 3, 4);
+  }
+
+  private static List<String> atGate(List<String> messages, int gate) {
+    return messages.stream().filter(m -> m.startsWith(gate + " ")).toList();
   }
 }

@@ -8,6 +8,9 @@ import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisProcess;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * What the script contract tests ({@code *ScriptIT}) read on the real masters: the keys, the
@@ -104,5 +107,50 @@ final class ScriptMasters {
       }
     }
     return -1;
+  }
+
+  /** The members of the sorted set {@code key}, lowest score first. */
+  static List<?> zmembers(RedisAdmin admin, String key) {
+    return (List<?>) admin.command("ZRANGE", key, "0", "-1");
+  }
+
+  /**
+   * Finds {@code resource}'s gate: with the key held by another client on every master (left so), a
+   * waiter that asks only when woken queues, and is interrupted once queued (it gives up and leaves
+   * the queue, within half its stale window, or this fails). Returns the index of the master where
+   * it queued.
+   */
+  static int findGate(RedisCluster cluster, String resource) throws Exception {
+    takenByAnother(cluster, resource, 60_000, 0, 1, 2, 3, 4);
+    ExecutorService thread = Executors.newSingleThreadExecutor();
+    try (RedLock finder =
+        RedLocks.admitted(
+            RedLock.builder()
+                .nodes(cluster.uris())
+                .nodeTimeout(NODE_TIMEOUT)
+                .retryDelay(Duration.ofSeconds(2))
+                .build())) {
+      Future<?> finding =
+          thread.submit(
+              () -> finder.acquire(resource, Duration.ofSeconds(10), Duration.ofSeconds(10)));
+      Poll.until(
+          Duration.ofSeconds(5), () -> queueAt(cluster, resource) >= 0, () -> "a waiter queued");
+      int gate = queueAt(cluster, resource);
+      finding.cancel(true); // gives up: it leaves the queue
+      RedisAdmin admin = cluster.node(gate).admin();
+      // Half its stale window (2 x (2 s + 500 ms)): a queue emptied only by expiry is still full.
+      Poll.until(
+          Duration.ofMillis(2_500),
+          () ->
+              zmembers(admin, "redlock:queue:" + resource).isEmpty()
+                  && zmembers(admin, "redlock:queue-seen:" + resource).isEmpty(),
+          () ->
+              "the waiter that gave up left the queue: "
+                  + zmembers(admin, "redlock:queue:" + resource)
+                  + zmembers(admin, "redlock:queue-seen:" + resource));
+      return gate;
+    } finally {
+      thread.shutdownNow();
+    }
   }
 }
