@@ -10,6 +10,8 @@ import dev.redlock.RedLocks;
 import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -110,6 +112,48 @@ class ReleaseScriptIT {
             "told at the gate, with no one on the client's channel");
       }
     }
+  }
+
+  /**
+   * The release on the master after the gate by name (where the waiters listen too) is quiet, and
+   * says whether clients listen there; the waiters are told there only if the gate did not take the
+   * release (here: its key was already gone), by a notice after the delete.
+   */
+  @Test
+  void theMasterAfterTheGateTellsTheWaitersOnlyIfTheGateDidNot(RedisCluster cluster)
+      throws Exception {
+    String resource = "fallback";
+    int gate = ScriptMasters.findGate(cluster, resource);
+    for (int i = 0; i < 5; i++) {
+      cluster.node(i).admin().command("DEL", resource);
+    }
+    List<Integer> byName = new ArrayList<>(List.of(0, 1, 2, 3, 4));
+    byName.sort(Comparator.comparing(i -> cluster.node(i).host() + ":" + cluster.node(i).port()));
+    int next = byName.get((byName.indexOf(gate) + 1) % 5);
+    String channel = "redlock:wake:" + resource;
+    try (RedLock redlock = ScriptMasters.redlock(cluster);
+        Notices notices = new Notices(cluster, resource)) {
+      // The gate takes the release, and a client hears it there: nothing at the next master.
+      releaseOnEveryMaster(cluster, redlock, resource);
+      List<String> heard = notices.messages();
+      assertEquals(1, at(heard, gate).size(), "told at the gate: " + heard);
+      assertEquals(List.of(), at(heard, next), "told at the next master too: " + heard);
+
+      // The gate does not take it (its key was gone): the next master tells the waiters.
+      Lease lease = redlock.tryAcquire(resource, RedLocks.TTL).orElseThrow();
+      cluster.node(gate).admin().command("DEL", resource);
+      long[] before = ScriptMasters.scriptCalls(cluster, next);
+      lease.release();
+      ScriptMasters.awaitScripts(cluster, before, 2, next); // the release, then the notice
+      List<String> later = notices.messages().subList(heard.size(), notices.messages().size());
+      assertEquals(1, at(later, next).size(), "told at the next master: " + later);
+      assertTrue(at(later, next).get(0).startsWith(next + " " + channel + " "), later.toString());
+      assertTrue(notices.heard().contains(next + ": gone"), "the key still there at the notice");
+    }
+  }
+
+  private static List<String> at(List<String> messages, int master) {
+    return messages.stream().filter(m -> m.startsWith(master + " ")).toList();
   }
 
   private static void releaseOnEveryMaster(RedisCluster cluster, RedLock redlock, String resource) {
