@@ -279,8 +279,10 @@ class QueueScriptIT {
     second.get(30, TimeUnit.SECONDS).close();
     assertFalse(first.isDone(), "the guarded waiter is still waiting");
     first.cancel(true);
-    assertTrue(
-        members(admin, queueKey(resource)).size() <= 1, "the unguarded waiter left the queue");
+    Poll.until(
+        STALE,
+        () -> members(admin, queueKey(resource)).size() <= 1,
+        () -> "the unguarded waiter left the queue: " + members(admin, queueKey(resource)));
     for (int i : blocked) {
       assertEquals(OTHER, cluster.node(i).admin().get(resource), "master " + i);
     }
