@@ -2,20 +2,32 @@ package dev.redlock.internal.transport;
 
 import static dev.redlock.internal.transport.ScriptMasters.OTHER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
+import dev.redlock.NodeOutcome;
+import dev.redlock.NodeOutcome.Status;
 import dev.redlock.RedLock;
+import dev.redlock.RedLockListener;
+import dev.redlock.RedLocks;
+import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
+import dev.redlock.testkit.RedisProcess;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * extend.lua on five real masters, through {@code Lease.extend}: it lengthens a key only while it
- * holds our token, and never shortens one.
+ * holds our token, never shortens one, never re-creates one, and tells a key that is gone from one
+ * another token holds.
  */
 class ExtendScriptIT {
 
@@ -84,6 +96,47 @@ class ExtendScriptIT {
       ScriptMasters.awaitScripts(cluster, before, 1, 3, 4);
       for (int i : new int[] {3, 4}) {
         assertEquals(null, cluster.node(i).admin().get("extend-gone"), "master " + i);
+      }
+    }
+  }
+
+  /**
+   * An extend tells a key that is gone (expired, deleted) from one that another token holds: each
+   * master's outcome in the lost lease's report says which, for whoever reads why it was lost.
+   */
+  @Test
+  void anExtendTellsAKeyThatIsGoneFromAnothers(RedisCluster cluster) {
+    AtomicReference<List<NodeOutcome>> lostWith = new AtomicReference<>();
+    RedLockListener listener =
+        new RedLockListener() {
+          @Override
+          public void lost(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+            lostWith.set(outcomes);
+          }
+        };
+    try (RedLock redlock =
+            RedLocks.admitted(
+                RedLock.builder()
+                    .nodes(cluster.uris())
+                    .nodeTimeout(ScriptMasters.NODE_TIMEOUT)
+                    .listener(listener)
+                    .build());
+        Lease lease = redlock.tryAcquire("extend-lost", TTL).orElseThrow()) {
+      cluster.node(0).admin().command("DEL", "extend-lost");
+      cluster.node(1).admin().command("DEL", "extend-lost");
+      ScriptMasters.takenByAnother(cluster, "extend-lost", 10_000, 2);
+      assertFalse(lease.extend(TTL), "extended with a majority gone or another's");
+      Poll.until("the loss reported", () -> lostWith.get() != null);
+      Map<String, Status> status = new HashMap<>();
+      for (NodeOutcome outcome : lostWith.get()) {
+        status.put(outcome.node(), outcome.status());
+      }
+      for (int i = 0; i < 3; i++) {
+        RedisProcess node = cluster.node(i);
+        assertEquals(
+            i < 2 ? Status.GONE : Status.TAKEN,
+            status.get(node.host() + ":" + node.port()),
+            "master " + i + " in " + lostWith.get());
       }
     }
   }
