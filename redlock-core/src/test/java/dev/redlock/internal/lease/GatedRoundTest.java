@@ -208,6 +208,68 @@ class GatedRoundTest {
     }
   }
 
+  /**
+   * A gated round's validity is timed from before the gate was asked: the gate's answer (400 ms on
+   * the fake clock) is part of the round's time, by which the lease's validity is cut. Timed from
+   * when the others were asked, a lease would be trusted 400 ms after its keys at the gate (set
+   * when the gate answered, 400 ms into the round at the latest) could have expired.
+   */
+  @Test
+  void aGatedRoundIsTimedFromBeforeTheGateWasAsked() {
+    FakeTicker ticker = new FakeTicker();
+    List<FakeNode> fakes = new ArrayList<>();
+    for (int i = 0; i < NAMES.size(); i++) {
+      fakes.add(new FakeNode(ticker));
+    }
+    Masters masters = FakeMasters.of(fakes, NAMES, ticker);
+    byte[] key = "r".getBytes(StandardCharsets.UTF_8);
+    Masters.Call acquire = (node, i) -> node.acquire(key, null, "t".getBytes(), 10_000, 0);
+    int gate = masters.gateOf(key);
+    long gateTook = TimeUnit.MILLISECONDS.toNanos(400);
+    fakes.get(gate).latency = java.time.Duration.ofNanos(gateTook);
+
+    long asked = ticker.read();
+    Tally tally = masters.vote(acquire, gate, TimeUnit.SECONDS.toNanos(1));
+    assertTrue(tally.reachedQuorum());
+    assertTrue(tally.startNanos() - asked < gateTook, "started " + (tally.startNanos() - asked));
+    assertTrue(
+        tally.elapsedNanos() >= gateTook,
+        "the round took " + tally.elapsedNanos() / 1_000_000 + " ms; the gate alone 400 ms");
+    long ttl = TimeUnit.SECONDS.toNanos(10);
+    assertTrue(Validity.remainingNanos(ttl, tally.elapsedNanos(), 0.01) <= ttl - gateTook);
+  }
+
+  /** As above, for a gate that did not answer within the gate wait: the wait is in the time. */
+  @Test
+  void aRoundThatPassedASilentGateIsTimedFromBeforeTheGateWasAsked() {
+    FakeTicker ticker = new FakeTicker();
+    long asked = ticker.read();
+    QuorumRound round =
+        QuorumRound.start(
+            NAMES,
+            timeouts,
+            3,
+            Mode.QUORUM,
+            ticker,
+            i -> {
+              CompletableFuture<NodeReply> reply = new CompletableFuture<>();
+              sent.set(i, reply);
+              return reply;
+            },
+            GATE);
+    ticker.advance(java.time.Duration.ofMillis(300)); // the gate wait, the gate silent
+    round.openGate();
+    for (int i : new int[] {0, 1, 3}) {
+      sent.get(i).complete(reply(Vote.GRANTED));
+    }
+    Tally tally = round.freeze(ticker.read() + TimeUnit.SECONDS.toNanos(1));
+    assertTrue(tally.reachedQuorum());
+    assertTrue(tally.startNanos() <= asked, "started " + (tally.startNanos() - asked) + " ns late");
+    assertTrue(
+        tally.elapsedNanos() >= TimeUnit.MILLISECONDS.toNanos(300),
+        "the round took " + tally.elapsedNanos() / 1_000_000 + " ms; the gate wait alone 300 ms");
+  }
+
   @Test
   void theWaitersHearTheGateAndTheNextMasterByName() {
     Masters masters = masters(NAMES, new FakeTicker());

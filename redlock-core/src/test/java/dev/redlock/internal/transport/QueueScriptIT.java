@@ -1,0 +1,295 @@
+package dev.redlock.internal.transport;
+
+import static dev.redlock.internal.transport.ScriptMasters.OTHER;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.Lease;
+import dev.redlock.RedLock;
+import dev.redlock.RedLocks;
+import dev.redlock.testkit.Poll;
+import dev.redlock.testkit.RedisAdmin;
+import dev.redlock.testkit.RedisCluster;
+import dev.redlock.testkit.RedisClusterExtension;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * queue.lua on five real masters, through waiters' acquisitions ({@code RedLock.acquire} with a
+ * wait: every round after the first asks the resource's gate master first, where waiters queue).
+ * The gate sets the key only when it is free; a waiter that gives up or goes stale leaves the
+ * queue; a first waiter granted at the gate again and again without ever winning yields its place.
+ * The gate is found as the master where a waiter's queue appears (docs/fairness.md).
+ */
+class QueueScriptIT {
+
+  @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(5);
+
+  private static final Duration TTL = Duration.ofSeconds(10);
+
+  /**
+   * A waiter's stale window with {@link ScriptMasters#redlock}: 2 retry delays + 2 node timeouts.
+   */
+  private static final Duration STALE =
+      RedLock.DEFAULT_RETRY_DELAY.plus(ScriptMasters.NODE_TIMEOUT).multipliedBy(2);
+
+  /** A retry delay far longer than a test: a waiter so configured asks again only when woken. */
+  private static final Duration SLOW = Duration.ofSeconds(2);
+
+  /** The stale window of a waiter with the {@link #SLOW} retry delay: 5 s. */
+  private static final Duration SLOW_STALE = SLOW.plus(ScriptMasters.NODE_TIMEOUT).multipliedBy(2);
+
+  private final ExecutorService threads = Executors.newCachedThreadPool();
+  private final List<AutoCloseable> closing = new ArrayList<>();
+
+  @AfterEach
+  void closeEverything() throws Exception {
+    threads.shutdownNow();
+    for (AutoCloseable c : closing) {
+      c.close();
+    }
+  }
+
+  private RedLock redlock(RedisCluster cluster) {
+    RedLock redlock = ScriptMasters.redlock(cluster);
+    closing.add(redlock);
+    return redlock;
+  }
+
+  private RedLock redlock(RedisCluster cluster, Duration retryDelay, Duration nodeTimeout) {
+    RedLock redlock =
+        RedLocks.admitted(
+            RedLock.builder()
+                .nodes(cluster.uris())
+                .nodeTimeout(nodeTimeout)
+                .retryDelay(retryDelay)
+                .build());
+    closing.add(redlock);
+    return redlock;
+  }
+
+  private static String queueKey(String resource) {
+    return "redlock:queue:" + resource;
+  }
+
+  private static String seenKey(String resource) {
+    return "redlock:queue-seen:" + resource;
+  }
+
+  private static List<?> members(RedisAdmin admin, String key) {
+    return (List<?>) admin.command("ZRANGE", key, "0", "-1");
+  }
+
+  /**
+   * With {@code resource} held by another client on every master, has a waiter queue and give up
+   * (interrupted): returns the master where it queued, its gate. The key stays taken everywhere.
+   * Its leave must empty the queue long before the queue's keys would expire (its stale window, 5
+   * s).
+   */
+  private int gateOf(RedisCluster cluster, String resource) throws Exception {
+    return ScriptMasters.findGate(cluster, resource);
+  }
+
+  /**
+   * A holder on a bare majority that includes the gate (its keys on the two others lost, expired or
+   * deleted): the first queued waiter is refused at the gate. Set there regardless, its key would
+   * replace the holder's, and with the two free masters make a second lease.
+   */
+  @Test
+  void theFirstWaiterNeverTakesTheGateFromAHolder(RedisCluster cluster) throws Exception {
+    String resource = "gated";
+    RedLock holder = redlock(cluster);
+    RedLock waiter = redlock(cluster);
+    Lease held = holder.tryAcquire(resource, TTL).orElseThrow();
+    String token = cluster.node(0).admin().get(resource);
+    Future<Lease> waiting =
+        threads.submit(() -> waiter.acquire(resource, TTL, Duration.ofSeconds(30)));
+    Poll.until(
+        Duration.ofSeconds(5),
+        () -> ScriptMasters.queueAt(cluster, resource) >= 0,
+        () -> "the waiter queued");
+    int gate = ScriptMasters.queueAt(cluster, resource);
+    int lost = 0;
+    for (int i = 0; i < 5 && lost < 2; i++) {
+      if (i != gate) {
+        cluster.node(i).admin().command("DEL", resource);
+        lost++;
+      }
+    }
+    // Each of its rounds now asks the gate first: three of them refused there, and no lease.
+    RedisAdmin admin = cluster.node(gate).admin();
+    long rounds = ScriptMasters.scriptCalls(admin) + 3;
+    Poll.until(
+        Duration.ofSeconds(5),
+        () -> waiting.isDone() || ScriptMasters.scriptCalls(admin) >= rounds,
+        () -> "three more rounds at the gate");
+    assertFalse(
+        waiting.isDone(), "a second lease, granted while the holder held the gate and one more");
+    waiting.cancel(true);
+    assertEquals(token, admin.get(resource), "the holder's key at the gate");
+    assertTrue(held.isValid(), "the holder's lease");
+    held.close();
+  }
+
+  /**
+   * A waiter granted at the gate whose round failed on the others (a majority is another's) and
+   * that then gives up leaves nothing at the gate: not its place in the queue, not when it last
+   * asked, not the note of its first grant there. While it waits, the queue's keys expire one stale
+   * window after it last asked, so a waiter that vanishes leaves nothing for long either.
+   */
+  @Test
+  void aWaiterGrantedAtTheGateThatGivesUpLeavesNothingThere(RedisCluster cluster) throws Exception {
+    String resource = "left";
+    int gate = gateOf(cluster, resource);
+    RedisAdmin admin = cluster.node(gate).admin();
+    admin.command("DEL", resource); // free at the gate only
+    // Asks at its first round, then once in turn, then only when woken: its queue's keys last its
+    // stale window (5 s) after that, so anything left before then was left by its leave.
+    RedLock waiter = redlock(cluster, SLOW, ScriptMasters.NODE_TIMEOUT);
+    Future<Lease> waiting = threads.submit(() -> waiter.acquire(resource, TTL, SLOW));
+    Poll.until(
+        Duration.ofSeconds(5),
+        () ->
+            members(admin, seenKey(resource)).stream().anyMatch(m -> ((String) m).startsWith(">")),
+        () -> "its first grant at the gate noted: " + members(admin, seenKey(resource)));
+    for (String key : List.of(queueKey(resource), seenKey(resource))) {
+      long left = admin.pttl(key);
+      assertTrue(left > 0 && left <= SLOW_STALE.toMillis(), key + " expires in " + left + " ms");
+    }
+    waiting.cancel(true); // gives up
+    Poll.until(
+        SLOW_STALE.dividedBy(2),
+        () -> members(admin, queueKey(resource)).isEmpty(),
+        () -> "left the queue: " + members(admin, queueKey(resource)));
+    assertEquals(List.of(), members(admin, seenKey(resource)), "left behind at the gate");
+  }
+
+  /**
+   * A waiter that stops asking (it crashed while first) is dropped one stale window after it last
+   * asked, by the next waiter's round there: until then that waiter is refused at the gate, free as
+   * it is; then it is granted.
+   */
+  @Test
+  void aFirstWaiterThatStoppedAskingIsDroppedAfterItsStaleWindow(RedisCluster cluster)
+      throws Exception {
+    String resource = "stale";
+    int gate = gateOf(cluster, resource);
+    RedisAdmin admin = cluster.node(gate).admin();
+    RedLock waiter = redlock(cluster);
+    // A ghost queued first, last seen now.
+    long seen = ScriptMasters.timeMicros(admin);
+    admin.command("ZADD", queueKey(resource), "0", "ghost");
+    admin.command("ZADD", seenKey(resource), Long.toString(seen), "ghost");
+    Future<Lease> waiting =
+        threads.submit(() -> waiter.acquire(resource, TTL, STALE.multipliedBy(4)));
+    Poll.until(
+        Duration.ofSeconds(5),
+        () -> members(admin, queueKey(resource)).stream().anyMatch(m -> !m.equals("ghost")),
+        () -> "queued: " + members(admin, queueKey(resource)));
+    // Free on the gate and two others: a majority needs the gate, where it is the ghost's turn.
+    admin.command("DEL", resource);
+    int freed = 0;
+    for (int i = 0; i < 5 && freed < 2; i++) {
+      if (i != gate) {
+        cluster.node(i).admin().command("DEL", resource);
+        freed++;
+      }
+    }
+    Lease got = waiting.get(10, TimeUnit.SECONDS);
+    long grantedBy = ScriptMasters.timeMicros(admin);
+    long left = admin.pttl(resource);
+    assertTrue(left > 0 && left <= TTL.toMillis(), "the key set at the gate expires in " + left);
+    got.close();
+    assertTrue(
+        grantedBy - seen >= STALE.toNanos() / 1000,
+        "granted "
+            + (grantedBy - seen) / 1000
+            + " ms after the ghost last asked; its stale window is "
+            + STALE.toMillis()
+            + " ms");
+    assertNull(admin.command("ZSCORE", queueKey(resource), "ghost"), "the ghost is dropped");
+  }
+
+  /**
+   * A first waiter that is granted at the gate each time it asks but can never win elsewhere (its
+   * restart guard finds every master too young) yields its place to the waiter behind it once it
+   * was granted there for two stale windows: the waiter behind is granted then, not at the end of
+   * the first one's wait.
+   */
+  @Test
+  void aFirstWaiterThatCannotWinYieldsItsPlace(RedisCluster cluster) throws Exception {
+    String resource = "unwinnable";
+    Duration nodeTimeout = ScriptMasters.NODE_TIMEOUT;
+    RedLock holder =
+        closing(
+            RedLock.builder()
+                .nodes(cluster.uris())
+                .nodeTimeout(nodeTimeout)
+                .restartGuard(false)
+                .build());
+    // Masters never admitted: its restart guard counts no vote. No breakers: a loaded machine's
+    // slow answers must not take the gate out of its rounds.
+    RedLock guarded =
+        closing(
+            RedLock.builder()
+                .nodes(cluster.uris())
+                .nodeTimeout(nodeTimeout)
+                .circuitBreakers(false)
+                .build());
+    RedLock unguarded =
+        closing(
+            RedLock.builder()
+                .nodes(cluster.uris())
+                .nodeTimeout(nodeTimeout)
+                .restartGuard(false)
+                .build());
+    Lease held = holder.tryAcquire(resource, TTL).orElseThrow();
+    Future<Lease> first =
+        threads.submit(() -> guarded.acquire(resource, TTL, Duration.ofSeconds(30)));
+    Poll.until(
+        Duration.ofSeconds(5),
+        () -> ScriptMasters.queueAt(cluster, resource) >= 0,
+        () -> "the guarded waiter queued");
+    int gate = ScriptMasters.queueAt(cluster, resource);
+    RedisAdmin admin = cluster.node(gate).admin();
+    // Two stale windows of the unguarded client's: 2 x (2 retry delays + 2 node timeouts).
+    Duration bound = RedLock.DEFAULT_RETRY_DELAY.plus(nodeTimeout).multipliedBy(4);
+    Future<Lease> second =
+        threads.submit(() -> unguarded.acquire(resource, TTL, bound.multipliedBy(4)));
+    Poll.until(
+        Duration.ofSeconds(5),
+        () -> members(admin, queueKey(resource)).size() == 2,
+        () -> "the unguarded waiter queued second: " + members(admin, queueKey(resource)));
+    // Another client holds the key on two masters besides the gate: a majority needs the gate,
+    // so no round of the unguarded waiter that asks every master at once wins past the queue.
+    int[] blocked = IntStream.range(0, 5).filter(i -> i != gate).limit(2).toArray();
+    ScriptMasters.takenByAnother(cluster, resource, 60_000, blocked);
+    held.close(); // the guarded waiter's turn: granted at the gate, by no majority
+    second.get(30, TimeUnit.SECONDS).close();
+    assertFalse(first.isDone(), "the guarded waiter is still waiting");
+    first.cancel(true);
+    Poll.until(
+        STALE,
+        () -> members(admin, queueKey(resource)).size() <= 1,
+        () -> "the unguarded waiter left the queue: " + members(admin, queueKey(resource)));
+    for (int i : blocked) {
+      assertEquals(OTHER, cluster.node(i).admin().get(resource), "master " + i);
+    }
+  }
+
+  private RedLock closing(RedLock redlock) {
+    closing.add(redlock);
+    return redlock;
+  }
+}

@@ -1,0 +1,169 @@
+package dev.redlock.internal.transport;
+
+import static dev.redlock.internal.transport.ScriptMasters.OTHER;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.Lease;
+import dev.redlock.RedLock;
+import dev.redlock.RedLocks;
+import dev.redlock.testkit.RedisAdmin;
+import dev.redlock.testkit.RedisCluster;
+import dev.redlock.testkit.RedisClusterExtension;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * release.lua on five real masters, through {@code Lease.release}: it deletes a key only while it
+ * holds our token, and its wake-up notice comes only from a master where it deleted the key, so a
+ * waiter woken by it finds the key gone there.
+ */
+class ReleaseScriptIT {
+
+  @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(5);
+
+  /** A release that deleted another lease's key would free the lock under its holder. */
+  @Test
+  void aReleaseLeavesAKeyAnotherTokenHoldsUntouched(RedisCluster cluster) {
+    try (RedLock redlock = ScriptMasters.redlock(cluster)) {
+      Lease lease = redlock.tryAcquire("released", RedLocks.TTL).orElseThrow();
+      ScriptMasters.takenByAnother(cluster, "released", 10_000, 3, 4);
+      long[] before = ScriptMasters.scriptCalls(cluster, 0, 1, 2, 3, 4);
+      lease.release();
+      ScriptMasters.awaitScripts(cluster, before, 1, 0, 1, 2, 3, 4);
+      for (int i = 0; i < 3; i++) {
+        assertEquals(null, cluster.node(i).admin().get("released"), "master " + i + ": ours");
+      }
+      for (int i : new int[] {3, 4}) {
+        assertEquals(OTHER, cluster.node(i).admin().get("released"), "master " + i + ": another's");
+      }
+    }
+  }
+
+  /**
+   * Every notice on the resource's channel comes from a master where the key is already gone when
+   * the subscriber reads it: a woken waiter that finds the key still there would be refused and
+   * sleep on its timer. Masters 3 and 4 hold the key for another client, so a notice from either
+   * came from a release that deleted nothing.
+   */
+  @Test
+  void aNoticeComesOnlyFromAMasterWhereTheKeyIsGone(RedisCluster cluster) throws Exception {
+    try (Notices notices = new Notices(cluster, "noticed");
+        RedLock redlock = ScriptMasters.redlock(cluster)) {
+      Lease lease = redlock.tryAcquire("noticed", RedLocks.TTL).orElseThrow();
+      ScriptMasters.takenByAnother(cluster, "noticed", 10_000, 3, 4);
+      long[] before = ScriptMasters.scriptCalls(cluster, 0, 1, 2, 3, 4);
+      lease.release();
+      ScriptMasters.awaitScripts(cluster, before, 1, 0, 1, 2, 3, 4);
+      List<String> heard = notices.heard();
+      // Of masters 0 to 2, where it deleted the key, at most one (the master after the resource's
+      // gate by name) releases quietly: at least two notices.
+      assertTrue(heard.size() >= 2, "two notices at least: " + heard);
+      for (String notice : heard) {
+        assertTrue(notice.endsWith(": gone"), "a notice from master " + notice + "; all: " + heard);
+        assertTrue(
+            notice.startsWith("0") || notice.startsWith("1") || notice.startsWith("2"),
+            "a notice from a master that deleted nothing: " + heard);
+      }
+    }
+  }
+
+  /**
+   * At the resource's gate master the release tells only the first queued waiter, on its client's
+   * own channel ({@code redlock:wake:@} and the waiter's first 16 hex digits; the message {@code
+   * turn:}, the waiter and the key): one release, one notice there, however many clients wait. If
+   * no one hears it there (the client is not subscribed yet, or gone), the turn goes out on the
+   * resource's channel, {@code turn:} and the waiter.
+   */
+  @Test
+  void theReleaseAtTheGateTellsTheFirstWaiterOnItsClientsChannel(RedisCluster cluster)
+      throws Exception {
+    String resource = "turns";
+    int gate = ScriptMasters.findGate(cluster, resource);
+    for (int i = 0; i < 5; i++) {
+      cluster.node(i).admin().command("DEL", resource);
+    }
+    RedisAdmin admin = cluster.node(gate).admin();
+    String client = "aaaaaaaaaaaaaaaa";
+    String waiter = client + "bbbbbbbbbbbbbbbb";
+    admin.command("ZADD", "redlock:queue:" + resource, "0", waiter);
+    admin.command(
+        "ZADD",
+        "redlock:queue-seen:" + resource,
+        Long.toString(ScriptMasters.timeMicros(admin)),
+        waiter);
+    String clientChannel = "redlock:wake:@" + client;
+    try (RedLock redlock = ScriptMasters.redlock(cluster)) {
+      try (Notices notices = new Notices(cluster, resource, clientChannel)) {
+        releaseOnEveryMaster(cluster, redlock, resource);
+        assertEquals(
+            List.of(gate + " " + clientChannel + " turn:" + waiter + resource),
+            atGate(notices.messages(), gate),
+            "told at the gate");
+      }
+      try (Notices notices = new Notices(cluster, resource)) { // the client not subscribed
+        releaseOnEveryMaster(cluster, redlock, resource);
+        assertEquals(
+            List.of(gate + " redlock:wake:" + resource + " turn:" + waiter),
+            atGate(notices.messages(), gate),
+            "told at the gate, with no one on the client's channel");
+      }
+    }
+  }
+
+  /**
+   * The release on the master after the gate by name (where the waiters listen too) is quiet, and
+   * says whether clients listen there; the waiters are told there only if the gate did not take the
+   * release (here: its key was already gone), by a notice after the delete.
+   */
+  @Test
+  void theMasterAfterTheGateTellsTheWaitersOnlyIfTheGateDidNot(RedisCluster cluster)
+      throws Exception {
+    String resource = "fallback";
+    int gate = ScriptMasters.findGate(cluster, resource);
+    for (int i = 0; i < 5; i++) {
+      cluster.node(i).admin().command("DEL", resource);
+    }
+    List<Integer> byName = new ArrayList<>(List.of(0, 1, 2, 3, 4));
+    byName.sort(Comparator.comparing(i -> cluster.node(i).host() + ":" + cluster.node(i).port()));
+    int next = byName.get((byName.indexOf(gate) + 1) % 5);
+    String channel = "redlock:wake:" + resource;
+    try (RedLock redlock = ScriptMasters.redlock(cluster);
+        Notices notices = new Notices(cluster, resource)) {
+      // The gate takes the release, and a client hears it there: nothing at the next master.
+      releaseOnEveryMaster(cluster, redlock, resource);
+      List<String> heard = notices.messages();
+      assertEquals(1, at(heard, gate).size(), "told at the gate: " + heard);
+      assertEquals(List.of(), at(heard, next), "told at the next master too: " + heard);
+
+      // The gate does not take it (its key was gone): the next master tells the waiters.
+      Lease lease = redlock.tryAcquire(resource, RedLocks.TTL).orElseThrow();
+      cluster.node(gate).admin().command("DEL", resource);
+      long[] before = ScriptMasters.scriptCalls(cluster, next);
+      lease.release();
+      ScriptMasters.awaitScripts(cluster, before, 2, next); // the release, then the notice
+      List<String> later = notices.messages().subList(heard.size(), notices.messages().size());
+      assertEquals(1, at(later, next).size(), "told at the next master: " + later);
+      assertTrue(at(later, next).get(0).startsWith(next + " " + channel + " "), later.toString());
+      assertTrue(notices.heard().contains(next + ": gone"), "the key still there at the notice");
+    }
+  }
+
+  private static List<String> at(List<String> messages, int master) {
+    return messages.stream().filter(m -> m.startsWith(master + " ")).toList();
+  }
+
+  private static void releaseOnEveryMaster(RedisCluster cluster, RedLock redlock, String resource) {
+    Lease lease = redlock.tryAcquire(resource, RedLocks.TTL).orElseThrow();
+    long[] before = ScriptMasters.scriptCalls(cluster, 0, 1, 2, 3, 4);
+    lease.release();
+    ScriptMasters.awaitScripts(cluster, before, 1, 0, 1, 2, 3, 4);
+  }
+
+  private static List<String> atGate(List<String> messages, int gate) {
+    return messages.stream().filter(m -> m.startsWith(gate + " ")).toList();
+  }
+}
