@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -49,6 +50,10 @@ final class HandAround {
   private final ConcurrentLinkedQueue<Hold> holds = new ConcurrentLinkedQueue<>();
   private final AtomicLong longestWait = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
+
+  /** What ended a contender other than a stop: anything a wait may not throw. */
+  private final ConcurrentLinkedQueue<String> crashes = new ConcurrentLinkedQueue<>();
+
   private final AtomicBoolean stop = new AtomicBoolean();
   private final AtomicInteger phase = new AtomicInteger();
   private final CountDownLatch done;
@@ -111,6 +116,8 @@ final class HandAround {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } catch (RuntimeException | Error e) { // a contender that dies must fail the test, not hide
+      crashes.add("contender " + me + " ended with " + e);
     } finally {
       done.countDown();
     }
@@ -164,11 +171,13 @@ final class HandAround {
   }
 
   /**
-   * Asserts, once stopped, what the chaos tests of waiters claim: no two holds overlapped, every
+   * Asserts, once stopped, what the chaos tests of waiters claim: no contender ended by an
+   * exception (a wait may only run out, which counts as a failure), no two holds overlapped, every
    * contender held the lock in each of {@code phases} phases, no wait ran out, and none took longer
    * than {@link #LONGEST_WAIT}.
    */
   void assertEveryoneHeldTheLockInEveryPhase(int phases) {
+    assertEquals(List.of(), List.copyOf(crashes), "contenders ended by an exception");
     assertEquals(0, overlaps(), "overlapping leases");
     int[][] grants = grants(phases);
     for (int p = 0; p < phases; p++) {
@@ -193,6 +202,7 @@ final class HandAround {
       List<RedLock> redlocks, String key, BooleanSupplier seen, Supplier<String> what)
       throws InterruptedException {
     try (Lease held = redlocks.get(0).acquire(key, TTL, Duration.ofSeconds(10))) {
+      AtomicReference<Throwable> ended = new AtomicReference<>();
       Thread waiter =
           new Thread(
               () -> {
@@ -200,6 +210,9 @@ final class HandAround {
                   redlocks.get(1).acquire(key, TTL, Duration.ofSeconds(30)).close();
                 } catch (InterruptedException e) {
                   Thread.currentThread().interrupt();
+                  ended.set(e);
+                } catch (RuntimeException | Error e) {
+                  ended.set(e); // a waiter that dies is no waiter that got the lock
                 }
               },
               "one-waiter");
@@ -209,6 +222,7 @@ final class HandAround {
       held.close();
       waiter.join(TimeUnit.SECONDS.toMillis(30));
       assertTrue(!waiter.isAlive(), "the waiter got the lock");
+      assertEquals(null, ended.get(), "what ended the waiter instead of a lease");
     }
   }
 

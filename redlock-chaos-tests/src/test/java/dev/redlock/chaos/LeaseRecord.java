@@ -12,8 +12,12 @@ import static java.util.Objects.requireNonNull;
  * @param validUntil the earlier of the start of its release and the deadline the library promised
  *     ({@code acquiredAt + remainingValidity}, moved by successful extends); never before {@code
  *     acquiredAt}
+ * @param releasedAt when its holder began to release it; later than {@code validUntil} if it was
+ *     kept past its deadline (a next holder that got in before then got in only because the
+ *     masters' keys expired), else equal to it
  */
-record LeaseRecord(String client, String resource, long acquiredAt, long validUntil) {
+record LeaseRecord(
+    String client, String resource, long acquiredAt, long validUntil, long releasedAt) {
 
   private static final String PREFIX = "LEASE";
 
@@ -29,6 +33,19 @@ record LeaseRecord(String client, String resource, long acquiredAt, long validUn
     if (validUntil - acquiredAt < 0) {
       validUntil = acquiredAt; // a lease already expired when it was returned was never valid
     }
+    if (releasedAt - validUntil < 0) {
+      releasedAt = validUntil;
+    }
+  }
+
+  /** A lease whose window ended at its release, or where it does not matter which. */
+  LeaseRecord(String client, String resource, long acquiredAt, long validUntil) {
+    this(client, resource, acquiredAt, validUntil, validUntil);
+  }
+
+  /** Whether it was kept past its deadline: its window ended there, not at its release. */
+  boolean atDeadline() {
+    return releasedAt - validUntil > 0;
   }
 
   /** How long the lease was valid, in nanoseconds. */
@@ -36,9 +53,21 @@ record LeaseRecord(String client, String resource, long acquiredAt, long validUn
     return validUntil - acquiredAt;
   }
 
-  /** One line for a worker's output: {@code LEASE client resource acquiredAt validUntil}. */
+  /**
+   * One line for a worker's output: {@code LEASE client resource acquiredAt validUntil}, then
+   * {@code releasedAt} if {@link #atDeadline}.
+   */
   String toLine() {
-    return PREFIX + " " + client + " " + resource + " " + acquiredAt + " " + validUntil;
+    return PREFIX
+        + " "
+        + client
+        + " "
+        + resource
+        + " "
+        + acquiredAt
+        + " "
+        + validUntil
+        + (atDeadline() ? " " + releasedAt : "");
   }
 
   /** Whether {@code line} is a lease line written by {@link #toLine()}. */
@@ -53,12 +82,16 @@ record LeaseRecord(String client, String resource, long acquiredAt, long validUn
    */
   static LeaseRecord parse(String line) {
     String[] fields = line.strip().split(" ");
-    if (fields.length != 5 || !fields[0].equals(PREFIX)) {
+    if (fields.length < 5 || fields.length > 6 || !fields[0].equals(PREFIX)) {
       throw new IllegalArgumentException("not a lease line: '" + line + "'");
     }
     try {
       return new LeaseRecord(
-          fields[1], fields[2], Long.parseLong(fields[3]), Long.parseLong(fields[4]));
+          fields[1],
+          fields[2],
+          Long.parseLong(fields[3]),
+          Long.parseLong(fields[4]),
+          Long.parseLong(fields[fields.length - 1]));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("not a lease line: '" + line + "'", e);
     }

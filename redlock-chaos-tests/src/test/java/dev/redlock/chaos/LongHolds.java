@@ -135,7 +135,7 @@ final class LongHolds {
               long end = System.nanoTime();
               history.add(
                   new LeaseRecord(
-                      client, resource, acquiredAt, end - deadline < 0 ? end : deadline));
+                      client, resource, acquiredAt, end - deadline < 0 ? end : deadline, end));
             }
           });
     } catch (LockTakenException e) {
@@ -180,7 +180,7 @@ final class LongHolds {
       lease.release();
     } finally {
       long validUntil = releaseStart - deadline < 0 ? releaseStart : deadline;
-      history.add(new LeaseRecord(client, resource, acquiredAt, validUntil));
+      history.add(new LeaseRecord(client, resource, acquiredAt, validUntil, releaseStart));
     }
   }
 

@@ -78,6 +78,54 @@ final class MutualExclusionChecker {
   }
 
   /**
+   * A grant that came within the exposure window after an earlier lease's deadline, and before that
+   * lease's holder let go of it ({@code ended} was kept past its deadline, so {@code next} got in
+   * only because the masters' keys expired): had the library's deadline been later by more than
+   * {@link #gapNanos}, this grant would be an overlap.
+   */
+  record Exposure(LeaseRecord ended, LeaseRecord next) {
+    /** From the earlier lease's deadline to the grant, in nanoseconds. */
+    long gapNanos() {
+      return next.acquiredAt() - ended.validUntil();
+    }
+  }
+
+  /**
+   * The grants that came less than {@code windowNanos} after the deadline of the lease valid
+   * longest before them on their resource, where that lease was kept past its deadline ({@link
+   * LeaseRecord#atDeadline}) and not yet released when the grant came. A run with them catches a
+   * validity that outlives the masters' keys by {@code windowNanos} by design, not by chance: each
+   * of these grants would be an overlap. Leases already expired when returned never count, as in
+   * {@link #overlaps}.
+   */
+  static List<Exposure> exposures(Collection<LeaseRecord> leases, long windowNanos) {
+    Map<String, List<LeaseRecord>> byResource =
+        leases.stream()
+            .filter(lease -> lease.lengthNanos() > 0)
+            .collect(
+                Collectors.groupingBy(LeaseRecord::resource, TreeMap::new, Collectors.toList()));
+    List<Exposure> found = new ArrayList<>();
+    for (List<LeaseRecord> ofOne : byResource.values()) {
+      ofOne.sort(Comparator.comparingLong(LeaseRecord::acquiredAt));
+      LeaseRecord longest = null;
+      for (LeaseRecord lease : ofOne) {
+        if (longest != null
+            && longest.atDeadline()
+            && lease.acquiredAt() - longest.releasedAt() < 0) {
+          long gap = lease.acquiredAt() - longest.validUntil();
+          if (gap >= 0 && gap < windowNanos) {
+            found.add(new Exposure(longest, lease));
+          }
+        }
+        if (longest == null || lease.validUntil() - longest.validUntil() > 0) {
+          longest = lease;
+        }
+      }
+    }
+    return found;
+  }
+
+  /**
    * Checks a run.
    *
    * @param label what ran, for the printed block

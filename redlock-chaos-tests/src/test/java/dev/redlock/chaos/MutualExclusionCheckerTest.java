@@ -129,4 +129,36 @@ class MutualExclusionCheckerTest {
     assertThrows(IllegalArgumentException.class, () -> lease("two words", "r", 0, 1));
     assertThrows(IllegalArgumentException.class, () -> LeaseRecord.parse("LEASE a r x 1"));
   }
+
+  @Test
+  void aGrantSoonAfterADeadlineBeforeTheReleaseIsExposedOthersAreNot() {
+    List<LeaseRecord> leases =
+        List.of(
+            new LeaseRecord("a", "r", 0, 100, 150), // kept past its deadline at 100 until 150
+            new LeaseRecord("b", "r", 105, 150), // 5 after it, before a let go: exposed
+            new LeaseRecord("c", "r", 152, 200), // 2 after a release: not
+            new LeaseRecord("d", "s", 0, 100, 200),
+            new LeaseRecord("e", "s", 130, 180, 190), // 30 after: outside a 10 window
+            new LeaseRecord("f", "s", 185, 190), // 5 after e's deadline: exposed
+            new LeaseRecord("g", "t", 0, 100, 102),
+            new LeaseRecord("h", "t", 103, 110)); // after g's release: the release let it in
+
+    List<MutualExclusionChecker.Exposure> exposed = MutualExclusionChecker.exposures(leases, 10);
+
+    assertEquals(List.of("b", "f"), exposed.stream().map(e -> e.next().client()).toList());
+    assertEquals(List.of(5L, 5L), exposed.stream().map(e -> e.gapNanos()).toList());
+  }
+
+  @Test
+  void aLeaseLineCarriesTheReleaseOfALeaseKeptPastItsDeadline() {
+    LeaseRecord kept = new LeaseRecord("a", "r", 1, 2, 3);
+    LeaseRecord released = new LeaseRecord("a", "r", 1, 2);
+
+    assertEquals("LEASE a r 1 2 3", kept.toLine());
+    assertEquals("LEASE a r 1 2", released.toLine());
+    assertTrue(kept.atDeadline());
+    assertFalse(released.atDeadline());
+    assertEquals(kept, LeaseRecord.parse(kept.toLine()));
+    assertEquals(released, LeaseRecord.parse(released.toLine()));
+  }
 }

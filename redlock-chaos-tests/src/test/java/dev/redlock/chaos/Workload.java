@@ -312,7 +312,7 @@ final class Workload {
         // Recorded before the release, so that a release that throws cannot drop the window.
         long releaseStart = System.nanoTime();
         long validUntil = releaseStart - deadline < 0 ? releaseStart : deadline;
-        history.add(new LeaseRecord(client, resource, acquiredAt, validUntil));
+        history.add(new LeaseRecord(client, resource, acquiredAt, validUntil, releaseStart));
         lease.release();
       }
       return storeOk;

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
+import dev.redlock.NodeOutcome;
+import dev.redlock.NodeOutcome.Status;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.testkit.RedisCluster;
@@ -111,14 +113,26 @@ class RedLockCliIT {
     assertTrue(cli.out().endsWith("4 of 5 masters admitted; quorum 3.\n"), cli.text());
   }
 
-  /** Whether a RedLock that admits nothing itself is granted a lease on these masters. */
+  /**
+   * Whether a RedLock that admits nothing itself is granted a lease on these masters. A refusal
+   * counts only from masters that were reached and answered that the restart guard keeps their vote
+   * out: a probe that cannot connect is refused too, and must not pass for "nothing admitted".
+   */
   private static boolean granted(RedisCluster cluster) {
     try (RedLock redLock = RedLock.builder().nodes(cluster.uris()).build()) {
       Optional<Lease> lease = redLock.tryAcquire("cli-it", Duration.ofSeconds(2));
       lease.ifPresent(Lease::close);
       return lease.isPresent();
     } catch (QuorumUnavailableException e) {
-      return false; // the young masters answered RESTARTED
+      List<NodeOutcome> outcomes = e.outcomes();
+      // The round ends once no quorum is left: those not yet in are PENDING, the rest RESTARTED.
+      long refused = outcomes.stream().filter(o -> o.status() == Status.RESTARTED).count();
+      assertTrue(
+          refused >= cluster.uris().size() / 2 + 1
+              && outcomes.stream()
+                  .allMatch(o -> o.status() == Status.RESTARTED || o.status() == Status.PENDING),
+          () -> "the probe reached the masters and the restart guard refused it: " + outcomes);
+      return false;
     }
   }
 

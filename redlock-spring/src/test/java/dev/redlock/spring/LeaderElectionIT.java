@@ -1,6 +1,7 @@
 package dev.redlock.spring;
 
 import static dev.redlock.spring.LeadershipHistory.millis;
+import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -66,9 +67,24 @@ class LeaderElectionIT {
     BLACK_HOLE
   }
 
-  /** One handover: the leader cut off, its revocation, and the next grant. */
+  /**
+   * One handover: the leader cut off (at {@code cutAt}, healed at {@code healAt}, both readings of
+   * {@link System#nanoTime()}), its revocation and the next grant (after the cut).
+   */
   private record Handover(
-      int cycle, Cut cut, String from, String to, long revokedNanos, long grantedNanos) {}
+      int cycle,
+      Cut cut,
+      String from,
+      String to,
+      long revokedNanos,
+      long grantedNanos,
+      long cutAt,
+      long healAt) {
+    /** The grant that ended this handover, on the shared clock. */
+    long grantedAt() {
+      return cutAt + grantedNanos;
+    }
+  }
 
   /** One candidate: its own RedLock, registry, initiator and proxies. */
   private record Member(
@@ -105,7 +121,7 @@ class LeaderElectionIT {
           // A fault schedule: lead for a while, so that the cut falls anywhere between renewals.
           LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200 + random.nextInt(800)));
           if (!history.leader().equals(Optional.of(leader))) {
-            continue; // leadership moved without a fault (a loaded machine); counted below
+            continue; // leadership moved without a fault: the grant fails the test below
           }
           Cut cut = cycle % 2 == 1 ? Cut.PROXY_DISABLED : Cut.BLACK_HOLE;
           Member cutOff = find(members, leader);
@@ -133,6 +149,7 @@ class LeaderElectionIT {
               history
                   .awaitRevoked(leader, TimeUnit.SECONDS.toNanos(5))
                   .orElseThrow(() -> new AssertionError(cutOff.id() + " never revoked"));
+          toxiproxy.reset(); // heals: every proxy enabled, every toxic removed
           handovers.add(
               new Handover(
                   cycle,
@@ -140,8 +157,9 @@ class LeaderElectionIT {
                   leader,
                   next.candidate(),
                   revoked.nanos() - cutAt,
-                  next.nanos() - cutAt));
-          toxiproxy.reset(); // heals: every proxy enabled, every toxic removed
+                  next.nanos() - cutAt,
+                  cutAt,
+                  System.nanoTime()));
         }
       } finally {
         // The followers first, then the leader: a leader stopped first releases the lock, and a
@@ -164,8 +182,27 @@ class LeaderElectionIT {
     }
 
     List<Violation> violations = history.violations();
-    print(seed, started, history.windows(), violations, handovers, members);
-    assertEquals(List.of(), violations, "overlapping leaderships");
+    List<Event> grants =
+        history.events().stream().filter(e -> e.kind() == LeadershipHistory.Kind.GRANTED).toList();
+    List<String> unfaulted = movesWithoutAFault(grants, handovers);
+    print(seed, started, history.windows(), violations, handovers, members, unfaulted);
+    List<Event> toACutOffLeader = new ArrayList<>();
+    for (Handover handover : handovers) {
+      // Every grant while the leader was cut off, not only the first: it can reach no master.
+      grants.stream()
+          .filter(e -> e.candidate().equals(handover.from()))
+          .filter(e -> e.nanos() - handover.cutAt() >= 0 && e.nanos() - handover.healAt() <= 0)
+          .forEach(toACutOffLeader::add);
+    }
+    assertAll(
+        () -> assertEquals(List.of(), violations, "overlapping leaderships"),
+        () ->
+            assertEquals(
+                List.of(), toACutOffLeader, "grants to a cut-off leader while it was cut off"),
+        // A healthy leader keeps its leadership: its renewals start with a third of the TTL left
+        // and may fail for 400 ms (down to the 600 ms margin) before it is lost. Only the first
+        // grant and the grant after each cut may move it.
+        () -> assertEquals(List.of(), unfaulted, "leadership moved without a fault"));
     assertEquals(CYCLES, handovers.size());
     for (Handover handover : handovers) {
       assertTrue(
@@ -179,6 +216,23 @@ class LeaderElectionIT {
                   + millis(HANDOVER_BOUND_NANOS)
                   + " ms)");
     }
+  }
+
+  /**
+   * The grants that neither began the run's first leadership nor ended a handover, each as {@code
+   * candidate at N ms}: leadership that moved without a fault.
+   */
+  private static List<String> movesWithoutAFault(List<Event> grants, List<Handover> handovers) {
+    List<String> moves = new ArrayList<>();
+    for (int i = 1; i < grants.size(); i++) {
+      Event grant = grants.get(i);
+      boolean afterACut = handovers.stream().anyMatch(h -> h.grantedAt() == grant.nanos());
+      if (!afterACut) {
+        moves.add(
+            grant.candidate() + " at " + millis(grant.nanos() - grants.get(0).nanos()) + " ms");
+      }
+    }
+    return moves;
   }
 
   private static Member member(
@@ -240,7 +294,8 @@ class LeaderElectionIT {
       List<Window> windows,
       List<Violation> violations,
       List<Handover> handovers,
-      List<Member> members) {
+      List<Member> members,
+      List<String> unfaulted) {
     StringBuilder out = new StringBuilder();
     line(
         out,
@@ -287,7 +342,9 @@ class LeaderElectionIT {
     line(
         out,
         "handovers without a fault="
-            + (windows.size() - 1 - handovers.size())
+            + unfaulted.size()
+            + " "
+            + unfaulted
             + " (a healthy leader that could not renew in time)");
     line(out, "violations=" + violations.size() + " " + violations);
     line(out, String.format("run=%.1f s", millis(System.nanoTime() - started) / 1000));

@@ -4,9 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
+import dev.redlock.NodeOutcome;
 import dev.redlock.NodeOutcome.Status;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
+import dev.redlock.RedLockBuilder;
+import dev.redlock.RedLockListener;
 import dev.redlock.internal.transport.HostileMaster.Behavior;
 import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisCluster;
@@ -15,9 +18,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -61,8 +69,9 @@ class SelectorIsolationIT {
       uris.add(hostile.uri());
       // The baseline: the same healthy masters without the hostile one, on a selector of its own,
       // timed cycle for cycle in turn with the other, so that both see the same machine.
-      try (RedLock healthy = open(cluster.uris());
-          RedLock redlock = open(uris)) {
+      HostileOutcomes outcomes = new HostileOutcomes(hostile.uri());
+      try (RedLock healthy = open(cluster.uris(), null);
+          RedLock redlock = open(uris, outcomes)) {
         long before = usedHeapAfterGc();
         cycles(healthy, redlock, "warm-" + behavior, CYCLES);
         Poll.until(
@@ -124,6 +133,8 @@ class SelectorIsolationIT {
               () -> "a hostile link lived " + TimeUnit.NANOSECONDS.toMillis(lifetime) + " ms");
         }
       }
+      System.out.printf("ISOLATION %s: the hostile master's outcomes %s%n", behavior, outcomes);
+      outcomes.assertNeverAVote();
     }
   }
 
@@ -133,7 +144,7 @@ class SelectorIsolationIT {
     try (HostileMaster hostile = new HostileMaster(Behavior.GARBAGE)) {
       List<String> uris = new ArrayList<>(cluster.uris());
       uris.add(hostile.uri());
-      try (RedLock redlock = open(uris)) {
+      try (RedLock redlock = open(uris, null)) {
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1600);
         int rounds = 0;
         while (System.nanoTime() - end < 0) {
@@ -208,6 +219,61 @@ class SelectorIsolationIT {
         "a turn of the streaming master's link read its budget, and no more");
   }
 
+  /**
+   * The hostile master's outcome in every acquire and every completed release of a RedLock: what
+   * the client made of its bytes. Keyed by status, with each distinct detail (its numbers left out,
+   * so that the same breach reads the same every time).
+   */
+  private static final class HostileOutcomes implements RedLockListener {
+    private final String node;
+    private final Map<Status, Map<String, Integer>> acquires = new ConcurrentHashMap<>();
+    private final Map<Status, Map<String, Integer>> releases = new ConcurrentHashMap<>();
+
+    HostileOutcomes(String uri) {
+      this.node = uri.substring("redis://".length());
+    }
+
+    @Override
+    public void acquired(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+      note(acquires, outcomes);
+    }
+
+    @Override
+    public void releaseCompleted(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+      note(releases, outcomes);
+    }
+
+    private void note(Map<Status, Map<String, Integer>> into, List<NodeOutcome> outcomes) {
+      for (NodeOutcome outcome : outcomes) {
+        if (outcome.node().equals(node)) {
+          into.computeIfAbsent(outcome.status(), s -> new ConcurrentHashMap<>())
+              .merge(outcome.detail().replaceAll("[0-9]+", "N"), 1, Integer::sum);
+        }
+      }
+    }
+
+    /**
+     * Asserts that the hostile master never cast a vote, and that what it sent was seen as the
+     * failure it is: its acquires fail or are left pending by the healthy quorum, never granted,
+     * taken or gone; and its acquires fail for the protocol error it made, at least once.
+     */
+    void assertNeverAVote() {
+      Set<Status> notVotes = EnumSet.of(Status.FAILED, Status.TIMED_OUT, Status.PENDING);
+      assertTrue(
+          notVotes.containsAll(acquires.keySet()) && notVotes.containsAll(releases.keySet()),
+          () -> "the hostile master's outcomes: " + this);
+      assertTrue(
+          acquires.getOrDefault(Status.FAILED, Map.of()).keySet().stream()
+              .anyMatch(detail -> detail.contains("protocol error: ")),
+          () -> "the hostile master's acquires failed for its protocol error: " + this);
+    }
+
+    @Override
+    public String toString() {
+      return "acquires " + new TreeMap<>(acquires) + ", releases " + new TreeMap<>(releases);
+    }
+  }
+
   /** Counts what a link hands on, keeping nothing of it. */
   private static final class Counter implements SelectorLink.Events {
     final CompletableFuture<SelectorLink> opened = new CompletableFuture<>();
@@ -247,9 +313,13 @@ class SelectorIsolationIT {
    * Without, it gets every command its pipeline lets through: the worst case, and the one where the
    * pipeline's own back-off shows.
    */
-  private static RedLock open(List<String> uris) {
-    RedLock redlock =
-        RedLock.builder().nodes(uris).nodeTimeout(NODE_TIMEOUT).circuitBreakers(false).build();
+  private static RedLock open(List<String> uris, RedLockListener listener) {
+    RedLockBuilder builder =
+        RedLock.builder().nodes(uris).nodeTimeout(NODE_TIMEOUT).circuitBreakers(false);
+    if (listener != null) {
+      builder.listener(listener);
+    }
+    RedLock redlock = builder.build();
     Poll.until(
         Duration.ofSeconds(10),
         () ->

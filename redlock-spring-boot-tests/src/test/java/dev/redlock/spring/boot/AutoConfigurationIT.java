@@ -9,6 +9,7 @@ import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.micrometer.RedLockMetrics;
 import dev.redlock.shedlock.RedLockProvider;
+import dev.redlock.spring.RedLockRegistry;
 import dev.redlock.testkit.RedisCluster;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -135,6 +136,102 @@ class AutoConfigurationIT {
                 assertThrows(IllegalStateException.class, lease::fencingToken);
               }
             });
+  }
+
+  @Test
+  void minValidityReachesTheBuilder() {
+    // A 1 s lease keeps at most 1 s - 12 ms of drift allowance: a round cannot leave 995 ms, so
+    // the masters' grants count as a failed round.
+    runner()
+        .withPropertyValues("redlock.min-validity=995ms")
+        .run(
+            context -> {
+              RedLock redlock = context.getBean(RedLock.class);
+              assertThrows(
+                  QuorumUnavailableException.class,
+                  () -> redlock.tryAcquire("boot:min-validity", Duration.ofSeconds(1)),
+                  "a lease left with less than redlock.min-validity");
+              // A 5 s lease leaves more than that: only the short one is refused.
+              try (Lease lease = redlock.tryAcquire("boot:min-validity", TTL).orElseThrow()) {
+                assertThat(lease.remainingValidity()).isGreaterThan(Duration.ofMillis(995));
+              }
+            });
+  }
+
+  @Test
+  void restartGuardOffLetsMastersThatWereNeverAdmittedVote() {
+    try (RedisCluster fresh = RedisCluster.start(3)) {
+      ApplicationContextRunner onFresh =
+          new ApplicationContextRunner()
+              .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
+              .withPropertyValues("redlock.nodes=" + String.join(",", fresh.uris()));
+      onFresh
+          .withPropertyValues("redlock.restart-guard=false")
+          .run(
+              context ->
+                  assertThat(context.getBean(RedLock.class).tryAcquire("boot:unguarded", TTL))
+                      .as("granted by masters never admitted, the guard off")
+                      .isPresent());
+      // The control: the guard on (the default), the same masters refuse.
+      onFresh.run(
+          context ->
+              assertThrows(
+                  QuorumUnavailableException.class,
+                  () -> context.getBean(RedLock.class).tryAcquire("boot:guarded", TTL)));
+    }
+  }
+
+  @Test
+  void excludeUnfitMastersOffLetsEvictingMastersVote() {
+    try (RedisCluster evicting = RedisCluster.start(3)) {
+      try (RedLock operator = RedLock.builder().nodes(evicting.uris()).build()) {
+        assertThat(operator.admitFreshNodes())
+            .extracting(NodeOutcome::status)
+            .containsOnly(NodeOutcome.Status.GRANTED);
+      }
+      // Two of three masters may evict keys: unfit, so without them there is no quorum.
+      for (int i = 0; i < 2; i++) {
+        evicting.node(i).admin().command("CONFIG", "SET", "maxmemory", "64mb");
+        evicting.node(i).admin().command("CONFIG", "SET", "maxmemory-policy", "allkeys-lru");
+      }
+      ApplicationContextRunner onEvicting =
+          new ApplicationContextRunner()
+              .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
+              .withPropertyValues("redlock.nodes=" + String.join(",", evicting.uris()));
+      onEvicting
+          .withPropertyValues("redlock.exclude-unfit-masters=false")
+          .run(
+              context ->
+                  assertThat(context.getBean(RedLock.class).tryAcquire("boot:unfit", TTL))
+                      .as("granted with the evicting masters' votes counted")
+                      .isPresent());
+      // The control: excluded (the default), the same masters cannot make a quorum.
+      onEvicting.run(
+          context ->
+              assertThrows(
+                  QuorumUnavailableException.class,
+                  () -> context.getBean(RedLock.class).tryAcquire("boot:fit", TTL)));
+    }
+  }
+
+  @Test
+  void theRegistrysSafetyMarginReachesTheRegistry() {
+    runner()
+        .withPropertyValues("redlock.registry.ttl=3s", "redlock.registry.safety-margin=700ms")
+        .run(
+            context ->
+                assertThat(context.getBean(RedLockRegistry.class).toString())
+                    .contains("ttl=3000 ms, safetyMargin=700 ms"));
+    // A margin the registry refuses (not below a third of the TTL) fails startup: it was passed.
+    runner()
+        .withPropertyValues("redlock.registry.ttl=3s", "redlock.registry.safety-margin=1s")
+        .run(
+            context ->
+                assertThat(context)
+                    .hasFailed()
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("must be less than a third of the ttl (3000 ms)"));
   }
 
   @Test
