@@ -2,6 +2,7 @@ package dev.redlock.internal.lease;
 
 import dev.redlock.internal.preflight.FitNodeClient;
 import dev.redlock.internal.transport.Trouble;
+import dev.redlock.internal.transport.Vote;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -62,6 +63,9 @@ public final class Diagnosis {
         troubles.computeIfAbsent(trouble, t -> new ArrayList<>()).add(outcome);
       }
     }
+    if (granted >= quorum) {
+      return tooLittleValidity(outcomes, quorum, granted);
+    }
     StringBuilder out =
         new StringBuilder("no quorum (")
             .append(quorum)
@@ -100,6 +104,31 @@ public final class Diagnosis {
           .append(pending == 1 ? " its answer" : " their answers");
     }
     return out.toString();
+  }
+
+  /**
+   * A round a quorum granted that still gave no lease: what was left of the TTL after the round's
+   * time and the clock-drift allowance was not above the least validity a lease must have. Saying
+   * "no quorum" there (as before) sent the reader after masters that had all granted.
+   */
+  private static String tooLittleValidity(List<Outcome> outcomes, int quorum, int granted) {
+    long slowest = 0;
+    for (Outcome outcome : outcomes) {
+      if (outcome.vote() == Vote.GRANTED) {
+        slowest = Math.max(slowest, outcome.elapsedNanos());
+      }
+    }
+    return "too little validity left ("
+        + granted
+        + " of "
+        + outcomes.size()
+        + " masters granted, "
+        + quorum
+        + " must): the TTL less the round's time (the slowest grant came after "
+        + slowest / 1_000 / 1000.0
+        + " ms) and the clock-drift allowance was not above the least validity a lease must have"
+        + " (minValidity); give a longer TTL or a lower minValidity, or find why the masters"
+        + " answered slowly";
   }
 
   /**

@@ -29,6 +29,24 @@ class DiagnosisTest {
   }
 
   @Test
+  void aRoundAQuorumGrantedIsExplainedByTheValidityLeftNotByTheQuorum() {
+    String why =
+        Diagnosis.explain(
+            List.of(
+                new Outcome("a:1", Vote.GRANTED, 2_000_000, ""),
+                new Outcome("b:2", Vote.GRANTED, 412_000_000, ""),
+                outcome("c:3", Vote.TIMED_OUT, "")),
+            2,
+            0);
+    assertEquals(
+        "too little validity left (2 of 3 masters granted, 2 must): the TTL less the round's"
+            + " time (the slowest grant came after 412.0 ms) and the clock-drift allowance was not"
+            + " above the least validity a lease must have (minValidity); give a longer TTL or a"
+            + " lower minValidity, or find why the masters answered slowly",
+        why);
+  }
+
+  @Test
   void theRestartGuardNamesTheMastersTheLatestVoteAndAdmission() {
     String why =
         Diagnosis.explain(
