@@ -102,7 +102,14 @@ class LeastPrivilegeIT {
       }
       RedLocks.eventually("released", () -> RedLocks.keysGone(cluster, "orders:42", 0, 1, 2));
 
-      Duration shortTtl = Duration.ofMillis(600);
+      // A renewal is sent with a third of the TTL left: that third holds three tries (each a node
+      // timeout, 200 ms, and the longest retry pause, 75 ms), so a loaded machine does not lose
+      // the lease (600 ms left the renewal 200 ms, and lost it once under load).
+      Duration shortTtl =
+          Duration.ofMillis(200)
+              .plus(RedLock.DEFAULT_RETRY_DELAY.multipliedBy(3).dividedBy(2))
+              .multipliedBy(3)
+              .multipliedBy(3);
       redlock.withLock(
           "renewed",
           shortTtl,

@@ -388,7 +388,8 @@ class RedLockIT {
     }
     redlock.close();
     eventually(
-        "every thread it started has ended (started: " + started + ")", () -> started.stream().noneMatch(Thread::isAlive));
+        "every thread it started has ended (started: " + started + ")",
+        () -> started.stream().noneMatch(Thread::isAlive));
   }
 
   /** The library's threads alive now: each is named "redlock-" and more. */
