@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -178,7 +179,11 @@ class AsyncIT {
       assertTrue(lease.isValid());
       assertTrue(await(lease.extendAsync(TTL)));
       await(lease.releaseAsync());
-      assertTrue(RedLocks.keysGone(cluster, "async:minority", 0, 1, 2));
+      // The release completes once a majority answered: the third master's delete may still be on
+      // its way.
+      RedLocks.eventually(
+          "released on the three masters up",
+          () -> RedLocks.keysGone(cluster, "async:minority", 0, 1, 2));
 
       cluster.node(2).stop(); // now a majority is down
       Throwable unavailable = failure(redlock.tryAcquireAsync("async:minority", TTL));
@@ -205,6 +210,15 @@ class AsyncIT {
     assertThrows(IllegalStateException.class, () -> redlock.tryAcquire("async:after", TTL));
   }
 
+  /** The names of the library's threads alive now, sorted: each starts with "redlock-". */
+  private static List<String> libraryThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.isAlive() && t.getName().startsWith("redlock-"))
+        .map(Thread::getName)
+        .sorted()
+        .toList();
+  }
+
   @Test
   void aThousandPendingAcquisitionsHoldNoThreadEach(RedisCluster cluster) throws Exception {
     Rounds rounds = new Rounds();
@@ -218,19 +232,34 @@ class AsyncIT {
                     .listener(rounds)
                     .build())) {
       Lease held = holder.acquire("async:crowd", Duration.ofSeconds(30), Duration.ofSeconds(1));
-      int before = Thread.getAllStackTraces().size();
       List<CompletableFuture<Lease>> pending = new ArrayList<>();
-      for (int i = 0; i < 1000; i++) {
+      // One waiter first, refused twice (its first round, then the one that queues it): the
+      // threads any wait starts (the async timer, each subscriber connection's reading and writing
+      // thread) are running.
+      pending.add(waiting.acquireAsync("async:crowd", TTL, Duration.ofSeconds(60)));
+      RedLocks.eventually("one waiter's two refused rounds", () -> rounds.denied.get() >= 2);
+      List<String> one = libraryThreads();
+      for (int i = 1; i < 1000; i++) {
         pending.add(waiting.acquireAsync("async:crowd", TTL, Duration.ofSeconds(60)));
       }
       // Every waiter has been refused and is pausing between rounds (or already in the next).
       RedLocks.eventually("2,000 refused rounds", () -> rounds.denied.get() >= 2000);
-      int during = Thread.getAllStackTraces().size();
-      // The async timer, and each master's subscriber connection (opened by the first wait) with
-      // its reading and its writing thread: 7, however many waiters.
+      List<String> thousand = libraryThreads();
+      // Only the library's own threads are counted: the JVM's, JUnit's and the common pool's come
+      // and go on their own. The other 999 add none of their own: at most the RedLock's timers
+      // that start when first needed (its release retries', its renewals', its events': 3), one
+      // each. (One may also have ended: an idle event thread does after 5 s.)
+      List<String> added = new ArrayList<>(thousand);
+      one.forEach(added::remove);
       assertTrue(
-          during - before <= 7,
-          "1,000 waiters took " + (during - before) + " threads: " + before + " -> " + during);
+          added.size() <= 3 && added.size() == Set.copyOf(added).size(),
+          "1,000 waiters run on library threads that one waiter did not: "
+              + added
+              + " ("
+              + one
+              + " -> "
+              + thousand
+              + ")");
       assertTrue(pending.stream().noneMatch(CompletableFuture::isDone), "all still waiting");
 
       pending.forEach(f -> f.cancel(true));
@@ -238,9 +267,13 @@ class AsyncIT {
       assertEquals(0, waiting.pendingAcquisitions(), "cancelled acquisitions are dropped");
       // A round in flight at the cancel is still decided (refused: the lock is held), and may be
       // queued behind the cancelled waiters' leaves at the gate: wait until every such round is.
-      // Those are a few; a round sent after the cancel would make about one per waiter.
+      // Those are the rounds in flight at the cancel: on a loaded machine (rounds of tens of ms
+      // between pauses of 100 to 300 ms) a few hundred of the 1,000 waiters' (178 seen); a round
+      // sent after the cancel would make about one per waiter more. Half the waiters between them.
       int afterCancel = awaitNoRoundDecidedFor(Duration.ofMillis(300), rounds) - beforeCancel;
-      assertTrue(afterCancel < 100, afterCancel + " rounds decided after the cancel");
+      assertTrue(
+          afterCancel < pending.size() / 2,
+          afterCancel + " rounds decided after the cancel of " + pending.size() + " waiters");
       held.release();
       // No round is sent after the cancel, so with the lock free no cancelled waiter is granted,
       // over several retry delays.

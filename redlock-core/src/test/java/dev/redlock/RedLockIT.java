@@ -22,10 +22,13 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -361,21 +364,38 @@ class RedLockIT {
   }
 
   @Test
-  void closeStopsEveryThreadItStarted(RedisCluster cluster) {
-    RedLock redlock = redlock(cluster, 5);
-    redlock.tryAcquire("job", TTL).orElseThrow().close();
+  void closeStopsEveryThreadItStarted(RedisCluster cluster) throws InterruptedException {
+    // Only this RedLock's threads: the library's (named "redlock-"), started since it was built.
+    // Others in the JVM (an earlier test's RedLock still stopping) are not its own.
+    Set<Thread> before = libraryThreads();
+    RedLock redlock =
+        admitted(
+            RedLock.builder()
+                .nodes(cluster.uris())
+                .nodeTimeout(NODE_TIMEOUT)
+                .listener(new RedLockListener() {}) // starts its event thread
+                .build());
+    Lease lease = redlock.tryAcquire("job", TTL).orElseThrow();
+    redlock.withLock("renewed", TTL, Duration.ofSeconds(1), held -> {}); // its renewal thread
+    lease.close();
+    Set<Thread> started = libraryThreads();
+    started.removeAll(before);
+    long io = started.stream().filter(t -> t.getName().startsWith("redlock-io-")).count();
     if (Transport.fromProperty() == Transport.SELECTOR) {
-      assertEquals(1, ioThreads(), "one selector thread for every plaintext master");
+      assertEquals(1, io, "one selector thread for every plaintext master: " + started);
     } else {
-      assertEquals(5, ioThreads(), "one Jedis I/O thread per master");
+      assertEquals(5, io, "one Jedis I/O thread per master: " + started);
     }
     redlock.close();
-    eventually("no redlock-io thread left", () -> ioThreads() == 0);
+    eventually(
+        "every thread it started has ended (started: " + started + ")",
+        () -> started.stream().noneMatch(Thread::isAlive));
   }
 
-  private static long ioThreads() {
+  /** The library's threads alive now: each is named "redlock-" and more. */
+  private static Set<Thread> libraryThreads() {
     return Thread.getAllStackTraces().keySet().stream()
-        .filter(t -> t.getName().startsWith("redlock-io-") && t.isAlive())
-        .count();
+        .filter(t -> t.getName().startsWith("redlock-") && t.isAlive())
+        .collect(Collectors.toCollection(HashSet::new));
   }
 }

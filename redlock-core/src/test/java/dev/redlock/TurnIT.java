@@ -636,15 +636,22 @@ class TurnIT {
 
   @Test
   void aWaiterThatVanishedStopsBlockingTheQueue(RedisCluster cluster) throws Exception {
+    Duration retryDelay = Duration.ofMillis(100);
+    Duration nodeTimeout = Duration.ofMillis(200);
+    // The stale window (Turn): two retry delays and two node timeouts, 600 ms.
+    long staleNanos = 2 * retryDelay.toNanos() + 2 * nodeTimeout.toNanos();
     RedLock holder = redlock(cluster, SLOW_TIMER, null);
-    RedLock waiter = redlock(cluster, Duration.ofMillis(100), null);
+    RedLock waiter = redlock(cluster, retryDelay, null);
     Lease held = holder.tryAcquire("ghost", TTL).orElseThrow();
     Future<Lease> waiting =
         threads.submit(() -> waiter.acquire("ghost", TTL, Duration.ofSeconds(30)));
     RedLocks.eventually("queued", () -> queued(cluster, "ghost") == 1);
-    // A waiter that crashed while first in the queue: queued before it, last seen now.
+    // A waiter that crashed while first in the queue: queued before it, last seen now (the gate's
+    // clock, read between these two instants of ours).
     RedisProcess gate = gate(cluster, "ghost");
+    long beforeSeen = System.nanoTime();
     List<?> time = (List<?>) gate.admin().command("TIME");
+    long afterSeen = System.nanoTime();
     String now =
         String.valueOf(
             Long.parseLong((String) time.get(0)) * 1_000_000
@@ -661,14 +668,26 @@ class TurnIT {
         blocked++;
       }
     }
-    long released = System.nanoTime();
     held.close();
 
     // The lock is free, but it is the ghost's turn: the waiter, polling every 50 to 150 ms, is
-    // refused until the ghost goes stale (600 ms after it was last seen) and is dropped.
+    // refused until the ghost goes stale (the stale window after it was last seen) and is dropped.
     waiting.get(20, TimeUnit.SECONDS).close();
-    long took = System.nanoTime() - released;
-    assertTrue(took > TimeUnit.MILLISECONDS.toNanos(300), "granted after " + took / 1_000_000);
+    long granted = System.nanoTime();
+    // Not before the window ends (the gate drops a waiter last seen a whole window ago: a round
+    // granted began after that; 2 ms for the gate's wall clock against our monotonic one); and
+    // by then, the round under way when it ended (at most half a node timeout for the gate, one
+    // for the others), the waiter's longest timer pause (1.5 retry delays) and its next round.
+    // A window half as long fails the first bound; one 2.25 times as long, the second.
+    long earliest = beforeSeen + staleNanos - TimeUnit.MILLISECONDS.toNanos(2);
+    long round = nodeTimeout.toNanos() * 3 / 2;
+    long latest = afterSeen + staleNanos + retryDelay.toNanos() * 3 / 2 + 2 * round;
+    assertTrue(
+        granted - earliest >= 0,
+        "granted " + (earliest - granted) / 1_000_000 + " ms before the stale window ended");
+    assertTrue(
+        granted - latest <= 0,
+        "granted " + (granted - latest) / 1_000_000 + " ms after the stale window and a round");
     assertNull(gate.admin().command("ZSCORE", "redlock:queue:ghost", "ghost"));
     for (RedisProcess node : cluster.nodes()) {
       node.admin().command("DEL", "ghost"); // the two keys of someone else

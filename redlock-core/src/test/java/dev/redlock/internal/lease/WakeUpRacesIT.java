@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.Lease;
 import dev.redlock.NodeOutcome;
 import dev.redlock.RedLock;
+import dev.redlock.RedLockBuilder;
 import dev.redlock.RedLockListener;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
@@ -44,13 +45,13 @@ class WakeUpRacesIT {
 
   @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(3);
 
-  /** The waiter's retry timer: a pause of 1 to 3 s between rounds. */
-  private static final Duration SLOW_TIMER = Duration.ofSeconds(2);
+  /**
+   * The waiter's retry timer: a pause of 2 to 6 s between rounds, so that no round of its timer
+   * comes between the waiter's first rounds and the grant.
+   */
+  private static final Duration SLOW_TIMER = Duration.ofSeconds(4);
 
   private static final Duration TTL = Duration.ofSeconds(10);
-
-  private final AtomicLong releasedAt = new AtomicLong(Long.MAX_VALUE);
-  private final CountDownLatch refusedAfterTheRelease = new CountDownLatch(1);
 
   /** The gate's rank among masters named in sorted order, as {@link Masters#gateOf} picks it. */
   private static int gateRank(byte[] key, int masters) {
@@ -94,16 +95,43 @@ class WakeUpRacesIT {
     List<RedisProcess> byName = new ArrayList<>(cluster.nodes());
     byName.sort(Comparator.comparing(n -> n.host() + ":" + n.port()));
     RedisProcess gate = byName.get(gateRank(bytes(held), 3));
+    String gateName = gate.host() + ":" + gate.port();
+    List<RedisProcess> late = cluster.nodes().stream().filter(n -> n != gate).toList();
+    String first = held;
+    String second = other;
+    // The release reaches the masters other than the resource's gate late: there the key is
+    // another's until a round of the waiter has been refused after the release. Such a round is
+    // known by what it heard, not by when it was told (events come on the event thread, later):
+    // the resource's gate granted the set, which it cannot while the holder's key is there. The
+    // late release is then delivered at once, on the event thread that tells of that round.
+    CountDownLatch refusedAfterTheRelease = new CountDownLatch(1);
+    AtomicLong lateReleaseDone = new AtomicLong();
+    RedLockListener afterTheRelease =
+        new RedLockListener() {
+          @Override
+          public void denied(
+              String resource, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
+            boolean gateGranted =
+                outcomes.stream()
+                    .anyMatch(
+                        o -> o.node().equals(gateName) && o.status() == NodeOutcome.Status.GRANTED);
+            if (gateGranted && refusedAfterTheRelease.getCount() > 0) {
+              for (RedisProcess node : late) {
+                node.admin().command("DEL", first); // the release, late
+              }
+              lateReleaseDone.set(System.nanoTime());
+              refusedAfterTheRelease.countDown();
+            }
+          }
+        };
 
     ExecutorService threads = Executors.newCachedThreadPool();
-    try (RedLock holder = redlock(cluster);
-        RedLock waiter = redlock(cluster)) {
+    try (RedLock holder = redlock(cluster, null);
+        RedLock waiter = redlock(cluster, afterTheRelease)) {
       Lease lease = holder.tryAcquire(held, TTL).orElseThrow();
-      String first = held;
-      String second = other;
       Future<Lease> waiting =
           threads.submit(
-              () -> waiter.acquireAll(List.of(first, second), TTL, Duration.ofSeconds(30)));
+              () -> waiter.acquireAll(List.of(first, second), TTL, Duration.ofSeconds(60)));
       Poll.until("the waiter hears the held resource's gate", () -> subscribers(gate, first) == 1);
       Poll.until(
           "the waiter hears both resources on two masters each",
@@ -111,28 +139,32 @@ class WakeUpRacesIT {
               cluster.nodes().stream().filter(n -> subscribers(n, first) == 1).count() == 2
                   && cluster.nodes().stream().filter(n -> subscribers(n, second) == 1).count()
                       == 2);
-      // The release reaches the other masters late: there the key is another's until the
-      // waiter's first round after the release was refused. The resource's gate runs it at once
-      // and tells the waiter.
-      for (RedisProcess node : cluster.nodes()) {
-        if (node != gate) {
-          node.admin().command("SET", held, "on-its-way", "PX", "30000");
-        }
+      for (RedisProcess node : late) {
+        node.admin().command("SET", first, "on-its-way", "PX", "60000");
       }
       long released = System.nanoTime();
-      releasedAt.set(released);
-      lease.close();
-      assertTrue(refusedAfterTheRelease.await(30, TimeUnit.SECONDS), "no round after the release");
-      for (RedisProcess node : cluster.nodes()) {
-        if (node != gate) {
-          node.admin().command("DEL", held); // the release, late
-        }
-      }
-      Lease got = waiting.get(30, TimeUnit.SECONDS);
-      long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released);
-      got.close();
-      // The timer's shortest pause is 1 s: a round refused by the set's gate waited for it.
-      assertTrue(tookMillis < 200, "granted after " + tookMillis + " ms");
+      lease.close(); // the resource's gate runs it at once and tells the waiter
+      // The notice comes within a round; a waiter that then asks only its set's gate (refused
+      // there: the key is still another's) asks the resource's gate next at its timer, whose
+      // least pause is half the retry delay.
+      long leastTimerPause = SLOW_TIMER.toNanos() / 2;
+      assertTrue(
+          refusedAfterTheRelease.await(leastTimerPause, TimeUnit.NANOSECONDS),
+          "no round of the waiter asked the resource's gate within the timer's least pause ("
+              + leastTimerPause / 1_000_000
+              + " ms) of the release");
+      long lateRelease = lateReleaseDone.get();
+      waiting.get(60, TimeUnit.SECONDS).close();
+      long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lateRelease);
+      // Refused, it asks every master again after a short pause that doubles from two rounds'
+      // time, SET_RETRIES times (Turn), not at its timer.
+      assertTrue(
+          tookMillis < leastTimerPause / 1_000_000,
+          "granted "
+              + tookMillis
+              + " ms after the late release, "
+              + (lateRelease - released) / 1_000_000
+              + " ms after the release: not before the timer's least pause");
     } finally {
       threads.shutdownNow();
     }
@@ -172,27 +204,16 @@ class WakeUpRacesIT {
     }
   }
 
-  private RedLock redlock(RedisCluster cluster) {
-    RedLock redlock =
+  private static RedLock redlock(RedisCluster cluster, RedLockListener listener) {
+    RedLockBuilder builder =
         RedLock.builder()
             .nodes(cluster.uris())
             .nodeTimeout(Duration.ofMillis(200))
-            .retryDelay(SLOW_TIMER)
-            .listener(
-                new RedLockListener() {
-                  @Override
-                  public void denied(
-                      String resource,
-                      Denial reason,
-                      List<NodeOutcome> outcomes,
-                      Duration elapsed) {
-                    // A round that began after the release was sent (told on the event thread).
-                    if (System.nanoTime() - elapsed.toNanos() > releasedAt.get()) {
-                      refusedAfterTheRelease.countDown();
-                    }
-                  }
-                })
-            .build();
+            .retryDelay(SLOW_TIMER);
+    if (listener != null) {
+      builder.listener(listener);
+    }
+    RedLock redlock = builder.build();
     redlock.admitFreshNodes();
     return redlock;
   }
