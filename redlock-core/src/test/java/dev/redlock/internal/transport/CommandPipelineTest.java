@@ -102,6 +102,27 @@ class CommandPipelineTest {
   }
 
   @Test
+  void anAcquireInTurnIsNotSentAgainOnceItsLeasesReleaseRan() {
+    // The queue script's first argument names the operation ("acquire"), its second the token:
+    // the lease is told by the token, or the acquire sent again would set the key after its own
+    // release ran, held until its TTL with no one to release it.
+    NodeCommand acquire =
+        submit(NodeCommand.acquireInTurn(KEY, TOKEN_A, 30_000, 0, bytes("waiter"), 1_000));
+    NodeCommand release = submit(NodeCommand.releaseAtGate(KEY, TOKEN_A));
+    NodeCommand other =
+        submit(NodeCommand.acquireInTurn(KEY, TOKEN_B, 30_000, 0, bytes("other"), 1_000));
+    reply(NOSCRIPT); // the acquire
+    reply(1L); // the release ran: another connection reloaded the scripts between
+    assertGranted(release);
+    assertTrue(acquire.reply.isCompletedExceptionally(), "failed at once: a failed vote");
+    reply(NOSCRIPT); // another lease's acquire: sent again
+    int written = link.written.size();
+    answerReload();
+    assertEquals(List.of("EVAL queue"), link.written.subList(written, link.written.size()));
+    assertFalse(other.reply.isDone());
+  }
+
+  @Test
   void aCommandIsSentAgainAtMostOnce() {
     NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
     reply(NOSCRIPT);
@@ -256,7 +277,9 @@ class CommandPipelineTest {
             "release", LuaScript.RELEASE,
             "extend", LuaScript.EXTEND,
             "admit", LuaScript.ADMIT,
-            "shorten", LuaScript.SHORTEN);
+            "shorten", LuaScript.SHORTEN,
+            "queue", LuaScript.QUEUE,
+            "keyset", LuaScript.KEY_SET);
 
     final List<String> written = new ArrayList<>();
     private final boolean scriptsLoaded;
