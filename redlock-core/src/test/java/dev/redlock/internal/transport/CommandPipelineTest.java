@@ -123,6 +123,44 @@ class CommandPipelineTest {
   }
 
   @Test
+  void theKeptCommandsWaitForTheReloadsLastAnswer() {
+    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    reply(NOSCRIPT);
+    int written = link.written.size();
+    List<LuaScript> scripts = LuaScript.ALL;
+    for (LuaScript script : scripts.subList(0, scripts.size() - 1)) {
+      reply(script.sha1());
+    }
+    assertEquals(written, link.written.size(), "commands written before the reload may still run");
+    reply(scripts.get(scripts.size() - 1).sha1());
+    assertEquals("EVAL extend", last());
+    reply(1L);
+    assertGranted(extend);
+  }
+
+  @Test
+  void aKeptCommandFailsWithItsLinkAndIsNeverSentOnTheNext() {
+    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    reply(NOSCRIPT);
+    pipeline.lost(link, "connection reset");
+    assertTrue(extend.reply.isCompletedExceptionally(), "failed with its link");
+    RecordingLink next = new RecordingLink(true);
+    pipeline.connected(next, null, 0);
+    NodeCommand release = submit(NodeCommand.release(KEY, TOKEN_B));
+    assertTrue(pipeline.replied(next, NOSCRIPT));
+    for (LuaScript script : LuaScript.ALL) {
+      assertTrue(pipeline.replied(next, script.sha1()));
+    }
+    assertEquals(
+        "EVAL release",
+        next.written.get(next.written.size() - 1),
+        "the failed extend is not written again");
+    assertEquals(2 + LuaScript.ALL.size(), next.written.size(), next.written::toString);
+    assertTrue(pipeline.replied(next, 1L));
+    assertGranted(release);
+  }
+
+  @Test
   void aCommandIsSentAgainAtMostOnce() {
     NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
     reply(NOSCRIPT);

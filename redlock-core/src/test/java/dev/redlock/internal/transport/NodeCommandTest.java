@@ -604,4 +604,28 @@ class NodeCommandTest {
     assertSame(gone, assertThrows(CompletionException.class, release.reply::join).getCause());
     assertNull(release.value);
   }
+
+  @Test
+  void theBytesCountedForACommandAreNeverFewerThanItWrites() {
+    // The pipeline keeps the unanswered bytes under half the send buffer by this count.
+    byte[] set = KeySet.encode(List.of(bytes("a"), bytes("b"), bytes("c")));
+    for (NodeCommand command :
+        List.of(
+            NodeCommand.set(KEY, TOKEN, 10_000),
+            NodeCommand.acquire(KEY, bytes("legacy"), TOKEN, 10_000, GUARD_MILLIS),
+            NodeCommand.acquire(set, null, TOKEN, 10_000, GUARD_MILLIS),
+            NodeCommand.acquireInTurn(KEY, TOKEN, 10_000, GUARD_MILLIS, bytes("waiter"), 1_000),
+            NodeCommand.release(KEY, TOKEN),
+            NodeCommand.extend(set, TOKEN, 10_000),
+            NodeCommand.fence(KEY, TOKEN, 12),
+            NodeCommand.admit(),
+            NodeCommand.load(LuaScript.KEY_SET),
+            NodeCommand.query(NodeCommand.Verb.CONFIG, "GET", "maxmemory-policy"))) {
+      int written = 0;
+      for (int part = 0; part < command.parts(); part++) {
+        written += Resp.length(LinkOutput.verb(command.verb(part)), command.arguments(part));
+      }
+      assertTrue(command.bytes >= written, command.kind + ": " + command.bytes + " < " + written);
+    }
+  }
 }
