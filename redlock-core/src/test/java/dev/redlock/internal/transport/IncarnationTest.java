@@ -221,5 +221,8 @@ class IncarnationTest {
     assertFalse(RestartGuardRule.admitsRun(ascii(RUN_B + " 1"), RUN_A), "another run");
     assertFalse(RestartGuardRule.admitsRun(null, RUN_A));
     assertFalse(RestartGuardRule.admitsRun(ascii(RUN_A + " 1"), null));
+    // The shortest record that names a dataset: one character of run, a space, the marker.
+    assertTrue(RestartGuardRule.admitsDataset(ascii("r 17"), ascii("17")));
+    assertFalse(RestartGuardRule.admitsDataset(ascii(" 17"), ascii("17")), "no run before it");
   }
 }

@@ -585,6 +585,24 @@ class NodeCommandTest {
     assertArrayEquals(
         new byte[][] {LuaScript.SHORTEN.sha1(), bytes("1"), KEY, TOKEN, bytes("900")},
         NodeCommand.shorten(KEY, TOKEN, 900).arguments());
+    assertArrayEquals(
+        new byte[][] {
+          LuaScript.QUEUE.sha1(),
+          bytes("7"),
+          KEY,
+          LuaScript.legacyFenceKey(KEY),
+          LuaScript.FENCE_COUNTER,
+          LuaScript.DATASET_MARKER,
+          LuaScript.ADMITTED,
+          LuaScript.prefixed(LuaScript.QUEUE_PREFIX, KEY),
+          LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, KEY),
+          bytes("leave"),
+          new byte[0],
+          bytes("0"),
+          bytes("waiter"),
+          bytes("0")
+        },
+        NodeCommand.leaveQueue(KEY, bytes("waiter")).arguments());
     byte[] set = KeySet.encode(List.of(bytes("a")));
     assertArrayEquals(
         NodeCommand.release(set, TOKEN).arguments(),
