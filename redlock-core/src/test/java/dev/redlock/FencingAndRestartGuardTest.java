@@ -207,6 +207,17 @@ class FencingAndRestartGuardTest {
   }
 
   @Test
+  void aClosedRedLockNeitherAdmitsNorInspects() {
+    build(3, b -> b);
+    redlock.close();
+    assertThrows(IllegalStateException.class, redlock::admitFreshNodes);
+    assertThrows(IllegalStateException.class, redlock::inspect);
+    for (int i = 0; i < 3; i++) {
+      assertEquals(List.of(), nodes.get(i).received(), "nothing sent to master " + i);
+    }
+  }
+
+  @Test
   void resourcesInTheLibrarysOwnNamespaceAreRefused() {
     build(3, b -> b);
     IllegalArgumentException e =

@@ -250,4 +250,15 @@ class PreflightTest {
   private static List<String> uris(int... ports) {
     return java.util.Arrays.stream(ports).mapToObj(p -> "redis://127.0.0.1:" + p).toList();
   }
+
+  @Test
+  void thePreflightWaitsTheLongerOfOneSecondAndTwoNodeTimeouts() {
+    assertEquals(
+        Duration.ofSeconds(1).toNanos(),
+        dev.redlock.internal.lease.Coordinator.preflightWaitNanos(
+            Duration.ofMillis(100).toNanos()));
+    assertEquals(
+        Duration.ofSeconds(4).toNanos(),
+        dev.redlock.internal.lease.Coordinator.preflightWaitNanos(Duration.ofSeconds(2).toNanos()));
+  }
 }

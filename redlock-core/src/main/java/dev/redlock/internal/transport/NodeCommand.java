@@ -547,9 +547,12 @@ public final class NodeCommand {
     return (kind == Kind.SCRIPT && script != LuaScript.ADMIT) || kind == Kind.ACQUIRE_SET;
   }
 
-  /** The lease's token: the key-set script's second argument, every other script's first. */
+  /**
+   * The lease's token: the second argument of the key-set and queue scripts (their first names the
+   * operation), every other script's first.
+   */
   private byte[] token() {
-    return script == LuaScript.KEY_SET ? args[1] : args[0];
+    return script == LuaScript.KEY_SET || script == LuaScript.QUEUE ? args[1] : args[0];
   }
 
   /** Fails the command: the master could not answer it. */

@@ -166,4 +166,38 @@ class FitNodeClientTest {
       assertEquals(List.of(command.getName()), received, command.getName());
     }
   }
+
+  @Test
+  void aCorrectedMasterIsCheckedAgainOnlyAfterTheIntervalAndThenVotes() {
+    FakeTicker ticker = new FakeTicker();
+    FakeNode node = evicting(ticker);
+    java.time.Duration interval = java.time.Duration.ofSeconds(10);
+    FitNodeClient client =
+        new FitNodeClient(
+            node,
+            new Preflight(false, 0),
+            "127.0.0.1:7000",
+            "",
+            true,
+            interval.toNanos(),
+            ticker,
+            Runnable::run);
+    client.awaitFirstCheck(ticker.read() + 1_000_000_000L);
+    assertFalse(client.permits(), "unfit: excluded");
+
+    node.queries.put("CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "noeviction"));
+    ticker.advance(interval);
+    assertFalse(client.permits(), "exactly the interval: the verdict stands");
+    ticker.advance(java.time.Duration.ofNanos(1));
+    assertTrue(client.permits(), "checked again when used past the interval: it votes");
+    assertEquals(null, client.exclusion());
+
+    node.queries.put("CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "allkeys-lru"));
+    ticker.advance(interval.plusNanos(1));
+    assertFalse(client.permits(), "unfit again at the next check: excluded again");
+    assertTrue(
+        client
+            .acquire(new byte[] {'k'}, null, new byte[] {'t'}, 1000, 0)
+            .isCompletedExceptionally());
+  }
 }

@@ -48,4 +48,11 @@ class AsciiTest {
     assertThrows(NumberFormatException.class, () -> parse("abc"));
     assertThrows(NumberFormatException.class, () -> Ascii.parse("12"));
   }
+
+  @Test
+  void aNumberBeyondALongReadsAsTheLargestNeverWrapped() {
+    // 2^64 and more: the fast way would wrap to 0 or below, a fence counter gone back.
+    assertEquals(Long.MAX_VALUE, parse("18446744073709551616"));
+    assertEquals(Long.MAX_VALUE, parse("99999999999999999999"));
+  }
 }

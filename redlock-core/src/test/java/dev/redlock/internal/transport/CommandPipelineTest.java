@@ -102,6 +102,65 @@ class CommandPipelineTest {
   }
 
   @Test
+  void anAcquireInTurnIsNotSentAgainOnceItsLeasesReleaseRan() {
+    // The queue script's first argument names the operation ("acquire"), its second the token:
+    // the lease is told by the token, or the acquire sent again would set the key after its own
+    // release ran, held until its TTL with no one to release it.
+    NodeCommand acquire =
+        submit(NodeCommand.acquireInTurn(KEY, TOKEN_A, 30_000, 0, bytes("waiter"), 1_000));
+    NodeCommand release = submit(NodeCommand.releaseAtGate(KEY, TOKEN_A));
+    NodeCommand other =
+        submit(NodeCommand.acquireInTurn(KEY, TOKEN_B, 30_000, 0, bytes("other"), 1_000));
+    reply(NOSCRIPT); // the acquire
+    reply(1L); // the release ran: another connection reloaded the scripts between
+    assertGranted(release);
+    assertTrue(acquire.reply.isCompletedExceptionally(), "failed at once: a failed vote");
+    reply(NOSCRIPT); // another lease's acquire: sent again
+    int written = link.written.size();
+    answerReload();
+    assertEquals(List.of("EVAL queue"), link.written.subList(written, link.written.size()));
+    assertFalse(other.reply.isDone());
+  }
+
+  @Test
+  void theKeptCommandsWaitForTheReloadsLastAnswer() {
+    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    reply(NOSCRIPT);
+    int written = link.written.size();
+    List<LuaScript> scripts = LuaScript.ALL;
+    for (LuaScript script : scripts.subList(0, scripts.size() - 1)) {
+      reply(script.sha1());
+    }
+    assertEquals(written, link.written.size(), "commands written before the reload may still run");
+    reply(scripts.get(scripts.size() - 1).sha1());
+    assertEquals("EVAL extend", last());
+    reply(1L);
+    assertGranted(extend);
+  }
+
+  @Test
+  void aKeptCommandFailsWithItsLinkAndIsNeverSentOnTheNext() {
+    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    reply(NOSCRIPT);
+    pipeline.lost(link, "connection reset");
+    assertTrue(extend.reply.isCompletedExceptionally(), "failed with its link");
+    RecordingLink next = new RecordingLink(true);
+    pipeline.connected(next, null, 0);
+    NodeCommand release = submit(NodeCommand.release(KEY, TOKEN_B));
+    assertTrue(pipeline.replied(next, NOSCRIPT));
+    for (LuaScript script : LuaScript.ALL) {
+      assertTrue(pipeline.replied(next, script.sha1()));
+    }
+    assertEquals(
+        "EVAL release",
+        next.written.get(next.written.size() - 1),
+        "the failed extend is not written again");
+    assertEquals(2 + LuaScript.ALL.size(), next.written.size(), next.written::toString);
+    assertTrue(pipeline.replied(next, 1L));
+    assertGranted(release);
+  }
+
+  @Test
   void aCommandIsSentAgainAtMostOnce() {
     NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
     reply(NOSCRIPT);
@@ -256,7 +315,9 @@ class CommandPipelineTest {
             "release", LuaScript.RELEASE,
             "extend", LuaScript.EXTEND,
             "admit", LuaScript.ADMIT,
-            "shorten", LuaScript.SHORTEN);
+            "shorten", LuaScript.SHORTEN,
+            "queue", LuaScript.QUEUE,
+            "keyset", LuaScript.KEY_SET);
 
     final List<String> written = new ArrayList<>();
     private final boolean scriptsLoaded;

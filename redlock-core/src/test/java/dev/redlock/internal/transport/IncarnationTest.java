@@ -169,4 +169,60 @@ class IncarnationTest {
   private static byte[] ascii(String run) {
     return run.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
   }
+
+  @Test
+  void aServerThatWasUpBeforeTheOldRunWasLastHeardIsAFailoverOnAnyTicker() {
+    // The ticker is System.nanoTime's: any origin, here far from zero.
+    long lastHeard = 5_000_000 * SECOND;
+    Incarnation before =
+        Incarnation.after(
+            null,
+            0,
+            Incarnation.Facts.of(info(RUN_A, 86_400), config("no", "")),
+            lastHeard - SECOND);
+    long now = lastHeard + SECOND;
+    Incarnation after =
+        Incarnation.after(
+            before, lastHeard, Incarnation.Facts.of(info(RUN_B, 3_600), config("no", "")), now);
+    assertTrue(after.replaced(), "up an hour, the old run heard a second ago: another server");
+    // Started (taken a second younger) exactly when the old run was last heard: a restart.
+    Incarnation restarted =
+        Incarnation.after(
+            before, lastHeard, Incarnation.Facts.of(info(RUN_B, 2), config("no", "")), now);
+    assertFalse(restarted.replaced());
+    assertEquals(lastHeard, restarted.startedAtNanos());
+  }
+
+  @Test
+  void aHandshakeWithoutTheRunsFactsLeavesItUnknown() {
+    assertEquals(
+        "INFO server answered no text",
+        Incarnation.Facts.of(42L, config("yes", "always")).unknown());
+    assertEquals(
+        "INFO server has no run_id or uptime_in_seconds",
+        Incarnation.Facts.of(ascii("redis_version:7.0.15\r\nuptime_in_seconds:5\r\n"), null)
+            .unknown());
+    assertEquals(
+        "INFO server has no run_id or uptime_in_seconds",
+        Incarnation.Facts.of(ascii("run_id:" + RUN_A + "\r\nuptime_in_seconds:x\r\n"), null)
+            .unknown());
+    // A CONFIG reply with an odd word at its end still reads its pairs.
+    List<Object> odd = new java.util.ArrayList<>(config("yes", "always"));
+    odd.add(bytes("appendonly"));
+    assertTrue(Incarnation.Facts.of(info(RUN_A, 1), odd).lossless());
+  }
+
+  @Test
+  void anAdmissionRecordNamesARunOnlyAsTheRunAndASpaceBeforeItsMarker() {
+    assertTrue(RestartGuardRule.admitsRun(ascii(RUN_A + " 1"), RUN_A));
+    assertFalse(RestartGuardRule.admitsRun(ascii(RUN_A), RUN_A), "no marker after the run");
+    assertFalse(RestartGuardRule.admitsRun(ascii(RUN_A + " "), RUN_A), "an empty marker");
+    assertFalse(RestartGuardRule.admitsRun(ascii(RUN_A + "_1"), RUN_A), "no separator");
+    assertFalse(RestartGuardRule.admitsRun(ascii(RUN_B + " 1"), RUN_A), "another run");
+    assertFalse(RestartGuardRule.admitsRun(null, RUN_A));
+    assertFalse(RestartGuardRule.admitsRun(ascii(RUN_A + " 1"), null));
+    // The shortest record that names a dataset: one character of run, a space, the marker.
+    assertTrue(RestartGuardRule.admitsDataset(ascii("r 17"), ascii("17")));
+    assertFalse(RestartGuardRule.admitsDataset(ascii(" 17"), ascii("17")), "no run before it");
+  }
 }
