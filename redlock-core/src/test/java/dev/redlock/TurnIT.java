@@ -12,8 +12,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -589,11 +591,32 @@ class TurnIT {
   void aWaitersRoundsRefusedAtTheGateSendTheOtherMastersNothing(RedisCluster cluster)
       throws Exception {
     RedLock holder = redlock(cluster, SLOW_TIMER, null);
+    // The masters that did not answer a round in time: a release there is due (its acquire may
+    // have set the key), which a loaded machine makes happen now and then (seen: a master other
+    // than the gate ran 3 scripts, not 2).
+    Map<String, AtomicInteger> unanswered = new ConcurrentHashMap<>();
+    RedLockListener late =
+        new RedLockListener() {
+          @Override
+          public void denied(
+              String r, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
+            for (NodeOutcome outcome : outcomes) {
+              if (outcome.status() == NodeOutcome.Status.TIMED_OUT
+                  || outcome.status() == NodeOutcome.Status.PENDING
+                  || outcome.status() == NodeOutcome.Status.FAILED) {
+                unanswered
+                    .computeIfAbsent(outcome.node(), n -> new AtomicInteger())
+                    .incrementAndGet();
+              }
+            }
+          }
+        };
     // Polling every 10 to 30 ms, with no release to wake it: about 30 rounds in 600 ms.
-    RedLock waiter = redlock(cluster, Duration.ofMillis(20), null);
+    RedLock waiter = redlock(cluster, Duration.ofMillis(20), late);
     for (boolean async : new boolean[] {false, true}) {
       String resource = async ? "refused-async" : "refused";
       try (Lease held = holder.tryAcquire(resource, TTL).orElseThrow()) {
+        unanswered.clear();
         long[] before = scriptCalls(cluster);
         if (async) {
           CompletionException e =
@@ -616,10 +639,20 @@ class TurnIT {
             (async ? "async" : "blocking") + ": scripts run per master " + Arrays.toString(sent);
         assertTrue(sent[gate] >= 10, "the waiter asked its gate at least 10 times; " + calls);
         for (int i = 0; i < sent.length; i++) {
-          // Its first round asks every master at once, and releases where it may have set the key.
+          // Its first round asks every master at once, and releases where it may have set the key;
+          // so does a round that master did not answer in time.
+          String node = "127.0.0.1:" + cluster.node(i).port();
+          AtomicInteger missed = unanswered.get(node);
+          int due = 2 + 2 * (missed == null ? 0 : missed.get());
           assertTrue(
-              i == gate || sent[i] <= 2,
-              "a master other than the gate ran only the first round's scripts; " + calls);
+              i == gate || sent[i] <= due,
+              "a master other than the gate ran only the scripts of the first round and of the"
+                  + " rounds it did not answer in time ("
+                  + due
+                  + "); "
+                  + calls
+                  + ", unanswered "
+                  + unanswered);
         }
       }
     }
