@@ -40,8 +40,9 @@ import java.util.stream.Stream;
  * <p>System properties: {@code luamutation.scripts} (names, comma-separated; default all), {@code
  * luamutation.sample} (n: run only n mutants of each operator on each script, evenly spaced; 0, the
  * default, runs all), {@code luamutation.out} (default {@code target/lua-mutation}), {@code
- * luamutation.threshold} (the least percentage of mutants killed, of those run and valid, below
- * which it exits 1; default 0).
+ * luamutation.mutants} (a regular expression: run only the mutants whose description, as the
+ * report's progress lines write it, it finds), {@code luamutation.threshold} (the least percentage
+ * of mutants killed, of those run and valid, below which it exits 1; default 0).
  */
 final class LuaMutationRun {
 
@@ -50,6 +51,17 @@ final class LuaMutationRun {
 
   /** Each script's tests' own time, times this, plus {@link #TIMEOUT_SLACK_SECONDS}. */
   private static final int TIMEOUT_FACTOR = 3;
+
+  /**
+   * Whether a kill is confirmed by running the killing class again ({@code luamutation.confirm}).
+   */
+  private static final boolean CONFIRM =
+      Boolean.parseBoolean(System.getProperty("luamutation.confirm", "true"));
+
+  private static final String FLAKY = "a test failed once: ";
+
+  /** How many times the tests run on the unmutated script before it counts as red. */
+  private static final int BASELINE_ATTEMPTS = 3;
 
   /** A JVM's start, the redis-servers' start, and a loaded machine's pauses. */
   private static final int TIMEOUT_SLACK_SECONDS = 30;
@@ -73,7 +85,6 @@ final class LuaMutationRun {
     String only = System.getProperty("luamutation.scripts", "").trim();
     Files.createDirectories(out);
     Properties covering = resource("covering.properties");
-    Map<String, String> explained = explanations();
 
     List<String> scripts = new ArrayList<>();
     List<String> asked = only.isEmpty() ? List.of() : List.of(only.split("\\s*,\\s*"));
@@ -87,7 +98,7 @@ final class LuaMutationRun {
       throw new IllegalArgumentException("no script is named " + only + ": " + scriptNames());
     }
     long started = System.nanoTime();
-    Report report = new Report(sample, explained);
+    Report report = new Report(sample);
     try (RedisProcess redis = RedisProcess.start();
         RedisAdmin admin = redis.admin()) {
       for (String script : scripts) {
@@ -95,6 +106,7 @@ final class LuaMutationRun {
       }
     }
     report.elapsedSeconds = (System.nanoTime() - started) / 1_000_000_000L;
+    report.explained.putAll(explanations());
     String text = report.markdown();
     Files.writeString(out.resolve("report.md"), text, StandardCharsets.UTF_8);
     System.out.println(text);
@@ -134,6 +146,11 @@ final class LuaMutationRun {
     if (sample > 0) {
       mutants = sample(mutants, sample);
     }
+    String pick = System.getProperty("luamutation.mutants", "");
+    if (!pick.isEmpty()) {
+      java.util.regex.Pattern p = java.util.regex.Pattern.compile(pick);
+      mutants = mutants.stream().filter(m -> p.matcher(m.toString()).find()).toList();
+    }
     if (tests.isEmpty()) {
       sr.notRun = "no covering test class exists";
       for (Mutant m : mutants) {
@@ -143,8 +160,16 @@ final class LuaMutationRun {
     }
     Path work = out.resolve("work").resolve(name);
     // The unmutated script, through the same path: its tests must pass, and they time the mutants.
-    Result baseline =
-        run(new Mutant(script, null, 0, "none", "", text), tests, work.resolve("baseline"), 0);
+    // A test that flakes on a loaded machine gets two more chances here (and none on a mutant).
+    Result baseline = null;
+    for (int attempt = 1; attempt <= BASELINE_ATTEMPTS; attempt++) {
+      baseline =
+          run(new Mutant(script, null, 0, "none", "", text), tests, work.resolve("baseline"), 0);
+      if (baseline.outcome == Outcome.SURVIVED) {
+        break;
+      }
+      sr.baselineFailures.add(baseline.detail);
+    }
     sr.baselineMillis = baseline.millis;
     if (baseline.outcome != Outcome.SURVIVED) {
       sr.notRun = "the tests fail on the unmutated script: " + baseline.detail;
@@ -162,6 +187,9 @@ final class LuaMutationRun {
         r = new Result(m, Outcome.INVALID, invalid, 0);
       } else {
         r = run(m, tests, work.resolve("m" + i), timeoutSeconds);
+        if (r.outcome == Outcome.KILLED && CONFIRM) {
+          r = confirm(r, tests, work.resolve("m" + i + "-again"), timeoutSeconds);
+        }
       }
       System.out.printf(
           Locale.ROOT,
@@ -174,6 +202,32 @@ final class LuaMutationRun {
           r.outcome == Outcome.SURVIVED ? "" : r.detail);
       sr.results.add(r);
     }
+  }
+
+  /**
+   * Runs the class whose test killed the mutant once more, alone: a test that fails on a busy
+   * machine now and then would otherwise count as a kill. If it passes, the mutant survived (the
+   * first failure is kept in the detail).
+   */
+  private static Result confirm(Result killed, List<String> tests, Path dir, long timeoutSeconds)
+      throws IOException, InterruptedException {
+    String failed = killed.detail.substring(0, Math.max(0, killed.detail.indexOf(':')));
+    String simpleName = failed.contains(".") ? failed.substring(0, failed.indexOf('.')) : failed;
+    List<String> killer =
+        tests.stream().filter(t -> t.endsWith("." + simpleName)).limit(1).toList();
+    Result again = run(killed.mutant, killer.isEmpty() ? tests : killer, dir, timeoutSeconds);
+    if (again.outcome == Outcome.SURVIVED) {
+      return new Result(
+          killed.mutant,
+          Outcome.SURVIVED,
+          FLAKY + Report.abbreviate(killed.detail) + "; passed when run again",
+          killed.millis + again.millis);
+    }
+    return new Result(
+        killed.mutant,
+        again.outcome == Outcome.TIMED_OUT ? Outcome.TIMED_OUT : Outcome.KILLED,
+        killed.detail,
+        killed.millis + again.millis);
   }
 
   /**
@@ -325,6 +379,7 @@ final class LuaMutationRun {
     final String script;
     final List<String> tests = new ArrayList<>();
     final List<String> missing = new ArrayList<>();
+    final List<String> baselineFailures = new ArrayList<>();
     final List<Result> results = new ArrayList<>();
     final List<Mutant> unrun = new ArrayList<>();
     int generated;
@@ -344,13 +399,15 @@ final class LuaMutationRun {
   /** The whole report. */
   static final class Report {
     final int sample;
-    final Map<String, String> explained;
+
+    /** Read when the report is written, so that reasons added during a long run count. */
+    final Map<String, String> explained = new LinkedHashMap<>();
+
     final Map<String, ScriptReport> scripts = new TreeMap<>();
     long elapsedSeconds;
 
-    Report(int sample, Map<String, String> explained) {
+    Report(int sample) {
       this.sample = sample;
-      this.explained = explained;
     }
 
     ScriptReport script(String script) {
@@ -438,6 +495,11 @@ final class LuaMutationRun {
           b.append("Missing test classes (left out): ").append(String.join(", ", s.missing));
           b.append(".\n");
         }
+        for (String failure : s.baselineFailures) {
+          b.append("The tests failed once on the unmutated script: ")
+              .append(abbreviate(failure))
+              .append("\n");
+        }
         if (s.notRun != null) {
           b.append("**Not run**: ").append(s.notRun).append(".\n");
         } else {
@@ -483,8 +545,11 @@ final class LuaMutationRun {
                 .append(" in `")
                 .append(r.mutant.lineText())
                 .append("`. ")
-                .append(why == null ? "**Not explained.**" : why)
-                .append('\n');
+                .append(why == null ? "**Not explained.**" : why);
+            if (r.detail.startsWith(FLAKY)) {
+              b.append(" (").append(r.detail).append(")");
+            }
+            b.append('\n');
           }
         }
         List<Result> odd =
@@ -532,7 +597,7 @@ final class LuaMutationRun {
       return b.toString();
     }
 
-    private static String abbreviate(String detail) {
+    static String abbreviate(String detail) {
       return detail.length() > 200 ? detail.substring(0, 200) + "..." : detail;
     }
   }
