@@ -42,7 +42,9 @@ import java.util.stream.Stream;
  * default, runs all), {@code luamutation.out} (default {@code target/lua-mutation}), {@code
  * luamutation.mutants} (a regular expression: run only the mutants whose description, as the
  * report's progress lines write it, it finds), {@code luamutation.threshold} (the least percentage
- * of mutants killed, of those run and valid, below which it exits 1; default 0).
+ * of mutants killed, of those run and valid, below which it exits 1; default 0), {@code
+ * luamutation.strict} (exits 1 on a survivor {@code survivors.tsv} does not explain, a script whose
+ * tests fail unmutated, or a missing covering class: what CI runs with).
  */
 final class LuaMutationRun {
 
@@ -115,6 +117,13 @@ final class LuaMutationRun {
       System.out.printf(
           Locale.ROOT, "%.1f%% killed, below the threshold %d%%%n", report.score(), threshold);
       System.exit(1);
+    }
+    if (Boolean.getBoolean("luamutation.strict")) {
+      List<String> problems = report.problems();
+      if (!problems.isEmpty()) {
+        System.out.println("luamutation.strict: " + String.join("; ", problems));
+        System.exit(1);
+      }
     }
   }
 
@@ -416,6 +425,30 @@ final class LuaMutationRun {
 
     List<Result> all() {
       return scripts.values().stream().flatMap(s -> s.results.stream()).toList();
+    }
+
+    /**
+     * What {@code luamutation.strict} (CI) fails on: a survivor nobody has explained in {@code
+     * survivors.tsv} (a branch newly unguarded, or a script changed under its survivors), a script
+     * whose tests failed on the unmutated script (its mutants were not run, so it would pass
+     * vacuously), and a covering test class that does not exist.
+     */
+    List<String> problems() {
+      List<String> problems = new ArrayList<>();
+      for (ScriptReport s : scripts.values()) {
+        if (s.notRun != null) {
+          problems.add(s.script + " not run: " + s.notRun);
+        }
+        if (!s.missing.isEmpty()) {
+          problems.add(s.script + ": missing test classes " + s.missing);
+        }
+        for (Result r : s.results) {
+          if (r.outcome == Outcome.SURVIVED && !explained.containsKey(r.mutant.key())) {
+            problems.add("unexplained survivor " + r.mutant.key());
+          }
+        }
+      }
+      return problems;
     }
 
     /** Killed (a test failed, or ran over its time) of the valid mutants run, in percent. */
