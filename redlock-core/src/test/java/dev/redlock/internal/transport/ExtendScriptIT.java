@@ -62,6 +62,10 @@ class ExtendScriptIT {
       for (int i = 0; i < 5; i++) {
         long left = cluster.node(i).admin().pttl("extend-long");
         assertTrue(left > 5_000, "master " + i + ": the key was not lengthened: " + left + " ms");
+        // The TTL is in ms: a key lengthened by that many seconds (EXPIRE) would outlive its
+        // lease a thousandfold.
+        assertTrue(
+            left <= TTL.toMillis(), "master " + i + ": lengthened past the TTL: " + left + " ms");
       }
     }
   }
