@@ -176,12 +176,19 @@ class KeySetScriptIT {
         Lease lease = redlock.tryAcquireAll(SET, RedLocks.TTL).orElseThrow()) {
       ScriptMasters.takenByAnother(cluster, "set-c", 10_000, 3); // changed hands
       cluster.node(4).admin().command("DEL", "set-a"); // gone
-      cluster.node(2).admin().set(COUNTER, "99999999999999999"); // higher: kept
+      // Higher, and kept: a longer counter, and one as long as the token (16 digits) but greater
+      // (a counter that fell would let an older token through at the resource).
+      cluster.node(2).admin().set(COUNTER, "99999999999999999");
+      cluster.node(1).admin().set(COUNTER, "9999999999999999");
       long[] before = ScriptMasters.scriptCalls(cluster, 0, 1, 2, 3, 4);
       long token = lease.fencingToken();
       ScriptMasters.awaitScripts(cluster, before, 1, 0, 1, 2, 3, 4);
+      assertEquals(16, Long.toString(token).length(), "the token " + token + " has 16 digits");
       assertEquals(Long.toString(token), cluster.node(0).admin().get(COUNTER));
-      assertEquals(Long.toString(token), cluster.node(1).admin().get(COUNTER));
+      assertEquals(
+          "9999999999999999",
+          cluster.node(1).admin().get(COUNTER),
+          "lowered, as long as the token");
       assertEquals("99999999999999999", cluster.node(2).admin().get(COUNTER), "lowered");
       assertNull(cluster.node(3).admin().get(COUNTER), "stored where one key is another's");
       assertNull(cluster.node(4).admin().get(COUNTER), "stored where one key is gone");
