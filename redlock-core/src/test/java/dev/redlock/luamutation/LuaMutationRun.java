@@ -569,12 +569,7 @@ final class LuaMutationRun {
           b.append("\nSurvivors:\n\n");
           for (Result r : survivors) {
             String why = explained.get(r.mutant.key());
-            b.append("- line ")
-                .append(r.mutant.line())
-                .append(", ")
-                .append(r.mutant.operator())
-                .append(": ")
-                .append(r.mutant.change())
+            b.append(item(r))
                 .append(" in `")
                 .append(r.mutant.lineText())
                 .append("`. ")
@@ -596,12 +591,7 @@ final class LuaMutationRun {
         if (!odd.isEmpty()) {
           b.append("\nInvalid, errors and time limits:\n\n");
           for (Result r : odd) {
-            b.append("- line ")
-                .append(r.mutant.line())
-                .append(", ")
-                .append(r.mutant.operator())
-                .append(": ")
-                .append(r.mutant.change())
+            b.append(item(r))
                 .append(": ")
                 .append(r.outcome)
                 .append(", ")
@@ -614,20 +604,17 @@ final class LuaMutationRun {
         if (!killedOnes.isEmpty()) {
           b.append("\n<details><summary>Killed</summary>\n\n");
           for (Result r : killedOnes) {
-            b.append("- line ")
-                .append(r.mutant.line())
-                .append(", ")
-                .append(r.mutant.operator())
-                .append(": ")
-                .append(r.mutant.change())
-                .append(", by ")
-                .append(abbreviate(r.detail))
-                .append('\n');
+            b.append(item(r)).append(", by ").append(abbreviate(r.detail)).append('\n');
           }
           b.append("\n</details>\n");
         }
       }
       return b.toString();
+    }
+
+    /** A report line's start: "- line N, OPERATOR: change". */
+    static String item(Result r) {
+      return "- line " + r.mutant.line() + ", " + r.mutant.operator() + ": " + r.mutant.change();
     }
 
     static String abbreviate(String detail) {

@@ -20,12 +20,14 @@ import java.util.concurrent.locks.Lock;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.spring.annotation.EnableSchedulerLock;
 import net.javacrumbs.shedlock.spring.annotation.SchedulerLock;
+import org.assertj.core.api.AbstractThrowableAssert;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -64,6 +66,19 @@ class AutoConfigurationIT {
         .withConfiguration(
             AutoConfigurations.of(RedLockAutoConfiguration.class, RedLockHealthConfiguration.class))
         .withPropertyValues("redlock.nodes=" + String.join(",", admitted.uris()));
+  }
+
+  /** A runner of the RedLock's auto-configuration alone, on {@code cluster}'s masters. */
+  private static ApplicationContextRunner runnerOn(RedisCluster cluster) {
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
+        .withPropertyValues("redlock.nodes=" + String.join(",", cluster.uris()));
+  }
+
+  /** What made the context's startup fail; an assertion error if it started. */
+  private static AbstractThrowableAssert<?, ? extends Throwable> startupFailure(
+      AssertableApplicationContext context) {
+    return assertThat(context).hasFailed().getFailure();
   }
 
   private static boolean boot3() {
@@ -161,10 +176,7 @@ class AutoConfigurationIT {
   @Test
   void restartGuardOffLetsMastersThatWereNeverAdmittedVote() {
     try (RedisCluster fresh = RedisCluster.start(3)) {
-      ApplicationContextRunner onFresh =
-          new ApplicationContextRunner()
-              .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
-              .withPropertyValues("redlock.nodes=" + String.join(",", fresh.uris()));
+      ApplicationContextRunner onFresh = runnerOn(fresh);
       onFresh
           .withPropertyValues("redlock.restart-guard=false")
           .run(
@@ -194,10 +206,7 @@ class AutoConfigurationIT {
         evicting.node(i).admin().command("CONFIG", "SET", "maxmemory", "64mb");
         evicting.node(i).admin().command("CONFIG", "SET", "maxmemory-policy", "allkeys-lru");
       }
-      ApplicationContextRunner onEvicting =
-          new ApplicationContextRunner()
-              .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
-              .withPropertyValues("redlock.nodes=" + String.join(",", evicting.uris()));
+      ApplicationContextRunner onEvicting = runnerOn(evicting);
       onEvicting
           .withPropertyValues("redlock.exclude-unfit-masters=false")
           .run(
@@ -227,9 +236,7 @@ class AutoConfigurationIT {
         .withPropertyValues("redlock.registry.ttl=3s", "redlock.registry.safety-margin=1s")
         .run(
             context ->
-                assertThat(context)
-                    .hasFailed()
-                    .getFailure()
+                startupFailure(context)
                     .rootCause()
                     .hasMessageContaining("must be less than a third of the ttl (3000 ms)"));
   }
@@ -261,9 +268,7 @@ class AutoConfigurationIT {
         .withPropertyValues("redlock.drift-factor=0.5")
         .run(
             context ->
-                assertThat(context)
-                    .hasFailed()
-                    .getFailure()
+                startupFailure(context)
                     .rootCause()
                     .hasMessageContaining("redlock.drift-factor must be in [0, 0.1)"));
   }
@@ -274,9 +279,7 @@ class AutoConfigurationIT {
         .withPropertyValues("redlock.max-lease-time=1m", "redlock.node-timeout=2m")
         .run(
             context ->
-                assertThat(context)
-                    .hasFailed()
-                    .getFailure()
+                startupFailure(context)
                     .rootCause()
                     .hasMessageContaining("redlock.node-timeout (PT2M) must be less than")
                     .hasMessageContaining("redlock.max-lease-time (PT1M)")
@@ -313,9 +316,7 @@ class AutoConfigurationIT {
         .withPropertyValues("redlock.max-lease-time=5m")
         .run(
             context ->
-                assertThat(context)
-                    .hasFailed()
-                    .getFailure()
+                startupFailure(context)
                     .hasMessageContaining("redlock.max-lease-time (PT5M)")
                     .hasMessageContaining("'ten-minutes'")
                     .hasMessageContaining("'by-default'")
@@ -335,9 +336,7 @@ class AutoConfigurationIT {
         .withPropertyValues("redlock.registry.ttl=5m", "redlock.max-lease-time=1m")
         .run(
             context ->
-                assertThat(context)
-                    .hasFailed()
-                    .getFailure()
+                startupFailure(context)
                     .rootCause()
                     .hasMessageContaining("redlock.registry (ttl PT5M")
                     .hasMessageContaining("redlock.max-lease-time"));
@@ -349,9 +348,7 @@ class AutoConfigurationIT {
         .withUserConfiguration(BlinkTask.class)
         .run(
             context ->
-                assertThat(context)
-                    .hasFailed()
-                    .getFailure()
+                startupFailure(context)
                     .hasMessageContaining("'blink'")
                     .hasMessageContaining("lockAtMostFor PT0.02S")
                     .hasMessageContaining("redlock.node-timeout"));
@@ -379,9 +376,7 @@ class AutoConfigurationIT {
         .withUserConfiguration(ShedLockTasks.class)
         .run(
             context ->
-                assertThat(context)
-                    .hasFailed()
-                    .getFailure()
+                startupFailure(context)
                     .hasMessageContaining("no ShedLock LockProvider")
                     .hasMessageContaining("dev.redlock:redlock-shedlock"));
   }
@@ -414,10 +409,7 @@ class AutoConfigurationIT {
   @Test
   void theStartupLineSaysWhyAMasterDoesNotVote(CapturedOutput output) {
     try (RedisCluster fresh = RedisCluster.start(3)) {
-      new ApplicationContextRunner()
-          .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
-          .withPropertyValues("redlock.nodes=" + String.join(",", fresh.uris()))
-          .run(context -> assertThat(context).hasNotFailed());
+      runnerOn(fresh).run(context -> assertThat(context).hasNotFailed());
     }
     String line =
         output
@@ -452,13 +444,7 @@ class AutoConfigurationIT {
   void noMasterFailsStartupNamingTheProperty() {
     new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
-        .run(
-            context ->
-                assertThat(context)
-                    .hasFailed()
-                    .getFailure()
-                    .rootCause()
-                    .hasMessageContaining("redlock.nodes"));
+        .run(context -> startupFailure(context).rootCause().hasMessageContaining("redlock.nodes"));
   }
 
   @Test
@@ -545,10 +531,8 @@ class AutoConfigurationIT {
   @Test
   void admitFreshMastersAdmitsBrandNewMastersAndSaysSoAtWarn(CapturedOutput output) {
     try (RedisCluster fresh = RedisCluster.start(3)) {
-      new ApplicationContextRunner()
-          .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
-          .withPropertyValues(
-              "redlock.nodes=" + String.join(",", fresh.uris()), "redlock.admit-fresh-masters=true")
+      runnerOn(fresh)
+          .withPropertyValues("redlock.admit-fresh-masters=true")
           .run(
               context ->
                   assertThat(context.getBean(RedLock.class).tryAcquire("boot:fresh", TTL))
@@ -565,9 +549,7 @@ class AutoConfigurationIT {
   @Test
   void brandNewMastersWithoutAdmissionRefuseAndSayWhy() {
     try (RedisCluster fresh = RedisCluster.start(3)) {
-      new ApplicationContextRunner()
-          .withConfiguration(AutoConfigurations.of(RedLockAutoConfiguration.class))
-          .withPropertyValues("redlock.nodes=" + String.join(",", fresh.uris()))
+      runnerOn(fresh)
           .run(
               context -> {
                 RedLock redlock = context.getBean(RedLock.class);
