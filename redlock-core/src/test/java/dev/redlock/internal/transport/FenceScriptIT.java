@@ -1,5 +1,6 @@
 package dev.redlock.internal.transport;
 
+import static dev.redlock.internal.transport.ScriptMasters.OTHER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,6 +11,7 @@ import dev.redlock.RedLocks;
 import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -108,5 +110,26 @@ class FenceScriptIT {
         }
       }
     }
+  }
+
+  /**
+   * fence.lua's answer says whose the key is: 1 ours (stored, or the counter already higher), 0
+   * another token's, -1 gone. The two refusals mean different things to whoever reads a master's
+   * outcome: the lock changed hands there, or it expired.
+   */
+  @Test
+  void theFenceAnswersWhoseTheKeyIs(RedisCluster cluster) {
+    RedisAdmin admin = cluster.node(0).admin();
+    String token = ScriptMasters.TOKEN;
+    List<String> keys = List.of("fence-codes", COUNTER);
+    admin.command("DEL", COUNTER);
+    admin.command("SET", "fence-codes", token, "PX", "10000");
+    assertEquals(1L, ScriptMasters.eval(admin, "fence.lua", keys, token, "42"), "ours");
+    assertEquals("42", admin.get(COUNTER), "stored where ours");
+    admin.command("SET", "fence-codes", OTHER, "PX", "10000");
+    assertEquals(0L, ScriptMasters.eval(admin, "fence.lua", keys, token, "43"), "another's");
+    admin.command("DEL", "fence-codes");
+    assertEquals(-1L, ScriptMasters.eval(admin, "fence.lua", keys, token, "44"), "gone");
+    assertEquals("42", admin.get(COUNTER), "stored where not ours");
   }
 }

@@ -1,6 +1,7 @@
 package dev.redlock.internal.transport;
 
 import static dev.redlock.internal.transport.ScriptMasters.OTHER;
+import static dev.redlock.internal.transport.ScriptMasters.TOKEN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -212,5 +213,114 @@ class KeySetScriptIT {
         assertNotEquals(0, token);
       }
     }
+  }
+
+  /**
+   * Keys of their own, for the tests that run keyset.lua directly (no other test listens there).
+   */
+  private static final List<String> CODES = List.of("codes-a", "codes-b", "codes-c");
+
+  /**
+   * The set's release answers as release.lua does: 2 when it deleted a key of ours and some client
+   * heard its notice (the SHA-1 of the token, on each deleted key's channel), 1 when it deleted one
+   * and no one heard, or quietly ('quiet': the cleanup of a failed acquire tells no one); with none
+   * of ours, 0 if another token holds a key, else -1. It deletes only our keys.
+   */
+  @Test
+  void theSetsReleaseAnswersWhatItDidAndWhoHeard(RedisCluster cluster) throws Exception {
+    RedisAdmin admin = cluster.node(0).admin();
+    holdAll(admin, TOKEN);
+    assertEquals(1L, keySet(admin, "release", "0"), "released, no one to hear");
+    assertGone(admin, CODES);
+    holdAll(admin, TOKEN);
+    admin.command("SET", "codes-b", OTHER, "PX", "10000");
+    admin.command("DEL", "codes-c");
+    assertEquals(1L, keySet(admin, "release", "0"), "ours released beside another's and gone");
+    assertNull(admin.get("codes-a"), "ours kept");
+    assertEquals(OTHER, admin.get("codes-b"), "another's deleted");
+    assertEquals(0L, keySet(admin, "release", "0"), "none ours, one another's");
+    assertEquals(OTHER, admin.get("codes-b"), "another's deleted");
+    admin.command("DEL", "codes-b");
+    assertEquals(-1L, keySet(admin, "release", "0"), "all gone");
+
+    try (Notices notices = new Notices(cluster, "codes-b")) {
+      holdAll(admin, TOKEN);
+      assertEquals(2L, keySet(admin, "release", "0"), "released, and heard");
+      assertGone(admin, CODES);
+      holdAll(admin, TOKEN);
+      assertEquals(1L, keySet(admin, "release", "0", "quiet"), "a quiet release");
+      assertGone(admin, CODES);
+      assertEquals(
+          List.of("0 redlock:wake:codes-b " + ScriptMasters.sha1hex(TOKEN)),
+          notices.messages(),
+          "told: the plain release only");
+    }
+  }
+
+  /**
+   * The set's extend and fence act only where every key holds our token, and answer 1 then; 0 where
+   * another token holds a key, -1 where none does and one is gone. Its shorten acts on each key of
+   * ours and answers 1 if one was; else 0 or -1 likewise. Whoever reads a master's outcome learns
+   * from it whether the set changed hands there or expired.
+   */
+  @Test
+  void theSetsExtendShortenAndFenceAnswerWhoseTheKeysAre(RedisCluster cluster) {
+    RedisAdmin admin = cluster.node(0).admin();
+    admin.command("DEL", COUNTER); // lower than any token: "7" is stored where the set is ours
+    holdAll(admin, TOKEN);
+    assertEquals(1L, keySet(admin, "extend", "10000"), "extend, all ours");
+    assertEquals(1L, keySet(admin, "fence", "7"), "fence, all ours");
+    assertEquals(1L, keySet(admin, "shorten", "9000"), "shorten, all ours");
+
+    admin.command("SET", "codes-b", OTHER, "PX", "10000"); // a, c ours
+    assertEquals(0L, keySet(admin, "extend", "10000"), "extend, one another's");
+    assertEquals(0L, keySet(admin, "fence", "8"), "fence, one another's");
+    assertEquals(1L, keySet(admin, "shorten", "9000"), "shorten, two ours");
+
+    admin.command("DEL", "codes-b"); // a, c ours, b gone
+    assertEquals(-1L, keySet(admin, "extend", "10000"), "extend, one gone");
+    assertEquals(-1L, keySet(admin, "fence", "9"), "fence, one gone");
+    assertEquals(1L, keySet(admin, "shorten", "9000"), "shorten, two ours");
+    assertEquals("7", admin.get(COUNTER), "fenced where not all ours");
+
+    admin.command("DEL", "codes-a");
+    admin.command("SET", "codes-c", OTHER, "PX", "10000"); // a, b gone, c another's
+    assertEquals(0L, keySet(admin, "extend", "10000"), "extend, one another's, two gone");
+    assertEquals(0L, keySet(admin, "fence", "10"), "fence, one another's, two gone");
+    assertEquals(0L, keySet(admin, "shorten", "9000"), "shorten, none ours, one another's");
+
+    admin.command("DEL", "codes-c"); // all gone
+    assertEquals(-1L, keySet(admin, "extend", "10000"), "extend, all gone");
+    assertEquals(-1L, keySet(admin, "fence", "11"), "fence, all gone");
+    assertEquals(-1L, keySet(admin, "shorten", "9000"), "shorten, all gone");
+    assertGone(admin, CODES);
+    assertEquals("7", admin.get(COUNTER), "fenced where not all ours");
+  }
+
+  private static void holdAll(RedisAdmin admin, String token) {
+    for (String key : CODES) {
+      admin.command("SET", key, token, "PX", "10000");
+    }
+  }
+
+  private static void assertGone(RedisAdmin admin, List<String> keys) {
+    for (String key : keys) {
+      assertNull(admin.get(key), key + " kept or re-created");
+    }
+  }
+
+  /** keyset.lua on {@link #CODES}: {@code op}, our token, {@code number}, and {@code more}. */
+  private static Object keySet(RedisAdmin admin, String op, String number, String... more) {
+    List<String> keys = new java.util.ArrayList<>(CODES);
+    if (op.equals("fence")) {
+      keys.add(COUNTER);
+    }
+    String[] args = new String[4 + more.length];
+    args[0] = op;
+    args[1] = TOKEN;
+    args[2] = number;
+    args[3] = Integer.toString(CODES.size());
+    System.arraycopy(more, 0, args, 4, more.length);
+    return ScriptMasters.eval(admin, "keyset.lua", keys, args);
   }
 }

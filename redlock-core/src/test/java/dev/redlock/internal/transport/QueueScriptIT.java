@@ -1,6 +1,7 @@
 package dev.redlock.internal.transport;
 
 import static dev.redlock.internal.transport.ScriptMasters.OTHER;
+import static dev.redlock.internal.transport.ScriptMasters.TOKEN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -285,6 +286,185 @@ class QueueScriptIT {
         () -> "the unguarded waiter left the queue: " + members(admin, queueKey(resource)));
     for (int i : blocked) {
       assertEquals(OTHER, cluster.node(i).admin().get(resource), "master " + i);
+    }
+  }
+
+  /** The stale window the tests that run queue.lua directly give it (ARGV[5]), in ms. */
+  private static final long WINDOW = 10_000;
+
+  /**
+   * queue.lua on {@code admin}'s master for {@code waiter}: an acquire of {@code resource} ({@link
+   * #TTL}, our token) with the stale window {@link #WINDOW}. Returns whether the key was set.
+   */
+  private static boolean ask(RedisAdmin admin, String resource, String waiter) {
+    List<?> reply =
+        (List<?>)
+            ScriptMasters.eval(
+                admin,
+                "queue.lua",
+                List.of(
+                    resource,
+                    "redlock:fence:" + resource,
+                    "redlock:fence",
+                    "redlock:test:marker",
+                    "redlock:test:admitted",
+                    queueKey(resource),
+                    seenKey(resource)),
+                "acquire",
+                TOKEN,
+                Long.toString(TTL.toMillis()),
+                waiter,
+                Long.toString(WINDOW));
+    Object set = reply.get(1);
+    assertTrue(set == null || set.equals("OK"), "the acquire's answer: " + reply);
+    return set != null;
+  }
+
+  private static void leave(RedisAdmin admin, String resource, String waiter) {
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      keys.add(resource + ":unused" + i);
+    }
+    keys.add(queueKey(resource));
+    keys.add(seenKey(resource));
+    assertEquals(
+        1L,
+        ScriptMasters.eval(
+            admin, "queue.lua", keys, "leave", TOKEN, "1", waiter, Long.toString(WINDOW)));
+  }
+
+  /**
+   * Moves {@code member}'s score in {@code resource}'s last-asked set back to {@code ago} before
+   * now (only if it is there).
+   */
+  private static void askedAgo(RedisAdmin admin, String resource, String member, Duration ago) {
+    long then = ScriptMasters.timeMicros(admin) - ago.toNanos() / 1000;
+    admin.command("ZADD", seenKey(resource), "XX", Long.toString(then), member);
+  }
+
+  private static long score(RedisAdmin admin, String key, String member) {
+    Object score = admin.command("ZSCORE", key, member);
+    assertTrue(score != null, member + " not in " + key + ": " + members(admin, key));
+    return (long) Double.parseDouble((String) score);
+  }
+
+  /**
+   * A waiter is queued, and noted as last asked, at the master's clock in microseconds ({@code
+   * TIME}), the unit its stale window is counted in; the queue's keys expire one stale window
+   * (ARGV[5], in ms) after the last ask, so nothing is kept for a resource no one waits on; the key
+   * it sets when its turn comes lives the TTL in ms.
+   */
+  @Test
+  void aWaiterIsQueuedAtTheMastersClockInMicroseconds(RedisCluster cluster) {
+    RedisAdmin admin = cluster.node(0).admin();
+    String resource = "clock-queue";
+    admin.command("SET", resource, OTHER, "PX", "60000");
+    long before = ScriptMasters.timeMicros(admin);
+    assertFalse(ask(admin, resource, "aaaaaaaaaaaaaaaa0000000000000001"), "granted while held");
+    long after = ScriptMasters.timeMicros(admin);
+    for (String key : List.of(queueKey(resource), seenKey(resource))) {
+      long at = score(admin, key, "aaaaaaaaaaaaaaaa0000000000000001");
+      assertTrue(
+          before <= at && at <= after, key + ": " + at + " not in [" + before + ", " + after + "]");
+      long left = admin.pttl(key);
+      assertTrue(left > 0 && left <= WINDOW, key + " expires in " + left + " ms");
+    }
+    admin.command("DEL", resource);
+    assertTrue(ask(admin, resource, "aaaaaaaaaaaaaaaa0000000000000001"), "its turn, free");
+    assertEquals(TOKEN, admin.get(resource));
+    long left = admin.pttl(resource);
+    assertTrue(left > 0 && left <= TTL.toMillis(), "the key set in turn expires in " + left);
+  }
+
+  /**
+   * The next waiter's ask drops every waiter that last asked more than one stale window ago (it
+   * crashed), with the note of its first grant; a waiter within its window stays.
+   */
+  @Test
+  void aWaiterIsDroppedOneStaleWindowAfterItLastAsked(RedisCluster cluster) {
+    RedisAdmin admin = cluster.node(0).admin();
+    String resource = "sweep-queue";
+    String a = "aaaaaaaaaaaaaaaa0000000000000001";
+    String b = "bbbbbbbbbbbbbbbb0000000000000002";
+    String c = "cccccccccccccccc0000000000000003";
+    assertTrue(ask(admin, resource, a), "the first, free");
+    admin.command("SET", resource, OTHER, "PX", "60000"); // its round failed; another's now
+    assertFalse(ask(admin, resource, b), "B, while held");
+    // A (granted then, so noted) last asked just over a window ago; B just within one.
+    askedAgo(admin, resource, a, Duration.ofMillis(WINDOW + 1_000));
+    askedAgo(admin, resource, ">" + a, Duration.ofMillis(WINDOW + 1_000));
+    askedAgo(admin, resource, b, Duration.ofMillis(WINDOW - 1_000));
+    assertFalse(ask(admin, resource, c), "C, while held");
+    assertEquals(List.of(b, c), members(admin, queueKey(resource)), "the queue after the sweep");
+    assertEquals(
+        List.of(b, c),
+        members(admin, seenKey(resource)).stream().map(String.class::cast).sorted().toList(),
+        "the last-asked set after the sweep");
+  }
+
+  /**
+   * A waiter's leave takes it out of the queue and the last-asked set, and its first grant's note
+   * too: a vanished waiter's entries would otherwise stay until the queue's keys expire.
+   */
+  @Test
+  void aWaiterThatLeavesLeavesNothingBehind(RedisCluster cluster) {
+    RedisAdmin admin = cluster.node(0).admin();
+    String resource = "leave-queue";
+    String a = "aaaaaaaaaaaaaaaa0000000000000001";
+    String b = "bbbbbbbbbbbbbbbb0000000000000002";
+    assertTrue(ask(admin, resource, a), "the first, free");
+    admin.command("DEL", resource);
+    assertFalse(ask(admin, resource, b), "B behind A");
+    leave(admin, resource, a);
+    assertEquals(List.of(b), members(admin, queueKey(resource)), "the queue");
+    assertEquals(List.of(b), members(admin, seenKey(resource)), "the last-asked set");
+  }
+
+  /**
+   * A first waiter granted at the gate again more than two stale windows after its first grant
+   * there, with another waiting, yields: it is refused, goes to the back of the queue, its note
+   * goes, and the waiter now first is told it is its turn (on its client's own channel, or, if that
+   * client does not hear it, on the resource's). Alone, or within the bound, it is granted.
+   */
+  @Test
+  void aFirstWaiterGrantedForTwoStaleWindowsYieldsItsPlace(RedisCluster cluster) throws Exception {
+    RedisAdmin admin = cluster.node(0).admin();
+    String resource = "yield-queue";
+    String a = "aaaaaaaaaaaaaaaa0000000000000001";
+    String b = "bbbbbbbbbbbbbbbb0000000000000002";
+    Duration longAgo = Duration.ofMillis(2 * WINDOW + 1_000);
+    // Alone, it keeps its place however long ago its first grant was.
+    long before = ScriptMasters.timeMicros(admin);
+    assertTrue(ask(admin, resource, a), "the first, free");
+    long noted = score(admin, seenKey(resource), ">" + a);
+    assertTrue(noted >= before, "its first grant noted at " + noted + ", before " + before);
+    admin.command("DEL", resource);
+    askedAgo(admin, resource, ">" + a, longAgo);
+    assertTrue(ask(admin, resource, a), "alone, and granted long ago");
+    admin.command("DEL", resource);
+    // With B behind it: within two windows it is granted, past them it yields to B.
+    assertFalse(ask(admin, resource, b), "B behind A");
+    askedAgo(admin, resource, ">" + a, Duration.ofMillis(2 * WINDOW - 1_000));
+    assertTrue(ask(admin, resource, a), "granted within two windows");
+    admin.command("DEL", resource);
+    askedAgo(admin, resource, ">" + a, longAgo);
+    String clientB = "redlock:wake:@bbbbbbbbbbbbbbbb";
+    try (Notices notices = new Notices(cluster, resource, clientB)) {
+      assertFalse(ask(admin, resource, a), "granted past two windows, with B waiting");
+      assertNull(admin.get(resource), "the key set");
+      assertEquals(List.of(b, a), members(admin, queueKey(resource)), "the queue after the yield");
+      assertNull(admin.command("ZSCORE", seenKey(resource), ">" + a), "A's note kept");
+      assertEquals(List.of("0 " + clientB + " turn:" + b + resource), notices.messages(), "told");
+    }
+    // B yields back to A the same way; A's client does not listen: told on the resource's channel.
+    assertTrue(ask(admin, resource, b), "B's turn");
+    admin.command("DEL", resource);
+    askedAgo(admin, resource, ">" + b, longAgo);
+    try (Notices notices = new Notices(cluster, resource)) {
+      assertFalse(ask(admin, resource, b), "B past two windows, with A waiting");
+      assertEquals(List.of(a, b), members(admin, queueKey(resource)), "the queue after B yields");
+      assertEquals(
+          List.of("0 redlock:wake:" + resource + " turn:" + a), notices.messages(), "told");
     }
   }
 

@@ -1,7 +1,9 @@
 package dev.redlock.internal.transport;
 
 import static dev.redlock.internal.transport.ScriptMasters.OTHER;
+import static dev.redlock.internal.transport.ScriptMasters.TOKEN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
@@ -150,6 +152,112 @@ class ReleaseScriptIT {
       assertTrue(at(later, next).get(0).startsWith(next + " " + channel + " "), later.toString());
       assertTrue(notices.heard().contains(next + ": gone"), "the key still there at the notice");
     }
+  }
+
+  /**
+   * release.lua's answer says what it did and whether a waiter heard: a plain release answers 2
+   * when some client heard its notice (the SHA-1 of its token, on the resource's channel), else 1;
+   * a 'quiet' one (the cleanup of a failed acquire) and a 'next' one tell no one, and 'next'
+   * answers 3 when some client listens there, else 1; a 'notice' deletes nothing and answers as a
+   * plain release; a key another token holds is left, 0, and a key that is gone, -1. The library's
+   * wake-ups read these: 2 and 3 say a waiter heard, or will need telling.
+   */
+  @Test
+  void theReleaseAnswersWhatItDidAndWhoHeard(RedisCluster cluster) throws Exception {
+    RedisAdmin admin = cluster.node(0).admin();
+    String alone = "release-alone"; // no one listens
+    holdAt(admin, alone, TOKEN);
+    assertEquals(1L, release(admin, alone, TOKEN), "released, no one to hear");
+    assertNull(admin.get(alone), "not deleted");
+    holdAt(admin, alone, TOKEN);
+    assertEquals(1L, release(admin, alone, TOKEN, "next"), "'next' with no one listening");
+    assertNull(admin.get(alone), "not deleted by 'next'");
+    assertEquals(1L, release(admin, alone, TOKEN, "notice"), "a notice no one heard");
+    admin.command("SET", alone, OTHER, "PX", "10000");
+    assertEquals(0L, release(admin, alone, TOKEN), "another's key");
+    assertEquals(OTHER, admin.get(alone), "another's key deleted");
+    admin.command("DEL", alone);
+    assertEquals(-1L, release(admin, alone, TOKEN), "a key that is gone");
+
+    String heard = "release-heard";
+    try (Notices notices = new Notices(cluster, heard)) {
+      holdAt(admin, heard, TOKEN);
+      assertEquals(2L, release(admin, heard, TOKEN), "released, and heard");
+      assertNull(admin.get(heard), "not deleted");
+      holdAt(admin, heard, TOKEN);
+      assertEquals(1L, release(admin, heard, TOKEN, "quiet"), "a quiet release");
+      assertNull(admin.get(heard), "not deleted quietly");
+      holdAt(admin, heard, TOKEN);
+      assertEquals(3L, release(admin, heard, TOKEN, "next"), "'next' with a client listening");
+      assertNull(admin.get(heard), "not deleted by 'next'");
+      holdAt(admin, heard, TOKEN);
+      assertEquals(2L, release(admin, heard, TOKEN, "notice"), "a notice heard");
+      assertEquals(TOKEN, admin.get(heard), "a notice deleted the key");
+      String notice = "0 redlock:wake:" + heard + " " + ScriptMasters.sha1hex(TOKEN);
+      assertEquals(
+          List.of(notice, notice), notices.messages(), "told: the plain release, the notice");
+    }
+  }
+
+  /**
+   * With the resource's queue (at its gate), a plain release tells the first waiter's client on its
+   * own channel and no one else, 2; if that client does not hear it, the resource's channel hears
+   * {@code turn:} and the waiter, 2; if no one hears, 1. With the queue empty it tells the
+   * resource's channel as anywhere else.
+   */
+  @Test
+  void atTheGateTheReleaseAnswersWhetherTheFirstWaiterWasTold(RedisCluster cluster)
+      throws Exception {
+    RedisAdmin admin = cluster.node(0).admin();
+    String resource = "gate-codes";
+    String queue = "redlock:queue:" + resource;
+    String client = "cccccccccccccccc";
+    String waiter = client + "dddddddddddddddd";
+    String clientChannel = "redlock:wake:@" + client;
+    String channel = "redlock:wake:" + resource;
+    admin.command("ZADD", queue, "0", waiter);
+    admin.command("ZADD", queue, "1", "eeeeeeeeeeeeeeeeffffffffffffffff"); // second in line
+    holdAt(admin, resource, TOKEN);
+    assertEquals(1L, releaseAtGate(admin, resource, TOKEN), "no one heard");
+    assertNull(admin.get(resource), "not deleted");
+    try (Notices notices = new Notices(cluster, resource, clientChannel)) {
+      holdAt(admin, resource, TOKEN);
+      assertEquals(2L, releaseAtGate(admin, resource, TOKEN), "the first waiter's client heard");
+      assertEquals(
+          List.of("0 " + clientChannel + " turn:" + waiter + resource),
+          notices.messages(),
+          "told at the gate");
+    }
+    try (Notices notices = new Notices(cluster, resource)) { // the client not listening
+      holdAt(admin, resource, TOKEN);
+      assertEquals(2L, releaseAtGate(admin, resource, TOKEN), "a waiter heard");
+      assertEquals(
+          List.of("0 " + channel + " turn:" + waiter), notices.messages(), "told the waiters");
+      admin.command("DEL", queue);
+      holdAt(admin, resource, TOKEN);
+      assertEquals(2L, releaseAtGate(admin, resource, TOKEN), "a waiter heard, no queue");
+      assertEquals(
+          List.of(
+              "0 " + channel + " turn:" + waiter,
+              "0 " + channel + " " + ScriptMasters.sha1hex(TOKEN)),
+          notices.messages(),
+          "told the waiters with no queue");
+    }
+  }
+
+  private static void holdAt(RedisAdmin admin, String key, String token) {
+    admin.command("SET", key, token, "PX", "10000");
+  }
+
+  private static Object release(RedisAdmin admin, String key, String token, String... how) {
+    String[] args = new String[1 + how.length];
+    args[0] = token;
+    System.arraycopy(how, 0, args, 1, how.length);
+    return ScriptMasters.eval(admin, "release.lua", List.of(key), args);
+  }
+
+  private static Object releaseAtGate(RedisAdmin admin, String key, String token) {
+    return ScriptMasters.eval(admin, "release.lua", List.of(key, "redlock:queue:" + key), token);
   }
 
   private static List<String> at(List<String> messages, int master) {

@@ -6,7 +6,15 @@ import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisProcess;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -34,6 +42,53 @@ final class ScriptMasters {
     return RedLocks.admitted(
         RedLock.builder().nodes(cluster.uris()).nodeTimeout(NODE_TIMEOUT).build());
   }
+
+  /**
+   * The text of the library's script {@code name} (e.g. {@code "fence.lua"}), from the class path
+   * as the library loads it (where the Lua mutation run puts its mutant).
+   */
+  static String script(String name) {
+    try (InputStream in = ScriptMasters.class.getResourceAsStream(name)) {
+      if (in == null) {
+        throw new IllegalStateException("no script " + name + " beside " + ScriptMasters.class);
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Runs the library's script {@code name} on {@code admin}'s master by {@code EVAL}, with {@code
+   * keys} and then {@code args}: a test of the script's own answers (its KEYS and ARGV are its
+   * contract, whatever Java code calls it). Returns the decoded reply.
+   */
+  static Object eval(RedisAdmin admin, String name, List<String> keys, String... args) {
+    List<String> command = new ArrayList<>();
+    command.add("EVAL");
+    command.add(script(name));
+    command.add(Integer.toString(keys.size()));
+    command.addAll(keys);
+    command.addAll(List.of(args));
+    return admin.command(command.toArray(String[]::new));
+  }
+
+  /**
+   * What a release's notice says: the SHA-1 of its token in hex (Redis's {@code redis.sha1hex}),
+   * which names the release without revealing the token.
+   */
+  static String sha1hex(String token) {
+    try {
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-1").digest(token.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A token of ours, for the tests that run a script directly. */
+  static final String TOKEN = "fedcba9876543210fedcba9876543210";
 
   /** A value no lease of the library holds: another client's token. */
   static final String OTHER = "0123456789abcdef0123456789abcdef";

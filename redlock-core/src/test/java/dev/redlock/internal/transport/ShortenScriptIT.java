@@ -11,6 +11,7 @@ import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -87,5 +88,23 @@ class ShortenScriptIT {
       }
       assertEquals(null, cluster.node(2).admin().get("later"), "a key that was gone re-created");
     }
+  }
+
+  /**
+   * shorten.lua's answer says whose the key is: 1 ours (shortened, or already expiring sooner), 0
+   * another token's, -1 gone: the lock changed hands there, or it expired.
+   */
+  @Test
+  void theShortenAnswersWhoseTheKeyIs(RedisCluster cluster) {
+    RedisAdmin admin = cluster.node(0).admin();
+    String token = ScriptMasters.TOKEN;
+    List<String> key = List.of("shorten-codes");
+    admin.command("SET", "shorten-codes", token, "PX", "10000");
+    assertEquals(1L, ScriptMasters.eval(admin, "shorten.lua", key, token, "2000"), "ours");
+    admin.command("SET", "shorten-codes", OTHER, "PX", "10000");
+    assertEquals(0L, ScriptMasters.eval(admin, "shorten.lua", key, token, "2000"), "another's");
+    admin.command("DEL", "shorten-codes");
+    assertEquals(-1L, ScriptMasters.eval(admin, "shorten.lua", key, token, "2000"), "gone");
+    assertEquals(null, admin.get("shorten-codes"), "re-created");
   }
 }
