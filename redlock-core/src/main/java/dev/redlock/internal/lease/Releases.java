@@ -206,6 +206,20 @@ final class Releases implements AutoCloseable {
     }
   }
 
+  /**
+   * How many releases are followed now, awaiting a retry: 0 once every one was answered, gave up,
+   * or was abandoned. A job that is never finished would hold a place of {@value #MAX_PENDING}
+   * until the RedLock closes.
+   */
+  int followed() {
+    lock.lock();
+    try {
+      return following.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
   private void done(Job job) {
     lock.lock();
     try {
