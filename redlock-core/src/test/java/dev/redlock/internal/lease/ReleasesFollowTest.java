@@ -143,4 +143,25 @@ class ReleasesFollowTest {
     assertEquals("refused", outcomes.get(4).detail(), "the master's own failure, sent once");
     assertEquals(1, releasesSent(4), "its acquire set nothing there: not sent again");
   }
+
+  @Test
+  void atMostMaxPendingReleasesAreFollowedAndTheNextIsSentOnceAndTold()
+      throws InterruptedException {
+    nodes.get(0).onRelease = Answer.FAIL; // every release fails there and waits for a retry
+    for (int i = 0; i < Releases.MAX_PENDING; i++) {
+      releases.releaseAll(KEY, TOKEN, grantedOn(Set.of(0)), farFuture());
+    }
+    assertEquals(Releases.MAX_PENDING, releases.followed(), "every one followed, up to the bound");
+    Releases.Job beyond =
+        releases.start("r", grantedOn(Set.of(0)), farFuture(), (n, now) -> n.release(KEY, TOKEN));
+    for (int i = 0; i < nodes.size(); i++) {
+      beyond.send(nodes.get(i), i);
+    }
+    assertEquals(Releases.MAX_PENDING, releases.followed(), "one more is not followed");
+    List<Outcome> outcomes = completed.poll(5, TimeUnit.SECONDS);
+    assertTrue(outcomes != null, "told at once");
+    assertEquals(Vote.FAILED, outcomes.get(0).vote());
+    assertEquals(
+        "not sent again: 10000 releases were being followed already", outcomes.get(0).detail());
+  }
 }
