@@ -121,6 +121,33 @@ class MastersTest {
   }
 
   @Test
+  void aBlockingRoundPassesASilentGateAfterTheGateWait() {
+    Masters masters = masters(5, Ticker.system());
+    byte[] key = keyGatedBy(masters, 2);
+    fakes.get(2).onSet = Answer.HANG;
+    Tally passed = masters.vote(acquire(key), 2, TimeUnit.MILLISECONDS.toNanos(5));
+    assertTrue(passed.reachedQuorum(), "the four others decide without the gate");
+    assertEquals(List.of(1, 1, 1, 1, 1), asked());
+  }
+
+  @Test
+  void theFirstConnectIsAwaitedOnEveryMasterUntilTheDeadline() {
+    List<Long> awaited = new ArrayList<>();
+    List<NodeClient> nodes = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      nodes.add(
+          new ForwardingNodeClient(new FakeNode(ticker)) {
+            @Override
+            public void awaitFirstConnect(long deadlineNanos) {
+              awaited.add(deadlineNanos);
+            }
+          });
+    }
+    FakeMasters.of(nodes, NAMES.subList(0, 3), ticker).awaitFirstConnect(42);
+    assertEquals(List.of(42L, 42L, 42L), awaited);
+  }
+
+  @Test
   void anAsynchronousGatedRoundAsksTheOthersOnlyOnceTheGateGranted() throws Exception {
     Masters masters = masters(5, Ticker.system());
     byte[] key = keyGatedBy(masters, 0);
