@@ -87,6 +87,24 @@ class WaitWithoutQuorumTest {
   }
 
   @Test
+  void anAsynchronousWaitWithoutAQuorumWarnsToo() throws Exception {
+    redlock = cluster.builder(3).circuitBreakers(false).retryDelay(Duration.ofMillis(1)).build();
+    for (FakeNode node : cluster.nodes) {
+      node.onSet = FakeNode.Answer.FAIL;
+    }
+    cluster.ticker.autoAdvance(Duration.ofMillis(5));
+    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, Duration.ofHours(1));
+    Poll.until(Duration.ofSeconds(20), () -> lines() >= 1, this::log);
+    redlock.close();
+    assertTrue(
+        log().contains("still waiting for 'r' after 10 s (of 3600 s): 0 of 3 masters answered"),
+        log());
+    assertTrue(
+        waiting.handle((lease, error) -> error).get(5, TimeUnit.SECONDS) != null,
+        "closed while waiting: no lease");
+  }
+
+  @Test
   void lockWithoutAQuorumWarnsEveryTenSecondsNamingTheCounts() throws Exception {
     redlock = cluster.builder(3).circuitBreakers(false).retryDelay(Duration.ofMillis(1)).build();
     for (FakeNode node : cluster.nodes) {

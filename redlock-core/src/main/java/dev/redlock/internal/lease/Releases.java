@@ -206,6 +206,20 @@ final class Releases implements AutoCloseable {
     }
   }
 
+  /**
+   * How many releases are followed now, awaiting a retry: 0 once every one was answered, gave up,
+   * or was abandoned. A job that is never finished would hold a place of {@value #MAX_PENDING}
+   * until the RedLock closes.
+   */
+  int followed() {
+    lock.lock();
+    try {
+      return following.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
   private void done(Job job) {
     lock.lock();
     try {
@@ -279,6 +293,7 @@ final class Releases implements AutoCloseable {
     private void answered(int i, NodeReply answer, Throwable error) {
       long now = ticker.read();
       boolean again = false;
+      boolean retry = false; // a send again after a failure, counted in attempts
       long delay = 0;
       boolean last = false;
       jobLock.lock();
@@ -295,9 +310,9 @@ final class Releases implements AutoCloseable {
           }
         } else if (landing.mayHaveRun(i) && now - keysExpireByNanos < 0) {
           again = true;
+          retry = true;
           delay =
               Math.min(MAX_RETRY_NANOS, FIRST_RETRY_NANOS << Math.min(faults().attempts[i], 10));
-          attempts[i]++;
         } else {
           last = settleLocked(i, Vote.FAILED, now, describe(error));
         }
@@ -308,12 +323,31 @@ final class Releases implements AutoCloseable {
         jobLock.unlock();
       }
       if (again) {
-        String refused = schedule(this, () -> send(masters.nodes().get(i), i), delay);
+        NodeClient node = masters.nodes().get(i);
+        // Counted when sent, not when planned: a retry the close cancels was never sent.
+        Runnable task =
+            retry
+                ? () -> {
+                  sentAgain(i);
+                  send(node, i);
+                }
+                : () -> send(node, i);
+        String refused = schedule(this, task, delay);
         if (refused != null) {
           abandon(refused);
         }
       } else if (last) {
         finished();
+      }
+    }
+
+    /** Counts a send again after a failure to master {@code i}. */
+    private void sentAgain(int i) {
+      jobLock.lock();
+      try {
+        faults().attempts[i]++;
+      } finally {
+        jobLock.unlock();
       }
     }
 

@@ -12,4 +12,13 @@ public final class TransportHooks {
   public static long stallNanos(long nodeTimeoutNanos) {
     return CommandPipeline.stallNanos(nodeTimeoutNanos);
   }
+
+  /**
+   * A master's answer to a release script returning {@code code}: 1 deleted, 2 deleted and heard by
+   * a waiting client, 3 deleted with clients listening (the release after the gate), 0 another's,
+   * -1 gone.
+   */
+  public static NodeReply releaseReply(long code) {
+    return NodeReply.ofScriptCode(code);
+  }
 }
