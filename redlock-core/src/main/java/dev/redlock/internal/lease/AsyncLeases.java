@@ -6,16 +6,13 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -32,8 +29,7 @@ import org.slf4j.LoggerFactory;
  * first use and stopped after a few idle seconds or at close); the pause before the next round is a
  * task on the same timer ({@link #pause}). A thousand waiters are a thousand small objects and
  * scheduled tasks, not a thousand threads. The timer thread never blocks, and runs no caller's
- * stage: only the listener's round events, as the renewal thread does. A blocking acquire's retries
- * wait on the same {@link #pause}, on their own thread ({@link #awaitPause}).
+ * stage: only the listener's round events, as the renewal thread does.
  *
  * <p><b>Wake-ups.</b> As the blocking path does ({@link Coordinator#retry}): after its first
  * refused round an acquisition enters the resource's wake-up group ({@link Wakeups#enter}), arms
@@ -217,11 +213,10 @@ final class AsyncLeases {
   }
 
   /**
-   * The pause before a waiter's next round on {@code key}, blocking ({@link #awaitPause}) or not:
-   * the one place every waiter waits, so that a wake-up (a release seen on the masters) can
-   * complete it early. It completes after {@code delayNanos}: on the timer if {@code onTimer}, or
-   * when the blocking waiter's timed wait runs out. Cancelling it cancels the timer task. Completes
-   * exceptionally if the timer is shut down.
+   * The pause before an asynchronous waiter's next round on {@code key}, which a wake-up (a release
+   * seen on the masters) can complete early. It completes after {@code delayNanos}: on the timer if
+   * {@code onTimer}, or when the blocking waiter's timed wait runs out. Cancelling it cancels the
+   * timer task. Completes exceptionally if the timer is shut down.
    *
    * @param key the key waited for
    * @param delayNanos how long to wait at most
@@ -242,50 +237,6 @@ final class AsyncLeases {
       pause.completeExceptionally(closing);
     }
     return pause;
-  }
-
-  /**
-   * Waits on {@link #pause}, blocking the calling thread for at most {@code delayNanos}: the pause
-   * of the blocking acquire's retries, so that a wake-up that completes the pause early wakes
-   * blocking waiters too. Needs no timer thread.
-   *
-   * @param key the key waited for
-   * @param delayNanos how long to wait at most
-   * @param interruptible whether an interrupt ends the wait
-   * @return whether the thread was interrupted (and not interruptible): the caller re-asserts it
-   * @throws InterruptedException if interruptible and interrupted
-   */
-  boolean awaitPause(byte[] key, long delayNanos, boolean interruptible)
-      throws InterruptedException {
-    if (interruptible && Thread.interrupted()) {
-      throw new InterruptedException();
-    }
-    CompletableFuture<Void> pause = pause(key, delayNanos, false);
-    long deadline = ticker.read() + delayNanos;
-    boolean interrupted = false;
-    try {
-      while (true) {
-        long left = deadline - ticker.read();
-        if (left <= 0) {
-          return interrupted;
-        }
-        try {
-          pause.get(left, TimeUnit.NANOSECONDS);
-          return interrupted;
-        } catch (InterruptedException e) {
-          if (interruptible) {
-            throw e;
-          }
-          interrupted = true;
-        } catch (TimeoutException e) {
-          return interrupted;
-        } catch (ExecutionException | CancellationException e) {
-          return interrupted; // ended by whoever completed it: time to try again
-        }
-      }
-    } finally {
-      pause.cancel(false); // no one completes it any more
-    }
   }
 
   /** How many acquisitions are pending: for tests and metrics. */

@@ -161,6 +161,48 @@ class CommandPipelineTest {
   }
 
   @Test
+  void aLinkThatBreaksWhileWritingTheReloadFailsTheCommandAtOnce() {
+    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    link.breaksAt = "SCRIPT LOAD";
+    assertFalse(pipeline.replied(link, NOSCRIPT), "the link broke: its reader stops");
+    assertTrue(link.closed, "the broken link is closed");
+    ExecutionException failed = assertThrows(ExecutionException.class, extend.reply::get);
+    assertTrue(
+        failed.getCause().getMessage().contains("broken pipe"),
+        "failed with the link, at once: " + failed.getCause());
+    assertLaterCommandsReconnect();
+  }
+
+  @Test
+  void aLinkThatBreaksWhileSendingAKeptCommandAgainFailsItAtOnce() {
+    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    reply(NOSCRIPT);
+    link.breaksAt = "EVAL extend";
+    List<LuaScript> scripts = LuaScript.ALL;
+    for (LuaScript script : scripts.subList(0, scripts.size() - 1)) {
+      reply(script.sha1());
+    }
+    assertFalse(
+        pipeline.replied(link, scripts.get(scripts.size() - 1).sha1()),
+        "the link broke sending the extend again: its reader stops");
+    assertTrue(link.closed, "the broken link is closed");
+    ExecutionException failed = assertThrows(ExecutionException.class, extend.reply::get);
+    assertTrue(
+        failed.getCause().getMessage().contains("broken pipe"),
+        "failed with the link, at once: " + failed.getCause());
+    assertLaterCommandsReconnect();
+  }
+
+  /** After a broken link, the next command opens a new one (the link had answered: no back-off). */
+  private void assertLaterCommandsReconnect() {
+    NodeCommand release = submit(NodeCommand.release(KEY, TOKEN_B));
+    assertFalse(release.reply.isDone(), "waits for the new link");
+    RecordingLink next = new RecordingLink(true);
+    pipeline.connected(next, null, 0);
+    assertEquals(List.of("EVALSHA release"), next.written);
+  }
+
+  @Test
   void aCommandIsSentAgainAtMostOnce() {
     NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
     reply(NOSCRIPT);
@@ -321,6 +363,9 @@ class CommandPipelineTest {
 
     final List<String> written = new ArrayList<>();
     private final boolean scriptsLoaded;
+    // Writes of this ("SCRIPT LOAD", "EVAL extend", ...) throw: the connection broke there.
+    String breaksAt = "";
+    boolean closed;
 
     RecordingLink(boolean scriptsLoaded) {
       this.scriptsLoaded = scriptsLoaded;
@@ -330,7 +375,7 @@ class CommandPipelineTest {
     public void write(NodeCommand command) {
       Verb verb = command.verb();
       if (verb == Verb.SCRIPT) {
-        written.add("SCRIPT LOAD");
+        write("SCRIPT LOAD");
         return;
       }
       byte[] first = command.arguments()[0];
@@ -341,11 +386,20 @@ class CommandPipelineTest {
           name = entry.getKey();
         }
       }
-      written.add(verb + " " + name);
+      write(verb + " " + name);
+    }
+
+    private void write(String what) {
+      if (what.equals(breaksAt)) {
+        throw new IllegalStateException("broken pipe");
+      }
+      written.add(what);
     }
 
     @Override
-    public void close() {}
+    public void close() {
+      closed = true;
+    }
 
     @Override
     public Incarnation.Facts facts() {
