@@ -490,12 +490,12 @@ class TurnIT {
   @Test
   void aGrantDiscardedByACancelledAsyncWaiterNamesTheNextWaiter(RedisCluster cluster)
       throws Exception {
-    String resource = "discarded";
     RedLock holder = redlock(cluster, SLOW_TIMER, null);
     java.util.concurrent.atomic.AtomicReference<CompletableFuture<Lease>> first =
         new java.util.concurrent.atomic.AtomicReference<>();
-    // Cancelled the moment its round is granted (the listener hears the grant before the lease is
-    // handed over): the acquisition discards the grant, as after a cancel in flight.
+    // Cancelled the moment its round is granted (the listener hears the grant on the granting
+    // thread, before the lease is handed over): the acquisition discards the grant, as after a
+    // cancel in flight.
     RedLock cancelling =
         redlock(
             cluster,
@@ -507,21 +507,38 @@ class TurnIT {
               }
             });
     RedLock next = redlock(cluster, WAKE_TIMER, null);
-    Lease held = holder.tryAcquire(resource, TTL).orElseThrow();
-    first.set(cancelling.acquireAsync(resource, TTL, Duration.ofSeconds(30)));
-    RedLocks.eventually("the first queued", () -> queued(cluster, resource) == 1);
-    long began = System.nanoTime();
-    Future<Lease> waiting =
-        threads.submit(() -> next.acquire(resource, TTL, Duration.ofSeconds(30)));
-    RedLocks.eventually("the next queued", () -> queued(cluster, resource) == 2);
+    // The scenario needs the first waiter granted at the gate before the next: on two loaded cores
+    // its asks can come late enough for the queue to drop it as stale, and the next is granted
+    // first (seen in the flake check at load ~15). Such a try tested nothing: it is repeated, and
+    // the test fails if the scenario never happened.
+    for (int attempt = 1; attempt <= 3; attempt++) {
+      String resource = "discarded-" + attempt;
+      Lease held = holder.tryAcquire(resource, TTL).orElseThrow();
+      first.set(cancelling.acquireAsync(resource, TTL, Duration.ofSeconds(30)));
+      RedLocks.eventually("the first queued", () -> queued(cluster, resource) == 1);
+      long began = System.nanoTime();
+      Future<Lease> waiting =
+          threads.submit(() -> next.acquire(resource, TTL, Duration.ofSeconds(30)));
+      RedLocks.eventually("the next queued", () -> queued(cluster, resource) == 2);
 
-    held.close(); // names the first; its grant is discarded, and that release names the next
-    waiting.get(30, TimeUnit.SECONDS).close();
-    long took = System.nanoTime() - began;
-    assertTrue(first.get().isCancelled(), "the first acquisition was cancelled");
-    // A quiet release of the discarded grant would leave it asleep until its timer (2 to 6 s).
-    assertTrue(
-        took < LEAST_TIMER_PAUSE_NANOS, "granted " + took / 1_000_000 + " ms after the wait began");
+      held.close(); // names the first; its grant is discarded, and that release names the next
+      Lease nextLease = waiting.get(30, TimeUnit.SECONDS);
+      long took = System.nanoTime() - began;
+      boolean discardedFirst = first.get().isCancelled();
+      nextLease.close();
+      if (!discardedFirst) {
+        // The next went first: the first waiter is granted after it and discards that grant.
+        RedLocks.eventually("the first's late grant discarded", () -> first.get().isCancelled());
+        System.out.println("TURN the first waiter was not granted first (try " + attempt + ")");
+        continue;
+      }
+      // A quiet release of the discarded grant would leave it asleep until its timer (2 to 6 s).
+      assertTrue(
+          took < LEAST_TIMER_PAUSE_NANOS,
+          "granted " + took / 1_000_000 + " ms after the wait began");
+      return;
+    }
+    throw new AssertionError("in 3 tries, the first waiter was never granted before the next");
   }
 
   @Test
