@@ -468,14 +468,15 @@ final class AsyncLeases {
         woken = entered.next();
       } else if (entered.woken() && (Coordinator.split(attempt) || turn.wasNamed())) {
         // Woken with others, the votes split: retry after a random part of a few rounds, the
-        // spread doubling with each split in a row, as the blocking path does.
+        // spread doubling with each split in a row, as the blocking path does; a notice the round
+        // did not see ends the pause, as there.
         long spread =
             Math.max(
                 1,
                 Math.min(
                     Math.min(left, retryDelayNanos),
                     (2 * wakeups.roundNanos()) << Math.min(splits++, 16)));
-        pauseThenNext(ThreadLocalRandom.current().nextLong(spread), null);
+        pauseThenNext(ThreadLocalRandom.current().nextLong(spread), entered.next());
         return;
       }
       splits = 0;

@@ -197,10 +197,13 @@ public final class Coordinator {
           wake = waiter.next();
         } else if (waiter.woken() && (split(attempt) || turn.wasNamed())) {
           // Woken with others, the votes split (or the round overtook the release on some
-          // masters): try again after a random part of two rounds rather than at the next
-          // notice, so that the retries spread out; the spread doubles with each
-          // split in a row, up to the retry delay (a master that lost a majority-held key votes
-          // for us too, and must not make this spin).
+          // masters): try again after a random part of two rounds rather than at the notice that
+          // woke them, so that the retries spread out; the spread doubles with each split in a
+          // row, up to the retry delay (a master that lost a majority-held key votes for us too,
+          // and must not make this spin). A notice this round did not see (a release since:
+          // failed rounds release quietly) ends the pause, as it ends the timer's: the spread
+          // grows to the retry delay, and a waiter that slept through a release would wait that
+          // long for a free lock.
           long spread =
               Math.max(
                   1,
@@ -208,10 +211,7 @@ public final class Coordinator {
                       Math.min(left, settings.retryDelayNanos()),
                       (2 * wakeups.roundNanos()) << Math.min(splits++, 16)));
           interrupted |=
-              await(
-                  new CompletableFuture<>(),
-                  ThreadLocalRandom.current().nextLong(spread),
-                  interruptible);
+              await(waiter.next(), ThreadLocalRandom.current().nextLong(spread), interruptible);
           checkOpen();
           continue;
         }

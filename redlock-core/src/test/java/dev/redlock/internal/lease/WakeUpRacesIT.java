@@ -7,6 +7,7 @@ import dev.redlock.NodeOutcome;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockBuilder;
 import dev.redlock.RedLockListener;
+import dev.redlock.internal.preflight.Preflight;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.KeySet;
@@ -29,9 +30,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Races between a release's notice and a waiter's rounds, each forced. A waiter on a set of
@@ -202,6 +206,120 @@ class WakeUpRacesIT {
       assertTrue(turn.takeNamed(), "named: its next round asks every master at once");
       waiter.close();
     }
+  }
+
+  /**
+   * A woken waiter whose round was refused pauses a random part of a spread that doubles up to the
+   * retry delay (here 10 minutes: the average round time is set far above it), not woken again by
+   * the notice it already acted on. A release after that round is news: it ends the pause, as it
+   * ends the timer's, on the blocking path and the async one. Before, the waiter slept the spread
+   * out (in CI, a set's waiter still in the rounds its subscription's confirmation started heard
+   * the holder's release and slept past the timer's least pause). The notices are delivered by
+   * hand: the link's own (its confirmations) are not passed on, so nothing else wakes the waiter.
+   */
+  @ParameterizedTest(name = "async: {0}")
+  @ValueSource(booleans = {false, true})
+  void aReleaseDuringTheSpreadPauseAfterAWokenRoundEndsIt(boolean async, RedisCluster cluster)
+      throws Exception {
+    Duration retryDelay = Duration.ofMinutes(10);
+    NoticeLink.Listener[] heard = new NoticeLink.Listener[1];
+    NoticeLink.Listener unheard =
+        new NoticeLink.Listener() {
+          @Override
+          public void notice(String key, String release) {}
+
+          @Override
+          public void subscribed(String key, boolean afterReset) {}
+
+          @Override
+          public void lost(NoticeLink link) {}
+        };
+    Wakeups wakeups =
+        new Wakeups(
+            Ticker.system(),
+            retryDelay.toNanos(),
+            false,
+            listener -> {
+              heard[0] = listener;
+              return List.of(
+                  new NoticeLink(
+                      NodeAddress.parse(cluster.uris().get(0)),
+                      TimeUnit.SECONDS.toNanos(1),
+                      null,
+                      unheard));
+            });
+    for (int i = 0; i < 200; i++) {
+      wakeups.roundTook(TimeUnit.HOURS.toNanos(1)); // every spread is the retry delay
+    }
+    List<FakeNode> fakes = new ArrayList<>();
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      FakeNode fake = new FakeNode(new FakeTicker());
+      fake.onSet = FakeNode.Answer.TAKEN;
+      fakes.add(fake);
+      names.add("master-" + i);
+    }
+    Coordinator coordinator =
+        new Coordinator(
+            FakeMasters.of(fakes, names, Ticker.system()),
+            new Events(Events.none()),
+            new Preflight(false, 0),
+            new Coordinator.Settings(
+                0.01,
+                0,
+                retryDelay.toNanos(),
+                false,
+                false,
+                60_000,
+                0,
+                TimeUnit.SECONDS.toNanos(1)),
+            wakeups);
+    ExecutorService threads = Executors.newSingleThreadExecutor();
+    try {
+      byte[] set = KeySet.encode(List.of(bytes("spread-a"), bytes("spread-b")));
+      long wait = retryDelay.toNanos();
+      Future<Attempt> attempt =
+          async
+              ? coordinator.acquireAsync("spread", set, 10_000, wait, a -> a)
+              : threads.submit(() -> coordinator.retry("spread", set, 10_000, wait, false));
+      // Refused, it waits on both members' notices, and on its timer (5 to 15 minutes).
+      Poll.until("the waiter waits", () -> sent(fakes) > 0 && wakeups.subscribed() == 2);
+      int first = sent(fakes);
+      // A release of a member: its next round asks every master, and is refused.
+      heard[0].notice("spread-a", "released-once");
+      Poll.until("the woken round asked every master", () -> sent(fakes) == first + fakes.size());
+      for (FakeNode fake : fakes) {
+        fake.onSet = FakeNode.Answer.GRANT;
+      }
+      // Releases until one comes while the waiter pauses (one that came while its round ran is
+      // one the round saw): the first of those ends the pause.
+      long released = System.nanoTime();
+      long deadline = released + TimeUnit.SECONDS.toNanos(5);
+      while (!attempt.isDone() && System.nanoTime() - deadline < 0) {
+        heard[0].notice("spread-a", "released-again");
+        try {
+          attempt.get(50, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+          // not yet: release again
+        }
+      }
+      assertTrue(
+          attempt.isDone(),
+          "not granted within 5 s of the releases that followed its refused round: it slept");
+      Attempt granted = attempt.get();
+      assertTrue(granted.grant() != null, "granted: " + granted.outcomes());
+    } finally {
+      threads.shutdownNow();
+      coordinator.close();
+    }
+  }
+
+  private static int sent(List<FakeNode> fakes) {
+    int sent = 0;
+    for (FakeNode fake : fakes) {
+      sent += fake.received().size();
+    }
+    return sent;
   }
 
   private static RedLock redlock(RedisCluster cluster, RedLockListener listener) {
