@@ -11,13 +11,8 @@ import dev.redlock.NodeOutcome.Status;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import dev.redlock.testkit.RedisProcess;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -35,22 +30,10 @@ class AdmissionIT {
   private static final List<String> GUARD_ADVICE =
       List.of("votes in", "votes only once", "once admitted", "has been up");
 
-  private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
-  private PrintStream original;
-
-  @BeforeEach
-  void captureTheLog() {
-    original = System.err;
-    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-  }
-
-  @AfterEach
-  void restoreTheLog() {
-    System.setErr(original);
-  }
+  @RegisterExtension final CapturedLog captured = new CapturedLog();
 
   private String log() {
-    return captured.toString(StandardCharsets.UTF_8);
+    return captured.text();
   }
 
   private static Check check(Inspection inspection, int master, String name) {

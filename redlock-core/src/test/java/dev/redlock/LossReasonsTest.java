@@ -6,14 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeNode.Answer;
 import dev.redlock.testkit.Poll;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A lost lease is logged at WARN with why, the operator's one account of the loss: refused by a
@@ -27,31 +25,27 @@ class LossReasonsTest {
 
   private final FakeCluster cluster = new FakeCluster();
   private final List<FakeNode> nodes = cluster.nodes;
-  private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
-  private PrintStream original;
+  @RegisterExtension final CapturedLog captured = new CapturedLog();
   private RedLock redlock;
 
   @BeforeEach
   void build() {
-    original = System.err;
-    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
     redlock = cluster.builder(5).circuitBreakers(false).build();
   }
 
   @AfterEach
   void close() {
-    System.setErr(original);
     redlock.close();
   }
 
   /** The WARN line of the loss of {@code resource}'s lease. */
   private String lossLogged(String resource) {
-    for (String line : captured.toString(StandardCharsets.UTF_8).split("\n")) {
+    for (String line : captured.text().split("\n")) {
       if (line.contains("WARN") && line.contains("lease on '" + resource + "' lost: ")) {
         return line;
       }
     }
-    throw new AssertionError("no loss logged: " + captured.toString(StandardCharsets.UTF_8));
+    throw new AssertionError("no loss logged: " + captured.text());
   }
 
   @Test

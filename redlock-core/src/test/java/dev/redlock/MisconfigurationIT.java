@@ -7,9 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisProcess;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
@@ -17,6 +14,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Each kind of misconfiguration against a real master has its own message (in the exception and in
@@ -28,25 +26,21 @@ class MisconfigurationIT {
 
   private static final Duration TTL = Duration.ofSeconds(10);
 
-  private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
-  private PrintStream original;
+  @RegisterExtension final CapturedLog captured = new CapturedLog();
   private RedisProcess master;
 
   @BeforeEach
   void captureTheLog() {
     master = RedisProcess.start();
-    original = System.err;
-    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
   }
 
   @AfterEach
   void restoreTheLog() {
-    System.setErr(original);
     master.close();
   }
 
   private String log() {
-    return captured.toString(StandardCharsets.UTF_8);
+    return captured.text();
   }
 
   private static int count(String text, String regex) {

@@ -6,16 +6,11 @@ import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import dev.redlock.testkit.RedisProcess;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -31,22 +26,10 @@ class QuietLogIT {
 
   private static final Duration TTL = Duration.ofSeconds(10);
 
-  private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
-  private PrintStream original;
-
-  @BeforeEach
-  void captureTheLog() {
-    original = System.err;
-    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-  }
-
-  @AfterEach
-  void restoreTheLog() {
-    System.setErr(original);
-  }
+  @RegisterExtension final CapturedLog captured = new CapturedLog();
 
   private String log() {
-    return captured.toString(StandardCharsets.UTF_8);
+    return captured.text();
   }
 
   private static int count(String text, String regex) {

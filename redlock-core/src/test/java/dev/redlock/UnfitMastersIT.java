@@ -10,9 +10,6 @@ import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
 import dev.redlock.testkit.RedisProcess;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -21,7 +18,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -39,25 +35,17 @@ class UnfitMastersIT {
 
   private static final Duration TTL = Duration.ofSeconds(10);
 
-  private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
-  private PrintStream original;
-
-  @BeforeEach
-  void captureTheLog() {
-    original = System.err;
-    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-  }
+  @RegisterExtension final CapturedLog captured = new CapturedLog();
 
   @AfterEach
   void restoreTheLog(RedisCluster cluster) {
-    System.setErr(original);
     for (RedisProcess node : cluster.nodes()) {
       fit(node);
     }
   }
 
   private String log() {
-    return captured.toString(StandardCharsets.UTF_8);
+    return captured.text();
   }
 
   private static int count(String text, String regex) {

@@ -5,17 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.testkit.Poll;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A wait that finds no quorum says so at WARN, once per 10 s of the RedLock's clock at most, naming
@@ -28,26 +25,18 @@ class WaitWithoutQuorumTest {
   private static final Pattern STILL_WAITING = Pattern.compile("WARN .*still waiting for 'r'");
 
   private final FakeCluster cluster = new FakeCluster();
-  private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
-  private PrintStream original;
+  @RegisterExtension final CapturedLog captured = new CapturedLog();
   private RedLock redlock;
-
-  @BeforeEach
-  void captureTheLog() {
-    original = System.err;
-    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-  }
 
   @AfterEach
   void close() {
-    System.setErr(original);
     if (redlock != null) {
       redlock.close();
     }
   }
 
   private String log() {
-    return captured.toString(StandardCharsets.UTF_8);
+    return captured.text();
   }
 
   private int lines() {

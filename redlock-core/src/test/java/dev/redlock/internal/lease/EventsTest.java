@@ -4,18 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.CapturedLog;
 import dev.redlock.internal.transport.BreakerState;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The event thread as the operator and the listener see it: a breaker's episode logged at INFO when
@@ -31,26 +28,10 @@ class EventsTest {
   private static final long FIVE_SECONDS = TimeUnit.SECONDS.toNanos(5);
 
   private final String node = "10.9.8.6:" + PORTS.incrementAndGet();
-  private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
-  private PrintStream original;
-
-  @BeforeEach
-  void captureTheLog() {
-    original = System.err;
-    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-  }
-
-  @AfterEach
-  void restoreTheLog() {
-    System.setErr(original);
-  }
+  @RegisterExtension final CapturedLog captured = new CapturedLog();
 
   private List<String> logged(String level, String about) {
-    return captured
-        .toString(StandardCharsets.UTF_8)
-        .lines()
-        .filter(line -> line.contains(" " + level + " ") && line.contains(about))
-        .toList();
+    return captured.lines(level, about);
   }
 
   @Test

@@ -4,16 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.CapturedLog;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.Vote;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A wait without a quorum is named at WARN once its rounds have found none for the interval, and
@@ -26,26 +23,10 @@ class StallsTest {
   private static final Duration INTERVAL = Duration.ofNanos(Stalls.INTERVAL_NANOS);
 
   private final FakeTicker ticker = new FakeTicker();
-  private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
-  private PrintStream original;
-
-  @BeforeEach
-  void captureTheLog() {
-    original = System.err;
-    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-  }
-
-  @AfterEach
-  void restoreTheLog() {
-    System.setErr(original);
-  }
+  @RegisterExtension final CapturedLog captured = new CapturedLog();
 
   private List<String> warned() {
-    return captured
-        .toString(StandardCharsets.UTF_8)
-        .lines()
-        .filter(line -> line.contains(" WARN ") && line.contains("still waiting for 'stalled'"))
-        .toList();
+    return captured.lines("WARN", "still waiting for 'stalled'");
   }
 
   /** A round in which one master granted, one refused and three failed: no quorum of 3. */

@@ -5,23 +5,21 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.CapturedLog;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.ForwardingNodeClient;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeCommand;
 import dev.redlock.testkit.Poll;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The verdict on a master's fitness as the operator and the RedLock's build see it: an unfit master
@@ -36,27 +34,15 @@ class FitNodeVerdictTest {
 
   private final FakeTicker ticker = new FakeTicker();
   private final String name = "10.9.8.7:" + PORTS.incrementAndGet();
-  private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
-  private PrintStream original;
-
-  @BeforeEach
-  void captureTheLog() {
-    original = System.err;
-    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-  }
+  @RegisterExtension final CapturedLog captured = new CapturedLog();
 
   @AfterEach
-  void restoreTheLog() {
-    System.setErr(original);
+  void clearTheInterrupt() {
     Thread.interrupted();
   }
 
   private List<String> logged(String level) {
-    return captured
-        .toString(StandardCharsets.UTF_8)
-        .lines()
-        .filter(line -> line.contains(" " + level + " ") && line.contains(name))
-        .toList();
+    return captured.lines(level, name);
   }
 
   private FakeNode evicting() {
