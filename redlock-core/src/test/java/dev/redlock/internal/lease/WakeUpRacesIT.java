@@ -178,20 +178,7 @@ class WakeUpRacesIT {
   void aTurnThatComesBeforeTheWaitersQueuingAnswerStillNamesIt(RedisCluster cluster)
       throws Exception {
     NoticeLink.Listener[] heard = new NoticeLink.Listener[1];
-    try (Wakeups wakeups =
-        new Wakeups(
-            Ticker.system(),
-            SLOW_TIMER.toNanos(),
-            true,
-            listener -> {
-              heard[0] = listener;
-              return List.of(
-                  new NoticeLink(
-                      NodeAddress.parse(cluster.uris().get(0)),
-                      TimeUnit.SECONDS.toNanos(1),
-                      null,
-                      listener));
-            })) {
+    try (Wakeups wakeups = wakeups(cluster, SLOW_TIMER, true, heard, true)) {
       byte[] key = bytes("early");
       Turn turn = wakeups.turn(fakeMasters(3), key, SLOW_TIMER.toNanos());
       Wakeups.Waiter waiter = wakeups.enter(key);
@@ -223,31 +210,7 @@ class WakeUpRacesIT {
       throws Exception {
     Duration retryDelay = Duration.ofMinutes(10);
     NoticeLink.Listener[] heard = new NoticeLink.Listener[1];
-    NoticeLink.Listener unheard =
-        new NoticeLink.Listener() {
-          @Override
-          public void notice(String key, String release) {}
-
-          @Override
-          public void subscribed(String key, boolean afterReset) {}
-
-          @Override
-          public void lost(NoticeLink link) {}
-        };
-    Wakeups wakeups =
-        new Wakeups(
-            Ticker.system(),
-            retryDelay.toNanos(),
-            false,
-            listener -> {
-              heard[0] = listener;
-              return List.of(
-                  new NoticeLink(
-                      NodeAddress.parse(cluster.uris().get(0)),
-                      TimeUnit.SECONDS.toNanos(1),
-                      null,
-                      unheard));
-            });
+    Wakeups wakeups = wakeups(cluster, retryDelay, false, heard, false);
     for (int i = 0; i < 200; i++) {
       wakeups.roundTook(TimeUnit.HOURS.toNanos(1)); // every spread is the retry delay
     }
@@ -312,6 +275,43 @@ class WakeUpRacesIT {
       threads.shutdownNow();
       coordinator.close();
     }
+  }
+
+  /**
+   * Wake-ups over one real link, to the first master; {@code heard[0]} is set to their listener, so
+   * that a test can deliver notices by hand. With {@code linkTells} false, what the link itself
+   * hears (its confirmations too) is not passed on: only the notices delivered by hand wake anyone.
+   */
+  private static Wakeups wakeups(
+      RedisCluster cluster,
+      Duration retryDelay,
+      boolean handOff,
+      NoticeLink.Listener[] heard,
+      boolean linkTells) {
+    NoticeLink.Listener unheard =
+        new NoticeLink.Listener() {
+          @Override
+          public void notice(String key, String release) {}
+
+          @Override
+          public void subscribed(String key, boolean afterReset) {}
+
+          @Override
+          public void lost(NoticeLink link) {}
+        };
+    return new Wakeups(
+        Ticker.system(),
+        retryDelay.toNanos(),
+        handOff,
+        listener -> {
+          heard[0] = listener;
+          return List.of(
+              new NoticeLink(
+                  NodeAddress.parse(cluster.uris().get(0)),
+                  TimeUnit.SECONDS.toNanos(1),
+                  null,
+                  linkTells ? listener : unheard));
+        });
   }
 
   private static int sent(List<FakeNode> fakes) {
