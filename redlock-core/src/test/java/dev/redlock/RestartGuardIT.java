@@ -33,6 +33,8 @@ class RestartGuardIT {
   /** The longest lease, and so about how long the guard keeps a restarted master out. */
   private static final Duration MAX_LEASE = Duration.ofSeconds(3);
 
+  private static final Duration NODE_TIMEOUT = Duration.ofMillis(500);
+
   /** The default maxLeaseTime, which the CLI's {@code admit} uses too, and a longer one. */
   private static final Duration MINUTE = Duration.ofMinutes(1);
 
@@ -43,9 +45,11 @@ class RestartGuardIT {
   }
 
   private static RedLock client(List<String> uris, Duration maxLeaseTime) {
+    // The subject is which outcome each master gives, not how fast: a node timeout far above a
+    // loaded machine's stalls, so that no answer becomes TIMED_OUT (its rounds never wait on it).
     return RedLock.builder()
         .nodes(uris)
-        .nodeTimeout(Duration.ofMillis(100))
+        .nodeTimeout(NODE_TIMEOUT)
         .maxLeaseTime(maxLeaseTime)
         .build();
   }
@@ -344,7 +348,8 @@ class RestartGuardIT {
     RedisProcess node = cluster.node(0);
     node.admin().command("ACL", "SETUSER", "locker", "on", ">secret", "~*", "+@all", "-info");
     String uri = "redis://locker:secret@" + node.host() + ":" + node.port();
-    try (RedLock redlock = RedLock.builder().node(uri).maxLeaseTime(MAX_LEASE).build()) {
+    try (RedLock redlock =
+        RedLock.builder().node(uri).nodeTimeout(NODE_TIMEOUT).maxLeaseTime(MAX_LEASE).build()) {
       List<NodeOutcome> admitted = redlock.admitFreshNodes();
       assertEquals(Status.FAILED, admitted.get(0).status(), admitted::toString);
       assertTrue(admitted.get(0).detail().contains("INFO"), admitted.get(0).detail());
