@@ -35,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * has finished loading its append-only file. Every wait is bounded. A JVM shutdown hook kills every
  * process still running, so none outlives the JVM; and since a JVM killed outright runs no hook
  * (PIT kills a minion whose mutant timed out, a CI runner kills a hung fork), the server runs under
- * a small {@code sh} watchdog ({@link #WATCHDOG}) whose standard input is a pipe from this JVM:
- * when this JVM ends, however it ends, the pipe closes and the watchdog kills the server.
+ * a small {@code sh} watchdog ({@link ServerHost#watched}) whose standard input is a pipe from this
+ * JVM: when this JVM ends, however it ends, the pipe closes and the watchdog kills the server.
  *
  * <h2>Which binary</h2>
  *
@@ -74,18 +74,6 @@ public final class RedisProcess implements AutoCloseable {
   private static final int PORT_ATTEMPTS = 3;
   private static final int LOG_TAIL_BYTES = 8 * 1024;
   private static final String LOG_FILE = "redis-server.log";
-
-  /**
-   * Runs the server ({@code "$@"}) as a child, and kills it with {@code SIGKILL} once its own
-   * standard input, a pipe from this JVM, reaches its end: this JVM has ended. Exits with the
-   * server's status when the server exits, taking its watcher along ({@code read} is a built-in:
-   * nothing is left behind). A background list reads {@code /dev/null} unless redirected, hence the
-   * copy of the pipe on descriptor 3.
-   */
-  static final String WATCHDOG =
-      "exec 3<&0; \"$@\" 0</dev/null 3<&- & s=$!; "
-          + "(read -r _ <&3; kill -KILL $s 2>/dev/null) & w=$!; "
-          + "exec 3<&-; wait $s; st=$?; kill $w 2>/dev/null; exit $st";
 
   /** Processes not yet closed, for the shutdown hook. */
   private static final Set<RedisProcess> live = ConcurrentHashMap.newKeySet();
@@ -394,8 +382,7 @@ public final class RedisProcess implements AutoCloseable {
   private void launch(int port) {
     this.port = port;
     List<String> command = options.command(binary.path(), dir, HOST, port);
-    List<String> watched = new ArrayList<>(List.of("/bin/sh", "-c", WATCHDOG, "redlock-watchdog"));
-    watched.addAll(command);
+    List<String> watched = ServerHost.watched(command);
     Path logFile = dir.resolve(LOG_FILE);
     Process p;
     try {

@@ -9,7 +9,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,7 +22,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What {@link RedisProcess} asks of the operating system, apart from starting the server: free
+ * What {@link RedisProcess} asks of the operating system: the watchdog the server runs under, free
  * ports, signals and the process state they lead to, and the server's files. Thread-safe.
  */
 final class ServerHost {
@@ -32,6 +34,28 @@ final class ServerHost {
   private static final Set<Integer> reservedPorts = ConcurrentHashMap.newKeySet();
 
   private ServerHost() {}
+
+  /**
+   * Runs the server ({@code "$@"}) as a child, and kills it with {@code SIGKILL} once its own
+   * standard input, a pipe from this JVM, reaches its end: this JVM has ended. Exits with the
+   * server's status when the server exits, taking its watcher along ({@code read} is a built-in:
+   * nothing is left behind). A background list reads {@code /dev/null} unless redirected, hence the
+   * copy of the pipe on descriptor 3.
+   */
+  private static final String WATCHDOG =
+      "exec 3<&0; \"$@\" 0</dev/null 3<&- & s=$!; "
+          + "(read -r _ <&3; kill -KILL $s 2>/dev/null) & w=$!; "
+          + "exec 3<&-; wait $s; st=$?; kill $w 2>/dev/null; exit $st";
+
+  /**
+   * The command that runs {@code command} under the watchdog: started with its standard input a
+   * pipe from this JVM, left open, the server is killed when this JVM ends, however it ends.
+   */
+  static List<String> watched(List<String> command) {
+    List<String> watched = new ArrayList<>(List.of("/bin/sh", "-c", WATCHDOG, "redlock-watchdog"));
+    watched.addAll(command);
+    return watched;
+  }
 
   /** A free ephemeral port on {@code host} that no other start in this JVM holds. */
   static int reservePort(String host) {
