@@ -48,12 +48,25 @@ class LossReasonsTest {
     throw new AssertionError("no loss logged: " + captured.text());
   }
 
+  /** Three of the five masters, a majority, answer every extend with {@code answer}. */
+  private void majorityExtends(Answer answer) {
+    for (int i = 0; i < 3; i++) {
+      nodes.get(i).onExtend = answer;
+    }
+  }
+
+  /** The lease's TTL passes on the fake clock, then its renewal runs: it finds the lease lost. */
+  private void expireAndRenew(Lease lease) {
+    cluster.ticker.advance(TTL);
+    redlock.renew(lease, TTL.toMillis());
+    Poll.until(
+        Duration.ofSeconds(5), () -> lease.onLost().toCompletableFuture().isDone(), () -> "lost");
+  }
+
   @Test
   void anExtendRefusedByAMajorityIsLoggedAsNoLongerHeld() {
     Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
-    for (int i = 0; i < 3; i++) {
-      nodes.get(i).onExtend = Answer.GONE;
-    }
+    majorityExtends(Answer.GONE);
     assertFalse(lease.extend(TTL));
     String line = lossLogged("r");
     assertTrue(line.contains("lost: a majority no longer holds it: ["), line);
@@ -62,9 +75,7 @@ class LossReasonsTest {
   @Test
   void anExtendThatOutlivedTheLeaseWithoutAQuorumSaysWhatItReached() {
     Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
-    for (int i = 0; i < 3; i++) {
-      nodes.get(i).onExtend = Answer.FAIL;
-    }
+    majorityExtends(Answer.FAIL);
     nodes.get(4).latency = Duration.ofSeconds(11); // the extend outlives the lease
     assertFalse(lease.extend(TTL));
     String line = lossLogged("r");
@@ -83,15 +94,10 @@ class LossReasonsTest {
   @Test
   void anExpiryAfterAnUnconfirmedRenewalSaysWhatThatRenewalReached() {
     Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
-    for (int i = 0; i < 3; i++) {
-      nodes.get(i).onExtend = Answer.FAIL;
-    }
+    majorityExtends(Answer.FAIL);
     assertFalse(lease.extend(TTL), "no quorum: not extended, still held");
     assertFalse(lease.isLost());
-    cluster.ticker.advance(TTL);
-    redlock.renew(lease, TTL.toMillis());
-    Poll.until(
-        Duration.ofSeconds(5), () -> lease.onLost().toCompletableFuture().isDone(), () -> "lost");
+    expireAndRenew(lease);
     String line = lossLogged("r");
     assertTrue(
         line.contains("lost: it expired before it could be renewed; the last renewal reached "),
@@ -101,10 +107,7 @@ class LossReasonsTest {
   @Test
   void anExpiryWithNoRenewalOutSaysOnlyThatItExpired() {
     Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
-    cluster.ticker.advance(TTL);
-    redlock.renew(lease, TTL.toMillis());
-    Poll.until(
-        Duration.ofSeconds(5), () -> lease.onLost().toCompletableFuture().isDone(), () -> "lost");
+    expireAndRenew(lease);
     String line = lossLogged("r");
     assertTrue(line.endsWith("lost: it expired before it could be renewed"), line);
   }

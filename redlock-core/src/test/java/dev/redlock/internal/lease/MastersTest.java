@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -70,6 +71,21 @@ class MastersTest {
       asked.add(fake.received().size());
     }
     return asked;
+  }
+
+  /** {@code n} masters whose drain at the close tells {@code drainedBy} its deadline. */
+  private Masters drainingInto(int n, LongConsumer drainedBy) {
+    List<NodeClient> nodes = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      nodes.add(
+          new ForwardingNodeClient(new FakeNode(ticker)) {
+            @Override
+            public void awaitDrained(long deadlineNanos) {
+              drainedBy.accept(deadlineNanos);
+            }
+          });
+    }
+    return FakeMasters.of(nodes, NAMES.subList(0, n), ticker);
   }
 
   @Test
@@ -215,17 +231,7 @@ class MastersTest {
   @Test
   void theCloseLetsTheCommandsSentBeAnsweredForAtMostTheNodeTimeout() {
     AtomicLong drainedBy = new AtomicLong();
-    List<NodeClient> nodes = new ArrayList<>();
-    for (int i = 0; i < 3; i++) {
-      nodes.add(
-          new ForwardingNodeClient(new FakeNode(ticker)) {
-            @Override
-            public void awaitDrained(long deadlineNanos) {
-              drainedBy.set(deadlineNanos);
-            }
-          });
-    }
-    Masters masters = FakeMasters.of(nodes, NAMES.subList(0, 3), ticker);
+    Masters masters = drainingInto(3, drainedBy::set);
     long now = ticker.read();
     masters.close(now + TimeUnit.SECONDS.toNanos(5));
     assertEquals(
@@ -236,15 +242,7 @@ class MastersTest {
   @Test
   void aCloseDueSoonerThanTheNodeTimeoutDrainsUntilItsDeadline() {
     CompletableFuture<Long> drainedBy = new CompletableFuture<>();
-    List<NodeClient> nodes =
-        List.of(
-            new ForwardingNodeClient(new FakeNode(ticker)) {
-              @Override
-              public void awaitDrained(long deadlineNanos) {
-                drainedBy.complete(deadlineNanos);
-              }
-            });
-    Masters masters = FakeMasters.of(nodes, NAMES.subList(0, 1), ticker);
+    Masters masters = drainingInto(1, drainedBy::complete);
     long deadline = ticker.read() + TimeUnit.MILLISECONDS.toNanos(10);
     masters.close(deadline);
     assertEquals(deadline, drainedBy.join());
