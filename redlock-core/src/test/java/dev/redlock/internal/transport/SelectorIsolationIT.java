@@ -42,7 +42,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class SelectorIsolationIT {
 
-  @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(4);
+  @RegisterExtension static final RedisClusterExtension redis = RedisClusterExtension.withNodes(5);
 
   private static final Duration TTL = Duration.ofSeconds(10);
   private static final Duration NODE_TIMEOUT = Duration.ofMillis(100);
@@ -56,19 +56,43 @@ class SelectorIsolationIT {
 
   private static final int P99_SLOWDOWN = 10;
 
+  /**
+   * And 1 ms more at the median, as the benchmark's isolation goal allows (p99 at most 1.5x the
+   * healthy one plus 1 ms): on a loaded machine the hostile master's bytes, read on the shared
+   * selector, cost the median a few hundred microseconds (it was 2.27x the baseline's 361 us once,
+   * under a CI run); the stall isolation prevents costs every round a node timeout (100 ms).
+   */
+  private static final long SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  /**
+   * And a tenth of the node timeout more at the 99th percentile (the second slowest of 200 cycles):
+   * one scheduler stall of a loaded 2-core machine lasts several milliseconds, on either side,
+   * while a hostile master that stalled the selector would cost a whole node timeout.
+   */
+  private static final long P99_SLACK_NANOS = NODE_TIMEOUT.toNanos() / 10;
+
   private static final long HEAP_GROWTH_BYTES = 16L * 1024 * 1024;
 
   private static final long LINK_TIMEOUT = TimeUnit.SECONDS.toNanos(5);
+
+  /** The first four healthy masters and the hostile one: five masters, three of them a quorum. */
+  private static List<String> withTheHostile(RedisCluster cluster, HostileMaster hostile) {
+    List<String> uris = new ArrayList<>(cluster.uris().subList(0, 4));
+    uris.add(hostile.uri());
+    return uris;
+  }
 
   @ParameterizedTest(name = "{0}")
   @EnumSource(value = Behavior.class, names = "STREAM", mode = EnumSource.Mode.EXCLUDE)
   void aHostileMasterNeitherDelaysTheHealthyMastersNorFillsTheHeap(
       Behavior behavior, RedisCluster cluster) throws Exception {
     try (HostileMaster hostile = new HostileMaster(behavior)) {
-      List<String> uris = new ArrayList<>(cluster.uris());
-      uris.add(hostile.uri());
-      // The baseline: the same healthy masters without the hostile one, on a selector of its own,
-      // timed cycle for cycle in turn with the other, so that both see the same machine.
+      List<String> uris = withTheHostile(cluster, hostile);
+      // The baseline: as many masters, all healthy (the same four, and a fifth healthy one where
+      // the hostile master is): the same quorum, as many commands sent and answers to wait for, so
+      // that only the hostile master's behaviour differs (against the four alone, the fifth
+      // master's own cost made the median 1.5x, and 2.05x once under load). On a selector of its
+      // own, timed cycle for cycle in turn with the other, so that both see the same machine.
       HostileOutcomes outcomes = new HostileOutcomes(hostile.uri());
       try (RedLock healthy = open(cluster.uris(), null);
           RedLock redlock = open(uris, outcomes)) {
@@ -108,7 +132,7 @@ class SelectorIsolationIT {
             hostile.floods(),
             hostile.bytesSent());
         assertTrue(
-            floodMedian <= MEDIAN_SLOWDOWN * baseMedian,
+            floodMedian <= MEDIAN_SLOWDOWN * baseMedian + SLACK_NANOS,
             () ->
                 "p50 of a cycle "
                     + floodMedian / 1000
@@ -116,7 +140,7 @@ class SelectorIsolationIT {
                     + baseMedian / 1000
                     + " us without");
         assertTrue(
-            floodPercentile <= P99_SLOWDOWN * basePercentile,
+            floodPercentile <= P99_SLOWDOWN * basePercentile + P99_SLACK_NANOS,
             () ->
                 "p99 of a cycle "
                     + floodPercentile / 1000
@@ -152,8 +176,7 @@ class SelectorIsolationIT {
   void aMasterThatBreaksTheProtocolIsReconnectedOnlyAfterABackOffThatDoubles(RedisCluster cluster)
       throws Exception {
     try (HostileMaster hostile = new HostileMaster(Behavior.GARBAGE)) {
-      List<String> uris = new ArrayList<>(cluster.uris());
-      uris.add(hostile.uri());
+      List<String> uris = withTheHostile(cluster, hostile);
       try (RedLock redlock = open(uris, null)) {
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1600);
         int rounds = 0;
@@ -330,13 +353,14 @@ class SelectorIsolationIT {
       builder.listener(listener);
     }
     RedLock redlock = builder.build();
+    long healthy = uris.stream().filter(redis.cluster().uris()::contains).count();
     Poll.until(
         Duration.ofSeconds(10),
         () ->
             redlock.admitFreshNodes().stream()
                     .filter(o -> o.status() == Status.GRANTED || o.status() == Status.TAKEN)
                     .count()
-                >= redis.cluster().uris().size(),
+                >= healthy,
         () -> "the healthy masters admitted");
     return redlock;
   }
