@@ -213,22 +213,15 @@ final class AsyncLeases {
   }
 
   /**
-   * The pause before an asynchronous waiter's next round on {@code key}, which a wake-up (a release
-   * seen on the masters) can complete early. It completes after {@code delayNanos}: on the timer if
-   * {@code onTimer}, or when the blocking waiter's timed wait runs out. Cancelling it cancels the
-   * timer task. Completes exceptionally if the timer is shut down.
+   * The pause before an asynchronous waiter's next round, which a wake-up (a release seen on the
+   * masters) can complete early. It completes on the timer after {@code delayNanos}; cancelling it
+   * cancels the timer task. Completes exceptionally if the timer is shut down.
    *
-   * @param key the key waited for
    * @param delayNanos how long to wait at most
-   * @param onTimer whether the timer completes it (an async waiter), rather than the waiter's own
-   *     timed wait (a blocking one)
    * @return completed when it is time to try again
    */
-  CompletableFuture<Void> pause(byte[] key, long delayNanos, boolean onTimer) {
+  CompletableFuture<Void> pause(long delayNanos) {
     CompletableFuture<Void> pause = new CompletableFuture<>();
-    if (!onTimer) {
-      return pause;
-    }
     try {
       ScheduledFuture<?> task =
           timer.schedule(() -> pause.complete(null), delayNanos, TimeUnit.NANOSECONDS);
@@ -470,12 +463,7 @@ final class AsyncLeases {
         // Woken with others, the votes split: retry after a random part of a few rounds, the
         // spread doubling with each split in a row, as the blocking path does; a notice the round
         // did not see ends the pause, as there.
-        long spread =
-            Math.max(
-                1,
-                Math.min(
-                    Math.min(left, retryDelayNanos),
-                    (2 * wakeups.roundNanos()) << Math.min(splits++, 16)));
+        long spread = wakeups.spreadNanos(splits++, Math.min(left, retryDelayNanos));
         pauseThenNext(ThreadLocalRandom.current().nextLong(spread), entered.next());
         return;
       }
@@ -491,7 +479,7 @@ final class AsyncLeases {
      * null) completes: a notice of a release.
      */
     void pauseThenNext(long wait, CompletableFuture<Void> woken) {
-      CompletableFuture<Void> next = pause(key, wait, true);
+      CompletableFuture<Void> next = pause(wait);
       pause = next;
       if (stopped) {
         next.cancel(false); // stop() ran while the pause was being set

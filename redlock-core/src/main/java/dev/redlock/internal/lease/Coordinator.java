@@ -204,12 +204,7 @@ public final class Coordinator {
           // failed rounds release quietly) ends the pause, as it ends the timer's: the spread
           // grows to the retry delay, and a waiter that slept through a release would wait that
           // long for a free lock.
-          long spread =
-              Math.max(
-                  1,
-                  Math.min(
-                      Math.min(left, settings.retryDelayNanos()),
-                      (2 * wakeups.roundNanos()) << Math.min(splits++, 16)));
+          long spread = wakeups.spreadNanos(splits++, Math.min(left, settings.retryDelayNanos()));
           interrupted |=
               await(waiter.next(), ThreadLocalRandom.current().nextLong(spread), interruptible);
           checkOpen();

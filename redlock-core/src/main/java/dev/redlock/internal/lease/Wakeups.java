@@ -309,6 +309,19 @@ public final class Wakeups implements AutoCloseable {
     return roundNanos.get();
   }
 
+  /**
+   * The spread of a woken waiter's pause after its {@code splits}th round in a row that split (0
+   * for the first): two rounds' time, doubling with each, at most {@code capNanos} (the retry
+   * delay, or the wait's time left), at least 1 ns. The waiter pauses a random part of it.
+   *
+   * @param splits the split rounds in a row before this one
+   * @param capNanos the longest spread
+   * @return the spread, in nanoseconds
+   */
+  long spreadNanos(int splits, long capNanos) {
+    return Math.max(1, Math.min(capNanos, (2 * roundNanos.get()) << Math.min(splits, 16)));
+  }
+
   private long pauseNanos() {
     return Math.min(maxHandOffNanos, Math.max(MIN_HAND_OFF_NANOS, 4 * roundNanos.get()));
   }
