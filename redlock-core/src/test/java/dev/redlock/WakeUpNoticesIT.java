@@ -201,31 +201,44 @@ class WakeUpNoticesIT {
     }
   }
 
-  @ParameterizedTest(name = "async {0}")
-  @ValueSource(booleans = {false, true})
-  void aQueuedWaiterSleepsThroughNoticesNamingAnotherAndWakesAtAPlainOne(
-      boolean async, RedisCluster cluster) throws Exception {
-    String resource = "notice-other";
+  /** A waiter queued at the gate behind a holder, asleep: what each notice test starts from. */
+  private record Queued(
+      Lease held, Future<Lease> waiting, String name, Rounds rounds, int before) {}
+
+  /**
+   * Another client holds {@code resource}; a waiter (blocking or {@code async}) is queued at its
+   * gate, listens on its client's channel, and has stopped asking: the rounds its subscriptions'
+   * confirmations woke are over.
+   */
+  private Queued queuedWaiter(RedisCluster cluster, String resource, boolean async) {
     Rounds rounds = new Rounds();
     RedLock holder = redlock(cluster, new Rounds());
     RedLock waiter = redlock(cluster, rounds);
     Lease held = holder.tryAcquire(resource, TTL).orElseThrow();
     Future<Lease> waiting = waitFor(waiter, resource, async);
     String name = awaitQueued(cluster, resource, rounds);
-    int before = awaitQuiet(rounds); // its subscriptions' confirmations wake it too
+    return new Queued(held, waiting, name, rounds, awaitQuiet(rounds));
+  }
+
+  @ParameterizedTest(name = "async {0}")
+  @ValueSource(booleans = {false, true})
+  void aQueuedWaiterSleepsThroughNoticesNamingAnotherAndWakesAtAPlainOne(
+      boolean async, RedisCluster cluster) throws Exception {
+    String resource = "notice-other";
+    Queued queued = queuedWaiter(cluster, resource, async);
 
     String another = "another waiter's turn";
     publish(cluster, "redlock:wake:" + resource, "turn:" + OTHER_WAITER);
     publish(
         cluster,
-        "redlock:wake:@" + name.substring(0, 16),
-        "turn:" + name.substring(0, 16) + OTHER_WAITER.substring(16) + resource);
-    assertAsleep(rounds, before, another);
+        "redlock:wake:@" + queued.name().substring(0, 16),
+        "turn:" + queued.name().substring(0, 16) + OTHER_WAITER.substring(16) + resource);
+    assertAsleep(queued.rounds(), queued.before(), another);
 
     publish(cluster, "redlock:wake:" + resource, "a plain release");
-    assertWoken(rounds, before, "a plain notice");
-    held.close();
-    waiting.get(30, TimeUnit.SECONDS).close();
+    assertWoken(queued.rounds(), queued.before(), "a plain notice");
+    queued.held().close();
+    queued.waiting().get(30, TimeUnit.SECONDS).close();
   }
 
   @ParameterizedTest(name = "async {0}")
@@ -233,54 +246,39 @@ class WakeUpNoticesIT {
   void aNoticeOnItsClientsChannelNamingTheWaiterWakesIt(boolean async, RedisCluster cluster)
       throws Exception {
     String resource = "notice-client";
-    Rounds rounds = new Rounds();
-    RedLock holder = redlock(cluster, new Rounds());
-    RedLock waiter = redlock(cluster, rounds);
-    holder.tryAcquire(resource, TTL).orElseThrow();
-    Future<Lease> waiting = waitFor(waiter, resource, async);
-    String name = awaitQueued(cluster, resource, rounds);
-    int before = awaitQuiet(rounds); // its subscriptions' confirmations wake it too
+    Queued queued = queuedWaiter(cluster, resource, async);
 
     // As release.lua tells the first waiter at the gate: "turn:", the waiter, the resource's key.
-    publish(cluster, "redlock:wake:@" + name.substring(0, 16), "turn:" + name + resource);
-    assertWoken(rounds, before, "its turn on its client's channel");
-    waiting.cancel(true);
+    publish(
+        cluster,
+        "redlock:wake:@" + queued.name().substring(0, 16),
+        "turn:" + queued.name() + resource);
+    assertWoken(queued.rounds(), queued.before(), "its turn on its client's channel");
+    queued.waiting().cancel(true);
   }
 
   @Test
   void aNoticeOnTheResourcesChannelNamingTheWaiterWakesIt(RedisCluster cluster) throws Exception {
     String resource = "notice-named";
-    Rounds rounds = new Rounds();
-    RedLock holder = redlock(cluster, new Rounds());
-    RedLock waiter = redlock(cluster, rounds);
-    holder.tryAcquire(resource, TTL).orElseThrow();
-    Future<Lease> waiting = waitFor(waiter, resource, true);
-    String name = awaitQueued(cluster, resource, rounds);
-    int before = awaitQuiet(rounds); // its subscriptions' confirmations wake it too
+    Queued queued = queuedWaiter(cluster, resource, true);
 
-    publish(cluster, "redlock:wake:" + resource, "turn:" + name);
-    assertWoken(rounds, before, "its turn on the resource's channel");
-    waiting.cancel(true);
+    publish(cluster, "redlock:wake:" + resource, "turn:" + queued.name());
+    assertWoken(queued.rounds(), queued.before(), "its turn on the resource's channel");
+    queued.waiting().cancel(true);
   }
 
   @ParameterizedTest(name = "async {0}")
   @ValueSource(booleans = {false, true})
   void droppedNoticeConnectionsWakeTheWaiter(boolean async, RedisCluster cluster) throws Exception {
     String resource = "notice-dropped";
-    Rounds rounds = new Rounds();
-    RedLock holder = redlock(cluster, new Rounds());
-    RedLock waiter = redlock(cluster, rounds);
-    holder.tryAcquire(resource, TTL).orElseThrow();
-    Future<Lease> waiting = waitFor(waiter, resource, async);
-    awaitQueued(cluster, resource, rounds);
-    int before = awaitQuiet(rounds); // its subscriptions' confirmations wake it too
+    Queued queued = queuedWaiter(cluster, resource, async);
 
     // No release: only notices that may have been lost while the connections were down.
     for (RedisProcess node : cluster.nodes()) {
       node.admin().command("CLIENT", "KILL", "TYPE", "pubsub");
     }
-    assertWoken(rounds, before, "its notice connections dropping");
-    waiting.cancel(true);
+    assertWoken(queued.rounds(), queued.before(), "its notice connections dropping");
+    queued.waiting().cancel(true);
   }
 
   @Test

@@ -165,12 +165,7 @@ class CommandPipelineTest {
     NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
     link.breaksAt = "SCRIPT LOAD";
     assertFalse(pipeline.replied(link, NOSCRIPT), "the link broke: its reader stops");
-    assertTrue(link.closed, "the broken link is closed");
-    ExecutionException failed = assertThrows(ExecutionException.class, extend.reply::get);
-    assertTrue(
-        failed.getCause().getMessage().contains("broken pipe"),
-        "failed with the link, at once: " + failed.getCause());
-    assertLaterCommandsReconnect();
+    assertFailedWithTheBrokenLink(extend);
   }
 
   @Test
@@ -185,8 +180,16 @@ class CommandPipelineTest {
     assertFalse(
         pipeline.replied(link, scripts.get(scripts.size() - 1).sha1()),
         "the link broke sending the extend again: its reader stops");
+    assertFailedWithTheBrokenLink(extend);
+  }
+
+  /**
+   * The link broke while the pipeline wrote to it: it is closed, {@code command} failed with it at
+   * once, and later commands open a new link.
+   */
+  private void assertFailedWithTheBrokenLink(NodeCommand command) {
     assertTrue(link.closed, "the broken link is closed");
-    ExecutionException failed = assertThrows(ExecutionException.class, extend.reply::get);
+    ExecutionException failed = assertThrows(ExecutionException.class, command.reply::get);
     assertTrue(
         failed.getCause().getMessage().contains("broken pipe"),
         "failed with the link, at once: " + failed.getCause());

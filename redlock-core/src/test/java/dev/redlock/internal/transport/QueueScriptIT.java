@@ -292,6 +292,12 @@ class QueueScriptIT {
   /** The stale window the tests that run queue.lua directly give it (ARGV[5]), in ms. */
   private static final long WINDOW = 10_000;
 
+  /** Three waiters' names, as a client makes them: its 16 hex digits, then 16 of the waiter's. */
+  private static final String A = "aaaaaaaaaaaaaaaa0000000000000001";
+
+  private static final String B = "bbbbbbbbbbbbbbbb0000000000000002";
+  private static final String C = "cccccccccccccccc0000000000000003";
+
   /**
    * queue.lua on {@code admin}'s master for {@code waiter}: an acquire of {@code resource} ({@link
    * #TTL}, our token) with the stale window {@link #WINDOW}. Returns whether the key was set.
@@ -360,17 +366,17 @@ class QueueScriptIT {
     String resource = "clock-queue";
     admin.command("SET", resource, OTHER, "PX", "60000");
     long before = ScriptMasters.timeMicros(admin);
-    assertFalse(ask(admin, resource, "aaaaaaaaaaaaaaaa0000000000000001"), "granted while held");
+    assertFalse(ask(admin, resource, A), "granted while held");
     long after = ScriptMasters.timeMicros(admin);
     for (String key : List.of(queueKey(resource), seenKey(resource))) {
-      long at = score(admin, key, "aaaaaaaaaaaaaaaa0000000000000001");
+      long at = score(admin, key, A);
       assertTrue(
           before <= at && at <= after, key + ": " + at + " not in [" + before + ", " + after + "]");
       long left = admin.pttl(key);
       assertTrue(left > 0 && left <= WINDOW, key + " expires in " + left + " ms");
     }
     admin.command("DEL", resource);
-    assertTrue(ask(admin, resource, "aaaaaaaaaaaaaaaa0000000000000001"), "its turn, free");
+    assertTrue(ask(admin, resource, A), "its turn, free");
     assertEquals(TOKEN, admin.get(resource));
     long left = admin.pttl(resource);
     assertTrue(left > 0 && left <= TTL.toMillis(), "the key set in turn expires in " + left);
@@ -384,20 +390,17 @@ class QueueScriptIT {
   void aWaiterIsDroppedOneStaleWindowAfterItLastAsked(RedisCluster cluster) {
     RedisAdmin admin = cluster.node(0).admin();
     String resource = "sweep-queue";
-    String a = "aaaaaaaaaaaaaaaa0000000000000001";
-    String b = "bbbbbbbbbbbbbbbb0000000000000002";
-    String c = "cccccccccccccccc0000000000000003";
-    assertTrue(ask(admin, resource, a), "the first, free");
+    assertTrue(ask(admin, resource, A), "the first, free");
     admin.command("SET", resource, OTHER, "PX", "60000"); // its round failed; another's now
-    assertFalse(ask(admin, resource, b), "B, while held");
+    assertFalse(ask(admin, resource, B), "B, while held");
     // A (granted then, so noted) last asked just over a window ago; B just within one.
-    askedAgo(admin, resource, a, Duration.ofMillis(WINDOW + 1_000));
-    askedAgo(admin, resource, ">" + a, Duration.ofMillis(WINDOW + 1_000));
-    askedAgo(admin, resource, b, Duration.ofMillis(WINDOW - 1_000));
-    assertFalse(ask(admin, resource, c), "C, while held");
-    assertEquals(List.of(b, c), members(admin, queueKey(resource)), "the queue after the sweep");
+    askedAgo(admin, resource, A, Duration.ofMillis(WINDOW + 1_000));
+    askedAgo(admin, resource, ">" + A, Duration.ofMillis(WINDOW + 1_000));
+    askedAgo(admin, resource, B, Duration.ofMillis(WINDOW - 1_000));
+    assertFalse(ask(admin, resource, C), "C, while held");
+    assertEquals(List.of(B, C), members(admin, queueKey(resource)), "the queue after the sweep");
     assertEquals(
-        List.of(b, c),
+        List.of(B, C),
         members(admin, seenKey(resource)).stream().map(String.class::cast).sorted().toList(),
         "the last-asked set after the sweep");
   }
@@ -410,14 +413,12 @@ class QueueScriptIT {
   void aWaiterThatLeavesLeavesNothingBehind(RedisCluster cluster) {
     RedisAdmin admin = cluster.node(0).admin();
     String resource = "leave-queue";
-    String a = "aaaaaaaaaaaaaaaa0000000000000001";
-    String b = "bbbbbbbbbbbbbbbb0000000000000002";
-    assertTrue(ask(admin, resource, a), "the first, free");
+    assertTrue(ask(admin, resource, A), "the first, free");
     admin.command("DEL", resource);
-    assertFalse(ask(admin, resource, b), "B behind A");
-    leave(admin, resource, a);
-    assertEquals(List.of(b), members(admin, queueKey(resource)), "the queue");
-    assertEquals(List.of(b), members(admin, seenKey(resource)), "the last-asked set");
+    assertFalse(ask(admin, resource, B), "B behind A");
+    leave(admin, resource, A);
+    assertEquals(List.of(B), members(admin, queueKey(resource)), "the queue");
+    assertEquals(List.of(B), members(admin, seenKey(resource)), "the last-asked set");
   }
 
   /**
@@ -430,41 +431,39 @@ class QueueScriptIT {
   void aFirstWaiterGrantedForTwoStaleWindowsYieldsItsPlace(RedisCluster cluster) throws Exception {
     RedisAdmin admin = cluster.node(0).admin();
     String resource = "yield-queue";
-    String a = "aaaaaaaaaaaaaaaa0000000000000001";
-    String b = "bbbbbbbbbbbbbbbb0000000000000002";
     Duration longAgo = Duration.ofMillis(2 * WINDOW + 1_000);
     // Alone, it keeps its place however long ago its first grant was.
     long before = ScriptMasters.timeMicros(admin);
-    assertTrue(ask(admin, resource, a), "the first, free");
-    long noted = score(admin, seenKey(resource), ">" + a);
+    assertTrue(ask(admin, resource, A), "the first, free");
+    long noted = score(admin, seenKey(resource), ">" + A);
     assertTrue(noted >= before, "its first grant noted at " + noted + ", before " + before);
     admin.command("DEL", resource);
-    askedAgo(admin, resource, ">" + a, longAgo);
-    assertTrue(ask(admin, resource, a), "alone, and granted long ago");
+    askedAgo(admin, resource, ">" + A, longAgo);
+    assertTrue(ask(admin, resource, A), "alone, and granted long ago");
     admin.command("DEL", resource);
     // With B behind it: within two windows it is granted, past them it yields to B.
-    assertFalse(ask(admin, resource, b), "B behind A");
-    askedAgo(admin, resource, ">" + a, Duration.ofMillis(2 * WINDOW - 1_000));
-    assertTrue(ask(admin, resource, a), "granted within two windows");
+    assertFalse(ask(admin, resource, B), "B behind A");
+    askedAgo(admin, resource, ">" + A, Duration.ofMillis(2 * WINDOW - 1_000));
+    assertTrue(ask(admin, resource, A), "granted within two windows");
     admin.command("DEL", resource);
-    askedAgo(admin, resource, ">" + a, longAgo);
+    askedAgo(admin, resource, ">" + A, longAgo);
     String clientB = "redlock:wake:@bbbbbbbbbbbbbbbb";
     try (Notices notices = new Notices(cluster, resource, clientB)) {
-      assertFalse(ask(admin, resource, a), "granted past two windows, with B waiting");
+      assertFalse(ask(admin, resource, A), "granted past two windows, with B waiting");
       assertNull(admin.get(resource), "the key set");
-      assertEquals(List.of(b, a), members(admin, queueKey(resource)), "the queue after the yield");
-      assertNull(admin.command("ZSCORE", seenKey(resource), ">" + a), "A's note kept");
-      assertEquals(List.of("0 " + clientB + " turn:" + b + resource), notices.messages(), "told");
+      assertEquals(List.of(B, A), members(admin, queueKey(resource)), "the queue after the yield");
+      assertNull(admin.command("ZSCORE", seenKey(resource), ">" + A), "A's note kept");
+      assertEquals(List.of("0 " + clientB + " turn:" + B + resource), notices.messages(), "told");
     }
     // B yields back to A the same way; A's client does not listen: told on the resource's channel.
-    assertTrue(ask(admin, resource, b), "B's turn");
+    assertTrue(ask(admin, resource, B), "B's turn");
     admin.command("DEL", resource);
-    askedAgo(admin, resource, ">" + b, longAgo);
+    askedAgo(admin, resource, ">" + B, longAgo);
     try (Notices notices = new Notices(cluster, resource)) {
-      assertFalse(ask(admin, resource, b), "B past two windows, with A waiting");
-      assertEquals(List.of(a, b), members(admin, queueKey(resource)), "the queue after B yields");
+      assertFalse(ask(admin, resource, B), "B past two windows, with A waiting");
+      assertEquals(List.of(A, B), members(admin, queueKey(resource)), "the queue after B yields");
       assertEquals(
-          List.of("0 redlock:wake:" + resource + " turn:" + a), notices.messages(), "told");
+          List.of("0 redlock:wake:" + resource + " turn:" + A), notices.messages(), "told");
     }
   }
 
