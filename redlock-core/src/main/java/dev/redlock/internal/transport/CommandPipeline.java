@@ -231,7 +231,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
             queued.add(command);
             if (!write(command)) {
               broken = link;
-              dropped = concat(dropped, detach(lastError));
+              dropped = detach(lastError); // none dropped above: a stall leaves it IDLE
             } else {
               written = link;
             }
@@ -354,8 +354,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
         long now = ticker.read();
         Incarnation previous = incarnation;
         incarnation = Incarnation.after(previous, lastHeardNanos, opened.facts(), now);
-        lastHeardNanos = now;
-        hearing.heard(now);
+        lastHeardNanos = now; // its commands are written from now: TimedReply times them so
         if (incarnation.replaced()) {
           replaced = previous.runId() + " -> " + incarnation.runId();
         }
@@ -592,9 +591,8 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
         return;
       }
       current = link;
-      dropped = detach(CLIENT_CLOSED);
+      dropped = detach(CLIENT_CLOSED); // signals the waits, which see CLOSED once we unlock
       state = State.CLOSED;
-      changed.signalAll();
     } finally {
       lock.unlock();
     }
@@ -670,14 +668,5 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
     Throwable cause = e.getCause() != null && e.getMessage() == null ? e.getCause() : e;
     String message = cause.getMessage();
     return message == null ? cause.getClass().getSimpleName() : message;
-  }
-
-  private static <T> List<T> concat(List<T> a, List<T> b) {
-    if (a.isEmpty()) {
-      return b;
-    }
-    List<T> all = new ArrayList<>(a);
-    all.addAll(b);
-    return all;
   }
 }
