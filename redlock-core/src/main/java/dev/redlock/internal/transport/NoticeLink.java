@@ -208,6 +208,16 @@ public final class NoticeLink implements AutoCloseable {
     }
   }
 
+  /** The keys whose channels this link is asked to subscribe: for tests. */
+  Set<String> wanted() {
+    lock.lock();
+    try {
+      return Set.copyOf(channels);
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Closes the connection and waits up to {@code graceNanos} for the link's threads. */
   public void close(long graceNanos) {
     List<Thread> threads = new ArrayList<>();

@@ -21,4 +21,9 @@ public final class TransportHooks {
   public static NodeReply releaseReply(long code) {
     return NodeReply.ofScriptCode(code);
   }
+
+  /** The keys whose channels {@code link} is asked to subscribe (a client's channel: "@..."). */
+  public static java.util.Set<String> wanted(NoticeLink link) {
+    return link.wanted();
+  }
 }
