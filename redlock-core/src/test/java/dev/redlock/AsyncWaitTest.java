@@ -1,0 +1,185 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeNode.Answer;
+import dev.redlock.internal.transport.Vote;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The asynchronous wait, on scripted masters: its rounds go on until the holder lets go, a cancel
+ * or a close stops them and leaves nothing pending, a grant that lands after the cancel is
+ * released, a wait of zero is one round; and a lease's asynchronous calls once it expired or the
+ * RedLock closed. The pauses run on the RedLock's timer in real time (a 2 ms retry delay); the fake
+ * clock, which never moves by itself, keeps every wait's deadline ahead.
+ */
+class AsyncWaitTest {
+
+  private static final Duration TTL = Duration.ofSeconds(10);
+  private static final Duration LONG_WAIT = Duration.ofMinutes(5);
+  private static final long BOUND_SECONDS = 10;
+
+  private final FakeCluster cluster = new FakeCluster();
+  private final List<FakeNode> nodes = cluster.nodes;
+  private final RedLock redlock =
+      cluster.builder(3).circuitBreakers(false).retryDelay(Duration.ofMillis(2)).build();
+
+  @AfterEach
+  void close() {
+    redlock.close();
+  }
+
+  @Test
+  void anAsyncWaitRetriesUntilTheHolderLetsGo() throws Exception {
+    taken(true);
+    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, LONG_WAIT);
+    await(() -> sent("SET") >= 3 * nodes.size(), "three rounds");
+    assertFalse(waiting.isDone(), "held: it waits");
+    assertEquals(1, redlock.pendingAcquisitions());
+    taken(false);
+    Lease lease = waiting.get(BOUND_SECONDS, TimeUnit.SECONDS);
+    assertTrue(lease.isValid());
+    assertEquals(0, redlock.pendingAcquisitions(), "granted: no longer pending");
+    assertEquals(1, redlock.leasesHeld());
+  }
+
+  @Test
+  void aCancelledAsyncWaitLeavesNothingPending() {
+    taken(true);
+    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, LONG_WAIT);
+    await(() -> sent("SET") >= 2 * nodes.size(), "two rounds");
+    assertTrue(waiting.cancel(false));
+    await(() -> redlock.pendingAcquisitions() == 0, "the cancelled wait no longer pending");
+  }
+
+  @Test
+  void aGrantThatLandsAfterTheCancelIsReleased() {
+    for (FakeNode node : nodes) {
+      node.onSet = Answer.HANG;
+    }
+    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, LONG_WAIT);
+    await(() -> nodes.stream().allMatch(node -> node.hanging.size() == 1), "the round sent");
+    assertTrue(waiting.cancel(false));
+    for (FakeNode node : nodes) {
+      node.hanging.poll().complete(Vote.GRANTED);
+    }
+    await(() -> sent("RELEASE") == nodes.size(), "the late grant released on every master");
+    assertEquals(0, redlock.leasesHeld());
+    assertEquals(0, redlock.pendingAcquisitions());
+  }
+
+  @Test
+  void aCloseFailsThePendingWait() {
+    taken(true);
+    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, LONG_WAIT);
+    await(() -> sent("SET") >= nodes.size(), "a round");
+    redlock.close();
+    ExecutionException failed =
+        assertThrows(ExecutionException.class, () -> waiting.get(BOUND_SECONDS, TimeUnit.SECONDS));
+    IllegalStateException closed = assertInstanceOf(IllegalStateException.class, failed.getCause());
+    assertTrue(closed.getMessage().contains("closed"), closed.getMessage());
+    assertEquals(0, redlock.pendingAcquisitions());
+  }
+
+  @Test
+  void aCloseWaitsForTheRoundInFlightAndReleasesItsGrantFirst() throws Exception {
+    for (FakeNode node : nodes) {
+      node.onSet = Answer.HANG;
+    }
+    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, LONG_WAIT);
+    await(() -> nodes.stream().allMatch(node -> node.hanging.size() == 1), "the round sent");
+    CompletableFuture<Long> releasesAtClose =
+        CompletableFuture.supplyAsync(
+            () -> {
+              redlock.close();
+              return sent("RELEASE");
+            });
+    await(() -> waiting.isDone(), "the close fails the pending wait first");
+    assertFalse(releasesAtClose.isDone(), "the close waits for the round in flight");
+    for (FakeNode node : nodes) {
+      node.hanging.poll().complete(Vote.GRANTED);
+    }
+    assertEquals(
+        nodes.size(),
+        releasesAtClose.get(BOUND_SECONDS, TimeUnit.SECONDS),
+        "the late grant was released on every master before the close returned");
+    assertEquals(0, redlock.leasesHeld());
+  }
+
+  @Test
+  void aWaitEndsWithTheFirstRoundDecidedAtItsDeadline() {
+    taken(true);
+    Duration wait = Duration.ofSeconds(1);
+    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, wait);
+    await(() -> sent("SET") >= nodes.size(), "a round");
+    cluster.ticker.advance(wait); // the deadline, to the nanosecond
+    ExecutionException failed =
+        assertThrows(ExecutionException.class, () -> waiting.get(BOUND_SECONDS, TimeUnit.SECONDS));
+    assertInstanceOf(LockTakenException.class, failed.getCause());
+  }
+
+  @Test
+  void anAsyncTryIsOneRound() throws Exception {
+    taken(true);
+    Optional<Lease> none = redlock.tryAcquireAsync("r", TTL).get(BOUND_SECONDS, TimeUnit.SECONDS);
+    assertTrue(none.isEmpty());
+    assertEquals(nodes.size(), sent("SET"), "one round, one SET per master");
+  }
+
+  @Test
+  void anExpiredLeasesAsyncExtendAnswersFalseAndSendsNothing() throws Exception {
+    Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+    cluster.ticker.advance(TTL.plusMillis(1));
+    assertFalse(lease.extendAsync(TTL).get(BOUND_SECONDS, TimeUnit.SECONDS));
+    assertEquals(0, sent("EXTEND"));
+  }
+
+  @Test
+  void afterTheCloseALeasesAsyncCallsRunAsTheBlockingOnesDo() throws Exception {
+    Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+    Lease other = redlock.tryAcquire("s", TTL).orElseThrow();
+    redlock.close();
+    lease.releaseAsync().get(BOUND_SECONDS, TimeUnit.SECONDS); // never exceptionally
+    assertFalse(lease.isValid(), "released");
+    CompletableFuture<Boolean> extended = other.extendAsync(TTL);
+    assertTrue(extended.isDone(), "answered on the caller's thread");
+  }
+
+  private void taken(boolean taken) {
+    for (FakeNode node : nodes) {
+      node.onSet = taken ? Answer.TAKEN : Answer.GRANT;
+    }
+  }
+
+  private long sent(String command) {
+    return nodes.stream()
+        .flatMap(node -> node.received().stream())
+        .filter(line -> line.startsWith(command))
+        .count();
+  }
+
+  /** Polls {@code done} until it holds; fails after the bound. */
+  private static void await(BooleanSupplier done, String what) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(BOUND_SECONDS);
+    while (!done.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError("not within " + BOUND_SECONDS + " s: " + what);
+      }
+      Thread.onSpinWait();
+      Thread.yield();
+    }
+  }
+}
