@@ -1,0 +1,302 @@
+package dev.redlock.internal.lease;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeTicker;
+import dev.redlock.internal.transport.ForwardingNodeClient;
+import dev.redlock.internal.transport.KeySet;
+import dev.redlock.internal.transport.NodeReply;
+import dev.redlock.internal.transport.Vote;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An acquisition's place among a resource's waiters, decided round by round on fake masters: when
+ * it queues and under what name, which notices name it, the retries after a naming, the staleness
+ * its gate is told, the leave, and the answers an attempt shows for the masters a gated round did
+ * not ask.
+ */
+class TurnTest {
+
+  private static final List<String> NAMES = List.of("a:1", "b:2", "c:3", "d:4", "e:5");
+  private static final long RETRY_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+  private static final String CLIENT = "0123456789abcdef";
+
+  private final FakeTicker ticker = new FakeTicker();
+  private final List<Recording> nodes = new ArrayList<>();
+  private final Masters masters;
+
+  TurnTest() {
+    for (int i = 0; i < NAMES.size(); i++) {
+      nodes.add(new Recording(new FakeNode(ticker)));
+    }
+    masters = FakeMasters.of(nodes, NAMES, ticker);
+  }
+
+  @Test
+  void aWaiterIsNamedOnlyByItsOwnNameAndAPollingAcquisitionByNone() {
+    for (int i = 0; i < 64; i++) {
+      assertEquals(32, turn(bytes("r")).name().length(), "16 hex digits of its own, always");
+    }
+    Turn turn = turn(bytes("r"));
+    String name = turn.name();
+    assertTrue(name.startsWith(CLIENT), name);
+    assertSame(name, turn.name(), "made once");
+    assertTrue(turn.isNamedBy(name));
+    assertFalse(turn.isNamedBy(CLIENT + "f".repeat(16)));
+    Turn polling = new Turn(masters, bytes("r"), RETRY_DELAY_NANOS, false, CLIENT);
+    assertEquals(
+        Vote.GRANTED,
+        polling.acquire(nodes.get(0), 0, null, bytes("t"), 1_000, 0).join().status(),
+        "the plain acquire's answer");
+    assertNull(nodes.get(0).waiter, "not asked in turn");
+    assertNull(polling.name(), "it does not queue: no name");
+    assertFalse(polling.isNamedBy(name));
+  }
+
+  @Test
+  void aRoundRefusedAtItsGateQueuesTheWaiterThereAndAnyOtherEndsThat() {
+    byte[] key = bytes("r");
+    Turn turn = turn(key);
+    int gate = masters.gateOf(key);
+    assertNull(turn.queuedAs());
+    turn.decided(gate, refused(gate, Vote.TAKEN));
+    assertEquals(turn.name(), turn.queuedAs(), "refused at the gate: queued");
+    turn.decided(-1, refused(gate, Vote.TAKEN));
+    assertNull(turn.queuedAs(), "a round without a gate queues nowhere");
+    turn.decided(gate, refused(gate, Vote.GONE));
+    assertNull(turn.queuedAs(), "the gate did not refuse in turn");
+  }
+
+  @Test
+  void aWaiterWhoseGateIsTheFirstMasterQueuesThereToo() {
+    byte[] key = keyWithGate(0);
+    Turn turn = turn(key);
+    assertTrue(turn.queueAtOnce(), "its gate can be asked");
+    turn.decided(0, refused(0, Vote.TAKEN));
+    assertEquals(turn.name(), turn.queuedAs());
+    assertFalse(turn.queueAtOnce(), "queued already");
+  }
+
+  @Test
+  void theGateIsToldTheWaitersNameAndHowLongItStaysQueuedWithoutAsking() {
+    byte[] key = bytes("r");
+    Turn turn = turn(key);
+    int gate = masters.gateOf(key);
+    CompletableFuture<NodeReply> reply =
+        turn.acquire(nodes.get(gate), gate, null, bytes("t"), 1_000, 0);
+    assertEquals(Vote.GRANTED, reply.join().status(), "the gate's answer");
+    Recording asked = nodes.get(gate);
+    assertEquals(turn.name(), asked.waiter);
+    // Twice the retry delay and twice the node timeout: 2 * 50 ms + 2 * 50 ms.
+    assertEquals(200, asked.staleMillis);
+    Turn fast = new Turn(masters, key, 0, true, CLIENT);
+    fast.acquire(nodes.get(gate), gate, null, bytes("t"), 1_000, 0);
+    assertEquals(100, asked.staleMillis, "the node timeouts alone");
+  }
+
+  @Test
+  void theLeaveTellsTheGateItQueuedAtOnceAndEndsTheWanting() {
+    byte[] key = keyWithGate(0);
+    Turn turn = turn(key);
+    assertTrue(turn.wanted());
+    turn.acquire(nodes.get(0), 0, null, bytes("t"), 1_000, 0);
+    turn.leave();
+    assertFalse(turn.wanted(), "stopped: a late gate opens no round");
+    assertEquals(List.of(turn.name()), nodes.get(0).left, "left the queue at its gate");
+    turn.leave();
+    assertEquals(1, nodes.get(0).left.size(), "once");
+    Turn never = turn(key);
+    never.leave();
+    assertTrue(nodes.get(0).left.size() == 1, "never queued: nothing to leave");
+  }
+
+  @Test
+  void aGrantLeavesTheQueueBeforeTheCallerHasTheLease() {
+    byte[] key = keyWithGate(0);
+    Turn turn = turn(key);
+    turn.acquire(nodes.get(0), 0, null, bytes("t"), 1_000, 0);
+    turn.decided(0, granted());
+    assertFalse(turn.wanted());
+    assertEquals(List.of(turn.name()), nodes.get(0).left);
+  }
+
+  @Test
+  void aNamedWaiterThatIsRefusedTriesEveryMasterAgainUntilQueuedAgain() {
+    byte[] key = bytes("r");
+    int gate = masters.gateOf(key);
+    Turn turn = turn(key);
+    assertFalse(turn.takeNamed(), "not named");
+    turn.named();
+    assertTrue(turn.takeNamed(), "named: its next round asks every master");
+    assertFalse(turn.takeNamed(), "once per naming");
+    assertTrue(turn.wasNamed(), "its round is a named one");
+    // Its round, in turn at the gate and at every master at once, overtook the release: refused
+    // by the others, the gate not heard in time. Not queued.
+    turn.decided(gate, refused(gate, Vote.PENDING));
+    assertTrue(turn.takeNamed(), "asks everyone again");
+    assertTrue(turn.wasNamed());
+    turn.decided(gate, refused(gate, Vote.TAKEN)); // refused at the gate: queued again
+    assertFalse(turn.takeNamed(), "queued: the next release names it");
+    assertFalse(turn.wasNamed());
+  }
+
+  @Test
+  void aWaiterWhoseGateIsTheFirstMasterIsNamedAndRetriesAsAnyOther() {
+    Turn turn = turn(keyWithGate(0));
+    turn.named();
+    assertTrue(turn.takeNamed());
+    turn.decided(0, refused(0, Vote.PENDING));
+    assertTrue(turn.takeNamed(), "refused, not queued: asks everyone again");
+  }
+
+  @Test
+  void aRefusedRoundOfAWaiterNotNamedNamesNothingAndKeepsANamingNotYetTaken() {
+    byte[] key = bytes("r");
+    int gate = masters.gateOf(key);
+    Turn turn = turn(key);
+    turn.decided(gate, refused(gate, Vote.PENDING));
+    assertFalse(turn.takeNamed(), "never named");
+    assertFalse(turn.wasNamed());
+    turn.named(); // a release named it while its round ran
+    turn.decided(gate, refused(gate, Vote.PENDING));
+    assertTrue(turn.takeNamed(), "the naming waits for its next round");
+  }
+
+  @Test
+  void aSetNoticedRetriesEveryMasterAFixedNumberOfRounds() {
+    byte[] set = KeySet.encode(List.of(bytes("r"), bytes("s")));
+    Turn turn = turn(set);
+    assertNull(turn.name(), "a set queues nowhere");
+    Turn single = turn(bytes("r"));
+    single.noticed();
+    assertFalse(single.takeNamed(), "a single resource heeds only its naming");
+
+    turn.noticed();
+    assertFalse(turn.wasNamed(), "noticed: its named round has not begun");
+    int rounds = 0;
+    while (turn.takeNamed()) {
+      rounds++;
+      assertTrue(turn.wasNamed());
+      turn.decided(-1, refused(0, Vote.TAKEN));
+      assertTrue(rounds <= 2 * Turn.SET_RETRIES, "the retries never end");
+    }
+    assertEquals(Turn.SET_RETRIES, rounds);
+    assertFalse(turn.wasNamed());
+  }
+
+  @Test
+  void aRefusedGatedRoundShowsEachUnaskedMastersLatestAnswerButNotAGrant() {
+    byte[] key = bytes("r");
+    int gate = masters.gateOf(key);
+    Turn turn = turn(key);
+    List<Outcome> first = new ArrayList<>();
+    for (int i = 0; i < NAMES.size(); i++) {
+      Vote vote = i == gate ? Vote.TAKEN : i == (gate + 1) % 5 ? Vote.GRANTED : Vote.GONE;
+      first.add(new Outcome(NAMES.get(i), vote, 0, ""));
+    }
+    Attempt firstAttempt = new Attempt(null, first, false);
+    assertSame(firstAttempt, turn.decided(-1, firstAttempt), "the first: as it was");
+    Attempt gated = refused(gate, Vote.TAKEN);
+    List<Outcome> shown = turn.decided(gate, gated).outcomes();
+    for (int i = 0; i < NAMES.size(); i++) {
+      Vote expected = i == gate ? Vote.TAKEN : i == (gate + 1) % 5 ? Vote.PENDING : Vote.GONE;
+      assertEquals(expected, shown.get(i).vote(), "master " + i + ": " + shown);
+    }
+    Attempt again = refused(gate, Vote.TAKEN);
+    List<Outcome> later = turn.decided(gate, again).outcomes();
+    assertEquals(Vote.GONE, later.get((gate + 2) % 5).vote(), "still the latest it knows");
+  }
+
+  @Test
+  void aGrantedAttemptIsShownAsItWas() {
+    byte[] key = bytes("r");
+    int gate = masters.gateOf(key);
+    Turn turn = turn(key);
+    turn.decided(-1, refused(gate, Vote.GONE));
+    Attempt granted = granted();
+    assertSame(granted, turn.decided(-1, granted));
+    Attempt allPending = refused(gate, Vote.PENDING);
+    Turn fresh = turn(key);
+    fresh.decided(-1, allPending);
+    assertSame(allPending, fresh.decided(-1, allPending), "nothing known to fill in");
+  }
+
+  // ---- helpers
+
+  private Turn turn(byte[] key) {
+    return new Turn(masters, key, RETRY_DELAY_NANOS, true, CLIENT);
+  }
+
+  /** An attempt refused: {@code vote} at {@code gate}, the other masters not heard (PENDING). */
+  private static Attempt refused(int gate, Vote vote) {
+    List<Outcome> outcomes = new ArrayList<>();
+    for (int i = 0; i < NAMES.size(); i++) {
+      outcomes.add(new Outcome(NAMES.get(i), i == gate ? vote : Vote.PENDING, 0, ""));
+    }
+    return new Attempt(null, outcomes, false);
+  }
+
+  private Attempt granted() {
+    List<Outcome> outcomes = new ArrayList<>();
+    for (String name : NAMES) {
+      outcomes.add(new Outcome(name, Vote.GRANTED, 0, ""));
+    }
+    long deadline = ticker.read() + TimeUnit.SECONDS.toNanos(10);
+    Grant grant = new Grant(null, "r", bytes("r"), bytes("t"), deadline, 1, null, deadline);
+    return new Attempt(grant, outcomes, false);
+  }
+
+  private byte[] keyWithGate(int gate) {
+    for (int i = 0; i < 10_000; i++) {
+      byte[] key = bytes("r" + i);
+      if (masters.gateOf(key) == gate) {
+        return key;
+      }
+    }
+    throw new AssertionError("no key with gate " + gate);
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Records what the gate is told: the waiter, its staleness, and the leaves. */
+  private static final class Recording extends ForwardingNodeClient {
+    volatile String waiter;
+    volatile long staleMillis = -1;
+    final List<String> left = new ArrayList<>();
+
+    Recording(FakeNode node) {
+      super(node);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> acquireInTurn(
+        byte[] key,
+        byte[] token,
+        long ttlMillis,
+        long guardMillis,
+        byte[] waiter,
+        long staleMillis) {
+      this.waiter = new String(waiter, StandardCharsets.US_ASCII);
+      this.staleMillis = staleMillis;
+      return super.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> leaveQueue(byte[] key, byte[] waiter) {
+      left.add(new String(waiter, StandardCharsets.US_ASCII));
+      return super.leaveQueue(key, waiter);
+    }
+  }
+}
