@@ -15,6 +15,7 @@ import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.NodeUnavailableException;
 import dev.redlock.internal.transport.Ticker;
+import dev.redlock.internal.transport.TransportHooks;
 import dev.redlock.internal.transport.Vote;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -67,6 +68,52 @@ class GatedRoundTest {
 
   private Tally freeze(QuorumRound round) {
     return round.freeze(Ticker.system().read() + TimeUnit.SECONDS.toNanos(1));
+  }
+
+  @Test
+  void eachMastersAnswerSaysWhetherTheAcquireMayHaveSetTheKeyThereAndWhetherItLeftNothing() {
+    QuorumRound round = start(-1);
+    sent.get(0).complete(reply(Vote.GRANTED));
+    sent.get(1).complete(reply(Vote.TAKEN));
+    sent.get(2).complete(reply(Vote.GONE));
+    sent.get(3).completeExceptionally(TransportHooks.lostInFlight("connection lost"));
+    // Master 4 has not answered yet.
+    Tally tally = freeze(round);
+    Landing landing = tally.landing();
+    assertTrue(landing.mayHaveRun(0), "granted: our key is there");
+    assertFalse(landing.leftNothing(0));
+    for (int refused : new int[] {1, 2}) {
+      assertFalse(landing.mayHaveRun(refused), "refused: nothing set at " + refused);
+      assertTrue(landing.leftNothing(refused), "no release needed at " + refused);
+    }
+    assertTrue(landing.mayHaveRun(3), "written, then lost: it may have run");
+    assertFalse(landing.leftNothing(3));
+    assertTrue(landing.lostInFlight(3));
+    assertTrue(landing.mayHaveRun(4), "not answered: it may run yet");
+    assertFalse(landing.leftNothing(4));
+    assertEquals("connection lost", tally.outcomes().get(3).detail(), "its own message");
+
+    sent.get(4).completeExceptionally(new NodeUnavailableException("refused before written"));
+    assertFalse(landing.mayHaveRun(4), "failed unwritten, learned after the decision");
+    assertFalse(landing.leftNothing(4), "a failure is no refusal: not known to be empty");
+  }
+
+  @Test
+  void aFailureIsDescribedByItsTypeAndMessageAndARestartedMasterMayHaveSetTheKey() {
+    QuorumRound round = start(-1);
+    sent.get(1)
+        .completeExceptionally(
+            new java.util.concurrent.CompletionException(
+                new NodeUnavailableException("timed out")));
+    sent.get(2).completeExceptionally(new IllegalStateException("boom"));
+    sent.get(0).completeExceptionally(new IllegalStateException()); // the third: decided
+    Tally tally = freeze(round);
+    assertEquals("timed out", tally.outcomes().get(1).detail(), "unwrapped, its own message");
+    assertEquals("IllegalStateException: boom", tally.outcomes().get(2).detail());
+    assertEquals("IllegalStateException", tally.outcomes().get(0).detail());
+    sent.get(3).complete(reply(Vote.RESTARTED)); // learned after the decision
+    assertTrue(tally.landing().mayHaveRun(3), "its SET ran: the guard refused it after");
+    assertFalse(tally.landing().leftNothing(3));
   }
 
   @Test

@@ -26,4 +26,11 @@ public final class TransportHooks {
   public static java.util.Set<String> wanted(NoticeLink link) {
     return link.wanted();
   }
+
+  /**
+   * A failure of a command written and then lost with its connection: the master may have run it.
+   */
+  public static NodeUnavailableException lostInFlight(String message) {
+    return new NodeUnavailableException(message, true);
+  }
 }
