@@ -288,17 +288,7 @@ class WakeUpRacesIT {
       boolean handOff,
       NoticeLink.Listener[] heard,
       boolean linkTells) {
-    NoticeLink.Listener unheard =
-        new NoticeLink.Listener() {
-          @Override
-          public void notice(String key, String release) {}
-
-          @Override
-          public void subscribed(String key, boolean afterReset) {}
-
-          @Override
-          public void lost(NoticeLink link) {}
-        };
+    NoticeLink.Listener unheard = new DeafListener();
     return new Wakeups(
         Ticker.system(),
         retryDelay.toNanos(),

@@ -53,7 +53,7 @@ class WakeupsTest {
                       NodeAddress.parse("redis://127.0.0.1:1"),
                       TimeUnit.SECONDS.toNanos(1),
                       null,
-                      new Deaf()));
+                      new DeafListener()));
             }
             return links;
           });
@@ -124,8 +124,7 @@ class WakeupsTest {
   @Test
   void theClientsOwnChannelNamesTheWaiterAndTheResourceAndIgnoresAnythingElse() {
     Turn turn = queuedTurn(R);
-    Wakeups.Waiter r = wakeups.enter(bytes(R));
-    r.follow(turn);
+    Wakeups.Waiter r = following(turn, R);
     CompletableFuture<Void> next = r.next();
     String channel = Wakeups.CLIENT + turn.name().substring(0, 16);
     heard.notice(channel, Wakeups.TURN + turn.name()); // no resource after the waiter
@@ -202,8 +201,7 @@ class WakeupsTest {
   @Test
   void aQueuedWaiterSleepsThroughAnotherWaitersTurnAndWakesAtItsOwn() {
     Turn turn = queuedTurn(R);
-    Wakeups.Waiter queued = wakeups.enter(bytes(R));
-    queued.follow(turn);
+    Wakeups.Waiter queued = following(turn, R);
     Wakeups.Waiter plain = wakeups.enter(bytes(R));
     CompletableFuture<Void> queuedNext = queued.next();
     CompletableFuture<Void> plainNext = plain.next();
@@ -221,8 +219,7 @@ class WakeupsTest {
   @Test
   void aQueuedWaiterBetweenRoundsMissesOnlyItsOwnTurnsAndTheConfirmations() {
     Turn turn = queuedTurn(R);
-    Wakeups.Waiter queued = wakeups.enter(bytes(R));
-    queued.follow(turn);
+    Wakeups.Waiter queued = following(turn, R);
     heard.notice(R, Wakeups.TURN + "f".repeat(Wakeups.WAITER_LENGTH));
     heard.notice(R, "release-1"); // plain: the queued waiter is told by its turn
     CompletableFuture<Void> armed = queued.next();
@@ -245,10 +242,9 @@ class WakeupsTest {
   }
 
   @Test
-  void anArmedQueuedWaiterWakesAtAPlainNoticeAndHisSetTurnIsNoticed() {
+  void anArmedQueuedWaiterWakesAtAPlainNoticeThatNamesNoOne() {
     Turn turn = queuedTurn(R);
-    Wakeups.Waiter queued = wakeups.enter(bytes(R));
-    queued.follow(turn);
+    Wakeups.Waiter queued = following(turn, R);
     CompletableFuture<Void> next = queued.next();
     heard.notice(R, "release-1");
     assertTrue(next.isDone(), "a plain release, the gate silent: it asks");
@@ -415,6 +411,13 @@ class WakeupsTest {
     CompletableFuture.runAsync(call).get(10, TimeUnit.SECONDS);
   }
 
+  /** A waiter of {@code resource} that follows {@code turn}. */
+  private Wakeups.Waiter following(Turn turn, String resource) {
+    Wakeups.Waiter waiter = wakeups.enter(bytes(resource));
+    waiter.follow(turn);
+    return waiter;
+  }
+
   /** A turn of {@code resource} queued at its gate by a refused round there. */
   private Turn queuedTurn(String resource) {
     Masters masters = masters();
@@ -433,17 +436,5 @@ class WakeupsTest {
 
   private static byte[] bytes(String text) {
     return text.getBytes(StandardCharsets.ISO_8859_1);
-  }
-
-  /** Hears nothing: the test tells the wake-ups what the links would. */
-  private static final class Deaf implements NoticeLink.Listener {
-    @Override
-    public void notice(String key, String release) {}
-
-    @Override
-    public void subscribed(String key, boolean afterReset) {}
-
-    @Override
-    public void lost(NoticeLink link) {}
   }
 }

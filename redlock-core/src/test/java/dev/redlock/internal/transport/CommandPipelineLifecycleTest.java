@@ -395,12 +395,10 @@ class CommandPipelineLifecycleTest {
 
   @Test
   void aCommandAnsweredNoscriptTwiceWhoseReloadBreaksTheLinkFailsAtOnce() {
-    RecordingLink link = new RecordingLink(true);
-    CommandPipeline<RecordingLink> recorded = new CommandPipeline<>(ticker, STALL_NANOS, () -> {});
-    recorded.connected(link, null, 0);
-    NodeCommand extend = NodeCommand.extend(KEY, TOKEN, 30_000);
-    recorded.submit(extend);
-    assertTrue(recorded.replied(link, noScript()));
+    Reloading reloading = extendAnsweredNoscript();
+    RecordingLink link = reloading.link();
+    CommandPipeline<RecordingLink> recorded = reloading.pipeline();
+    NodeCommand extend = reloading.extend();
     for (LuaScript script : LuaScript.ALL) {
       assertTrue(recorded.replied(link, script.sha1()));
     }
@@ -425,12 +423,10 @@ class CommandPipelineLifecycleTest {
 
   @Test
   void aLinkThatBreaksSendingWhatWaitedBehindTheReloadFailsItAndStopsItsReader() {
-    RecordingLink link = new RecordingLink(true);
-    CommandPipeline<RecordingLink> recorded = new CommandPipeline<>(ticker, STALL_NANOS, () -> {});
-    recorded.connected(link, null, 0);
-    NodeCommand extend = NodeCommand.extend(KEY, TOKEN, 30_000);
-    recorded.submit(extend);
-    assertTrue(recorded.replied(link, noScript()));
+    Reloading reloading = extendAnsweredNoscript();
+    RecordingLink link = reloading.link();
+    CommandPipeline<RecordingLink> recorded = reloading.pipeline();
+    NodeCommand extend = reloading.extend();
     NodeCommand behind = NodeCommand.release(KEY, TOKEN);
     recorded.submit(behind); // waits behind the reload
     link.breaksAt = "EVALSHA release";
@@ -616,6 +612,20 @@ class CommandPipelineLifecycleTest {
     e.initCause(cause);
     return e;
   }
+
+  /** A pipeline on a recording link whose extend was answered NOSCRIPT: the reload is written. */
+  private Reloading extendAnsweredNoscript() {
+    RecordingLink link = new RecordingLink(true);
+    CommandPipeline<RecordingLink> recorded = new CommandPipeline<>(ticker, STALL_NANOS, () -> {});
+    recorded.connected(link, null, 0);
+    NodeCommand extend = NodeCommand.extend(KEY, TOKEN, 30_000);
+    recorded.submit(extend);
+    assertTrue(recorded.replied(link, noScript()));
+    return new Reloading(link, recorded, extend);
+  }
+
+  private record Reloading(
+      RecordingLink link, CommandPipeline<RecordingLink> pipeline, NodeCommand extend) {}
 
   private void answerReload(KickedLink link) {
     for (LuaScript script : LuaScript.ALL) {
