@@ -78,6 +78,9 @@ public final class FakeNode implements NodeClient {
   /** Runs whenever a release is sent to this master, before it answers. */
   public volatile Runnable whenReleased = () -> {};
 
+  /** A granted release says some waiting client was told of it (the release script's 2). */
+  public volatile boolean waitersTold;
+
   /** A master that advances {@code ticker} by its latency before it answers. */
   public FakeNode(FakeTicker ticker) {
     this.ticker = ticker;
@@ -114,7 +117,11 @@ public final class FakeNode implements NodeClient {
     received.add("RELEASE " + text(key));
     whenReleased.run();
     Answer next = nextReleases.poll();
-    return answer(next != null ? next : onRelease).thenApply(NodeReply::of);
+    Answer answer = next != null ? next : onRelease;
+    if (answer == Answer.GRANT && waitersTold) {
+      return CompletableFuture.completedFuture(NodeReply.ofScriptCode(2));
+    }
+    return answer(answer).thenApply(NodeReply::of);
   }
 
   @Override
