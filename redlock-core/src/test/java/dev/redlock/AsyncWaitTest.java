@@ -158,6 +158,43 @@ class AsyncWaitTest {
     assertTrue(extended.isDone(), "answered on the caller's thread");
   }
 
+  @Test
+  void anAsyncReleaseCompletesOnceAMajorityAnsweredAndTellsTheListener() throws Exception {
+    List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+    FakeCluster other = new FakeCluster();
+    try (RedLock listened =
+        other
+            .builder(3)
+            .nodeTimeout(Duration.ofSeconds(5)) // the round's deadline, in real time here
+            .circuitBreakers(false)
+            .listener(
+                new RedLockListener() {
+                  @Override
+                  public void released(
+                      String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+                    heard.add(resource + " " + outcomes.size());
+                  }
+                })
+            .build()) {
+      Lease lease = listened.tryAcquire("r", TTL).orElseThrow();
+      for (FakeNode node : other.nodes) {
+        node.onRelease = Answer.HANG;
+      }
+      CompletableFuture<Void> released = lease.releaseAsync();
+      await(
+          () -> other.nodes.stream().allMatch(n -> n.hanging.size() == 1), "sent to every master");
+      listened.awaitEventsTold();
+      assertFalse(released.isDone(), "no master answered yet");
+      other.nodes.get(0).hanging.poll().complete(Vote.GRANTED);
+      listened.awaitEventsTold();
+      assertFalse(released.isDone(), "one of three is no majority");
+      other.nodes.get(1).hanging.poll().complete(Vote.GRANTED);
+      released.get(BOUND_SECONDS, TimeUnit.SECONDS);
+      await(() -> heard.equals(List.of("r 3")), "the listener hears the release: " + heard);
+      other.nodes.get(2).hanging.poll().complete(Vote.GRANTED);
+    }
+  }
+
   private void taken(boolean taken) {
     for (FakeNode node : nodes) {
       node.onSet = taken ? Answer.TAKEN : Answer.GRANT;
