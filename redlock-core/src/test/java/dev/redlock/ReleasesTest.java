@@ -8,6 +8,7 @@ import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeNode.Answer;
 import dev.redlock.testkit.Poll;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -45,6 +46,33 @@ class ReleasesTest {
   @AfterEach
   void close() {
     redlock.close();
+  }
+
+  @Test
+  void aPlainReleaseReportsEachMastersAnswerWithFewerThanThreeMastersAndForASet()
+      throws InterruptedException {
+    redlock = cluster.builder(2).listener(completedListener()).build(); // no gate under three
+    redlock.tryAcquire("r", TTL).orElseThrow().release();
+    assertEquals(List.of(Status.GRANTED, Status.GRANTED), votes(nextCompleted()));
+    redlock.close();
+
+    FakeCluster five = new FakeCluster();
+    redlock = five.builder(5).listener(completedListener()).build();
+    redlock.tryAcquireAll(List.of("a", "b"), TTL).orElseThrow().release(); // a set: no gate
+    assertEquals(Collections.nCopies(5, Status.GRANTED), votes(nextCompleted()));
+  }
+
+  private RedLockListener completedListener() {
+    return new RedLockListener() {
+      @Override
+      public void releaseCompleted(String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+        completed.add(outcomes);
+      }
+    };
+  }
+
+  private static List<Status> votes(List<NodeOutcome> outcomes) {
+    return outcomes.stream().map(NodeOutcome::status).toList();
   }
 
   private List<NodeOutcome> nextCompleted() throws InterruptedException {
