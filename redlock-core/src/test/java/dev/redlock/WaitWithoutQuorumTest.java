@@ -1,6 +1,7 @@
 package dev.redlock;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.transport.FakeNode;
@@ -91,6 +92,19 @@ class WaitWithoutQuorumTest {
     assertTrue(
         waiting.handle((lease, error) -> error).get(5, TimeUnit.SECONDS) != null,
         "closed while waiting: no lease");
+  }
+
+  @Test
+  void anAcquireWithoutAQuorumThrowsWithTheMastersCountsAndWhy() {
+    redlock = cluster.builder(3).circuitBreakers(false).build();
+    for (FakeNode node : cluster.nodes) {
+      node.onSet = FakeNode.Answer.FAIL;
+    }
+    QuorumUnavailableException e =
+        assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("r", TTL));
+    assertTrue(
+        e.getMessage().contains("no quorum (2 of 3 masters must grant, 0 did)"), e.getMessage());
+    assertTrue(e.getMessage().contains("refused"), "each master's failure: " + e.getMessage());
   }
 
   @Test
