@@ -3,7 +3,6 @@ package dev.redlock.internal.lease;
 import dev.redlock.internal.transport.BreakerState;
 import dev.redlock.internal.transport.LogEpisodes;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -169,11 +168,7 @@ public final class Events {
    * @param work what to run
    */
   public void run(Runnable work) {
-    try {
-      thread.execute(work);
-    } catch (RejectedExecutionException closed) {
-      // shut down: the RedLock is closed, and nothing is told any more
-    }
+    thread.execute(work); // refused: the handler drops it (shut down: the RedLock is closed)
   }
 
   /**
@@ -186,11 +181,7 @@ public final class Events {
    */
   boolean offer(Runnable work) {
     Offer offer = new Offer(work);
-    try {
-      thread.execute(offer);
-    } catch (RejectedExecutionException closed) {
-      return false;
-    }
+    thread.execute(offer); // refused (shut down, or the queue full): the handler marks it, no throw
     return !offer.refused;
   }
 

@@ -128,4 +128,60 @@ class EventsTest {
     done.get(4, TimeUnit.SECONDS); // well under the 5 s either wait would take
     assertTrue(queuedBehind.await(5, TimeUnit.SECONDS), "the queued event still runs");
   }
+
+  @Test
+  void theEventThreadIsADaemonNamedForTheLibrary() throws Exception {
+    Events events = new Events(Events.none());
+    CompletableFuture<Thread> ran = new CompletableFuture<>();
+    events.run(() -> ran.complete(Thread.currentThread()));
+    Thread thread = ran.get(5, TimeUnit.SECONDS);
+    assertTrue(thread.isDaemon(), "never keeps the JVM up");
+    assertTrue(thread.getName().startsWith("redlock-events-"), thread.getName());
+    long start = System.nanoTime();
+    events.awaitTold(TimeUnit.MINUTES.toNanos(1));
+    assertTrue(
+        System.nanoTime() - start < TimeUnit.SECONDS.toNanos(30),
+        "an idle event thread has told everything: the wait ends at once, not at its bound");
+    events.close(FIVE_SECONDS);
+  }
+
+  @Test
+  void aWaitForTheEventsKeepsTheCallersInterrupt() {
+    Events events = new Events(Events.none());
+    CountDownLatch hold = new CountDownLatch(1);
+    events.run(() -> awaitQuietly(hold)); // the thread is busy: the wait must block
+    Thread.currentThread().interrupt();
+    events.awaitTold(FIVE_SECONDS);
+    assertTrue(Thread.interrupted(), "the interrupt ended the wait and stays set");
+    hold.countDown();
+    events.close(FIVE_SECONDS);
+  }
+
+  @Test
+  void aCloseInterruptedWhileTheEventsDrainKeepsTheInterruptAndStopsTheThread() throws Exception {
+    Events events = new Events(Events.none());
+    CountDownLatch hold = new CountDownLatch(1);
+    CompletableFuture<Thread> busy = new CompletableFuture<>();
+    events.run(
+        () -> {
+          busy.complete(Thread.currentThread());
+          awaitQuietly(hold);
+        });
+    Thread thread = busy.get(5, TimeUnit.SECONDS);
+    Thread.currentThread().interrupt();
+    events.close(FIVE_SECONDS);
+    assertTrue(Thread.interrupted(), "the interrupt stays set");
+    thread.join(TimeUnit.SECONDS.toMillis(5)); // shutdownNow interrupts the busy listener
+    assertFalse(thread.isAlive(), "stopped");
+    assertFalse(events.offer(() -> {}), "closed: the caller runs its work itself");
+  }
+
+  /** Waits on {@code latch}; an interrupt ends the wait (a close's shutdownNow). */
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      latch.await(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
 }
