@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeNode.Answer;
 import dev.redlock.internal.transport.Vote;
+import dev.redlock.testkit.Poll;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -210,13 +211,6 @@ class AsyncWaitTest {
 
   /** Polls {@code done} until it holds; fails after the bound. */
   private static void await(BooleanSupplier done, String what) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(BOUND_SECONDS);
-    while (!done.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("not within " + BOUND_SECONDS + " s: " + what);
-      }
-      Thread.onSpinWait();
-      Thread.yield();
-    }
+    Poll.until(Duration.ofSeconds(BOUND_SECONDS), done, () -> what);
   }
 }
