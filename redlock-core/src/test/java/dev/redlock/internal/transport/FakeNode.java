@@ -45,6 +45,9 @@ public final class FakeNode implements NodeClient {
 
   public volatile Answer onFence = Answer.GRANT;
 
+  /** How the admit script answers ({@link Answer#HANG}: a master slow to answer). */
+  public volatile Answer onAdmit = Answer.GRANT;
+
   /** This master's one fence counter, shared by every resource. */
   public final java.util.concurrent.atomic.AtomicLong fenceCounter =
       new java.util.concurrent.atomic.AtomicLong();
@@ -195,7 +198,7 @@ public final class FakeNode implements NodeClient {
   @Override
   public CompletableFuture<NodeReply> admit() {
     received.add("ADMIT");
-    return answer(Answer.GRANT).thenApply(NodeReply::of);
+    return answer(onAdmit).thenApply(NodeReply::of);
   }
 
   private CompletableFuture<Vote> answer(Answer answer) {
