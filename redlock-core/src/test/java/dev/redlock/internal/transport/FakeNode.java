@@ -144,8 +144,9 @@ public final class FakeNode implements NodeClient {
 
   /**
    * Answers to diagnostic queries by command ("INFO replication", "CONFIG GET maxmemory", "TIME"):
-   * a String is sent as bulk text, a List as is, a Throwable fails the query. Defaults describe a
-   * healthy standalone master that loses nothing on a restart.
+   * a String is sent as bulk text, a List as is, a Throwable fails the query, a CompletableFuture
+   * answers when the test completes it. Defaults describe a healthy standalone master that loses
+   * nothing on a restart.
    */
   public final java.util.Map<String, Object> queries =
       new java.util.concurrent.ConcurrentHashMap<>(
@@ -175,6 +176,9 @@ public final class FakeNode implements NodeClient {
               bytes(Long.toString(micros / 1_000_000)), bytes(Long.toString(micros % 1_000_000))));
     }
     Object answer = queries.get(command);
+    if (answer instanceof CompletableFuture<?> later) {
+      return later.thenApply(o -> o); // answered when the test completes it: a slow master
+    }
     if (answer instanceof Throwable error) {
       return CompletableFuture.failedFuture(error);
     }
