@@ -21,6 +21,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -707,7 +708,7 @@ class CommandPipelineLifecycleTest {
       if (waiterThreads.stream().anyMatch(CommandPipelineLifecycleTest::parkedInPipeline)) {
         return;
       }
-      Thread.onSpinWait();
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2)); // look again, leaving the cores free
     }
     throw new TimeoutException("never waited");
   }
