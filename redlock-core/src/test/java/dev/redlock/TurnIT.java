@@ -378,7 +378,10 @@ class TurnIT {
             Long.parseLong((String) time.get(0)) * 1_000_000
                 + Long.parseLong((String) time.get(1)));
     gate.admin().command("ZADD", "redlock:queue:" + resource, "0", other + "bbbbbbbbbbbbbbbb");
-    gate.admin().command("ZADD", "redlock:queue-seen:" + resource, now, other + "bbbbbbbbbbbbbbbb");
+    // Stale a minute from now (queue.lua scores each waiter with when it goes stale).
+    String staleBy = String.valueOf(Long.parseLong(now) + 60_000_000L);
+    gate.admin()
+        .command("ZADD", "redlock:queue-seen:" + resource, staleBy, other + "bbbbbbbbbbbbbbbb");
     try (ChannelWatch otherClient = new ChannelWatch(gate, "@" + other)) {
       held.close();
       RedLocks.eventually("the waiter named", () -> otherClient.messages() == 1);
@@ -728,7 +731,9 @@ class TurnIT {
             Long.parseLong((String) time.get(0)) * 1_000_000
                 + Long.parseLong((String) time.get(1)));
     gate.admin().command("ZADD", "redlock:queue:ghost", "0", "ghost");
-    gate.admin().command("ZADD", "redlock:queue-seen:ghost", now, "ghost");
+    // It goes stale one window of its own after now (configured as the waiter is).
+    String staleBy = String.valueOf(Long.parseLong(now) + staleNanos / 1000);
+    gate.admin().command("ZADD", "redlock:queue-seen:ghost", staleBy, "ghost");
     // Two of the other masters hold the key for someone else until after the test: a majority
     // needs the gate, so a round that passed a gate slow to answer (under load) cannot take the
     // lock past the ghost on the others.

@@ -296,7 +296,11 @@ public final class NodeCommand {
     }
     return script(
         LuaScript.RELEASE,
-        new byte[][] {key, LuaScript.prefixed(LuaScript.QUEUE_PREFIX, key)},
+        new byte[][] {
+          key,
+          LuaScript.prefixed(LuaScript.QUEUE_PREFIX, key),
+          LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, key)
+        },
         token);
   }
 

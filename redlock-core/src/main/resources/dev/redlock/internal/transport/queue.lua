@@ -8,24 +8,28 @@
 -- KEYS[1] = the lock key, KEYS[2] = its fence counter of earlier versions (read only), KEYS[3] =
 -- the master's fence counter, KEYS[4] = the dataset-birth marker, KEYS[5] = the admitted server
 -- run, KEYS[6] = the resource's queue (a sorted set: waiter -> when it first asked, in
--- microseconds), KEYS[7] = when each waiter last asked (a sorted set likewise).
+-- microseconds), KEYS[7] = when each waiter goes stale (a sorted set likewise: when it last asked
+-- plus its own stale window).
 -- ARGV[1] = 'acquire' or 'leave', ARGV[2] = the lease's token, ARGV[3] = its TTL in milliseconds,
 -- ARGV[4] = the waiter, ARGV[5] = how long (ms) a waiter that has stopped asking stays queued.
 -- An acquire answers as keyset.lua's does: {time, 'OK' or false, {counter, marker, admitted,
 -- legacy counter}}; a leave, 1. A waiter stays first while granted here: if its round then fails on
 -- the other masters (it overtook the release there), it is still first when it asks again. It
--- leaves when it calls 'leave' (it got its lease, or gave up), or ARGV[5] ms after it last asked
--- (it crashed); the queue's
--- keys expire ARGV[5] ms after the last waiter asked, so nothing is kept for a resource no one
+-- leaves when it calls 'leave' (it got its lease, or gave up), or once it is stale, ARGV[5] ms of
+-- its own after it last asked (it crashed). Each waiter's staleness is judged by the window it
+-- gave, never by the asking client's: a client with shorter retry delays or node timeouts than
+-- another's must not drop that other's live waiters, nor cut the queue's life short. The queue's
+-- keys expire when the last of its waiters goes stale, so nothing is kept for a resource no one
 -- waits on. The queue's commands are called by pcall: where an ACL refuses them, the key is set
 -- for whoever asks when it is free, as the plain acquire does.
 -- A first waiter that keeps being granted here without ever leaving (its round fails on the
 -- others: its restart guard finds them too young, or its ACL or a partition keeps it from a
 -- majority) would keep every other waiter out for its whole wait. So its first grant is noted (in
--- KEYS[7], as '>' and the waiter, scored with the time; gone when it leaves or goes stale), and
+-- KEYS[7], as '>' and the waiter, scored with the time negated, so that no note is ever taken
+-- for a stale waiter; gone when its waiter leaves or goes stale), and
 -- once it is granted again more than twice ARGV[5] ms after that, with others queued, it yields
 -- its place: it goes to the back of the queue, is refused, and the waiter now first is told that
--- it is its turn, as a release tells it. (Only commands of the minimal ACL: ZADD's XX GT CH says
+-- it is its turn, as a release tells it. (Only commands of the minimal ACL: ZADD's XX LT CH says
 -- whether the note is older than the bound.)
 local queue, seen, waiter = KEYS[6], KEYS[7], ARGV[4]
 if ARGV[1] == 'leave' then
@@ -38,16 +42,16 @@ redis.replicate_commands()
 local now = redis.call('TIME')
 local turn = true
 local us = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local window = tonumber(ARGV[5]) * 1000
 if type(redis.pcall('ZADD', queue, 'NX', us, waiter)) == 'number' then
-  redis.pcall('ZADD', seen, us, waiter)
-  local gone = redis.pcall('ZRANGEBYSCORE', seen, '-inf', us - tonumber(ARGV[5]) * 1000, 'LIMIT', 0, 16)
+  redis.pcall('ZADD', seen, us + window, waiter)
+  -- Waiters stale by their own windows (the notes, negative, are never in this range).
+  local gone = redis.pcall('ZRANGEBYSCORE', seen, 0, us, 'LIMIT', 0, 16)
   if type(gone) == 'table' and gone.err == nil then
     for _, other in ipairs(gone) do
-      if string.sub(other, 1, 1) ~= '>' then -- a first grant's note goes with its waiter
-        redis.pcall('ZREM', queue, other)
-        redis.pcall('ZREM', seen, other)
-        redis.pcall('ZREM', seen, '>' .. other)
-      end
+      redis.pcall('ZREM', queue, other)
+      redis.pcall('ZREM', seen, other)
+      redis.pcall('ZREM', seen, '>' .. other) -- a first grant's note goes with its waiter
     end
   end
   local head = redis.pcall('ZRANGE', queue, 0, 0)
@@ -61,7 +65,7 @@ if turn and redis.call('GET', KEYS[1]) == false then
   local others = redis.pcall('ZRANGE', queue, 1, 1)
   -- Whether others wait and its note is older than the bound (then moved, it goes anyway).
   if type(others) == 'table' and others.err == nil and others[1] ~= nil
-      and redis.pcall('ZADD', seen, 'XX', 'GT', 'CH', us - 2 * tonumber(ARGV[5]) * 1000, mark) == 1 then
+      and redis.pcall('ZADD', seen, 'XX', 'LT', 'CH', 2 * window - us, mark) == 1 then
     -- Granted here for two stale windows without leaving: it yields to the next waiter.
     redis.pcall('ZADD', queue, 'XX', us, waiter)
     redis.pcall('ZREM', seen, mark)
@@ -76,12 +80,19 @@ if turn and redis.call('GET', KEYS[1]) == false then
       end
     end
   else
-    redis.pcall('ZADD', seen, 'NX', us, mark) -- its first grant since it queued, if it is
+    redis.pcall('ZADD', seen, 'NX', -us, mark) -- its first grant since it queued, if it is
     redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
     set = 'OK'
   end
 end
-redis.pcall('PEXPIRE', queue, ARGV[5])
-redis.pcall('PEXPIRE', seen, ARGV[5])
+-- The queue lives until its last waiter goes stale: at least this one's window.
+local last = redis.pcall('ZRANGE', seen, -1, -1, 'WITHSCORES')
+local life = window
+if type(last) == 'table' and last.err == nil and last[2] ~= nil then
+  life = math.max(window, tonumber(last[2]) - us)
+end
+life = math.ceil(life / 1000)
+redis.pcall('PEXPIRE', queue, life)
+redis.pcall('PEXPIRE', seen, life)
 return {now, set, {redis.call('GET', KEYS[3]), redis.call('GET', KEYS[4]), redis.call('GET', KEYS[5]),
   redis.call('GET', KEYS[2])}}

@@ -1,6 +1,6 @@
 -- Deletes the lock only if it still holds our token, and tells the clients waiting on it.
--- KEYS[1] = resource, KEYS[2] (only at the resource's gate master) = its queue of waiters
--- (queue.lua), ARGV[1] = token, ARGV[2] = 'quiet' (optional): tell no one, as for the cleanup
+-- KEYS[1] = resource, KEYS[2] and KEYS[3] (only at the resource's gate master) = its queue of
+-- waiters and when each goes stale (queue.lua), ARGV[1] = token, ARGV[2] = 'quiet' (optional): tell no one, as for the cleanup
 -- of an acquire that failed (its competitors retry on their own; a notice would wake them all),
 -- or 'next': tell no one, and answer 3 instead of 1 if some client is subscribed to the resource's
 -- channel here (a waiter: the release at the master after the gate, whose waiters are told here
@@ -17,14 +17,19 @@
 -- own channel (a waiter's name starts with its client's 16 hex digits), 'turn:', the waiter and
 -- the key, so that one release costs one notice however many clients wait; if that client does
 -- not hear it (not subscribed yet, or gone), 'turn:' and the waiter on the resource's channel, as
--- before. It reads the queue by pcall: without the permission, the plain message, which wakes
--- every waiter.
+-- before. The waiter named is the first not stale by its own window: the stale ones ahead of it
+-- (crashed, or gone without leaving) are dropped first, as queue.lua drops them, so that the
+-- notice wakes a waiter that is there to hear it. It reads the queue by pcall: without the
+-- permission, the plain message, which wakes every waiter.
 local function tell(message)
   local told = redis.pcall('PUBLISH', 'redlock:wake:' .. KEYS[1], message)
   return type(told) == 'number' and told > 0
 end
 if ARGV[2] == 'notice' then
   return tell(redis.sha1hex(ARGV[1])) and 2 or 1
+end
+if KEYS[3] ~= nil then
+  redis.replicate_commands() -- TIME, then writes (the default since Redis 5)
 end
 local value = redis.call('GET', KEYS[1])
 if value == ARGV[1] then
@@ -39,6 +44,19 @@ if value == ARGV[1] then
     local message = redis.sha1hex(ARGV[1])
     if KEYS[2] ~= nil then
       local head = redis.pcall('ZRANGE', KEYS[2], 0, 0)
+      if KEYS[3] ~= nil and type(head) == 'table' and head.err == nil and head[1] ~= nil then
+        local now = redis.call('TIME')
+        local us = tonumber(now[1]) * 1000000 + tonumber(now[2])
+        local gone = redis.pcall('ZRANGEBYSCORE', KEYS[3], 0, us, 'LIMIT', 0, 16)
+        if type(gone) == 'table' and gone.err == nil and gone[1] ~= nil then
+          for _, other in ipairs(gone) do
+            redis.pcall('ZREM', KEYS[2], other)
+            redis.pcall('ZREM', KEYS[3], other)
+            redis.pcall('ZREM', KEYS[3], '>' .. other)
+          end
+          head = redis.pcall('ZRANGE', KEYS[2], 0, 0)
+        end
+      end
       if type(head) == 'table' and head.err == nil and head[1] ~= nil then
         message = 'turn:' .. head[1]
         local client = 'redlock:wake:@' .. string.sub(head[1], 1, 16)

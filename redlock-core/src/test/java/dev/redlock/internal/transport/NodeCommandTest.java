@@ -562,7 +562,7 @@ class NodeCommandTest {
     assertArrayEquals(
         new byte[][] {
           LuaScript.RELEASE.sha1(),
-          bytes("2"),
+          bytes("3"),
           KEY,
           LuaScript.prefixed(LuaScript.QUEUE_PREFIX, KEY),
           TOKEN
@@ -587,6 +587,7 @@ class NodeCommandTest {
         NodeCommand.shorten(KEY, TOKEN, 900).arguments());
     assertArrayEquals(
         new byte[][] {
+          LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, KEY),
           LuaScript.QUEUE.sha1(),
           bytes("7"),
           KEY,

@@ -188,10 +188,11 @@ class QueueScriptIT {
     int gate = gateOf(cluster, resource);
     RedisAdmin admin = cluster.node(gate).admin();
     RedLock waiter = redlock(cluster);
-    // A ghost queued first, last seen now.
+    // A ghost queued first, last seen now, configured as the waiter is: it goes stale one such
+    // window from now (queue.lua scores a waiter with when it goes stale).
     long seen = ScriptMasters.timeMicros(admin);
     admin.command("ZADD", queueKey(resource), "0", "ghost");
-    admin.command("ZADD", seenKey(resource), Long.toString(seen), "ghost");
+    admin.command("ZADD", seenKey(resource), Long.toString(seen + STALE.toNanos() / 1000), "ghost");
     Future<Lease> waiting =
         threads.submit(() -> waiter.acquire(resource, TTL, STALE.multipliedBy(4)));
     Poll.until(
@@ -303,6 +304,11 @@ class QueueScriptIT {
    * #TTL}, our token) with the stale window {@link #WINDOW}. Returns whether the key was set.
    */
   private static boolean ask(RedisAdmin admin, String resource, String waiter) {
+    return ask(admin, resource, waiter, WINDOW);
+  }
+
+  /** As {@link #ask(RedisAdmin, String, String)}, with the stale window {@code window} ms. */
+  private static boolean ask(RedisAdmin admin, String resource, String waiter, long window) {
     List<?> reply =
         (List<?>)
             ScriptMasters.eval(
@@ -320,7 +326,7 @@ class QueueScriptIT {
                 TOKEN,
                 Long.toString(TTL.toMillis()),
                 waiter,
-                Long.toString(WINDOW));
+                Long.toString(window));
     Object set = reply.get(1);
     assertTrue(set == null || set.equals("OK"), "the acquire's answer: " + reply);
     return set != null;
@@ -340,12 +346,22 @@ class QueueScriptIT {
   }
 
   /**
-   * Moves {@code member}'s score in {@code resource}'s last-asked set back to {@code ago} before
-   * now (only if it is there).
+   * Makes {@code waiter} one that last asked {@code ago} before now with the stale window {@link
+   * #WINDOW} (only if it is queued): the last-asked set scores a waiter with when it goes stale.
    */
-  private static void askedAgo(RedisAdmin admin, String resource, String member, Duration ago) {
+  private static void askedAgo(RedisAdmin admin, String resource, String waiter, Duration ago) {
+    long staleBy = ScriptMasters.timeMicros(admin) - ago.toNanos() / 1000 + WINDOW * 1000;
+    admin.command("ZADD", seenKey(resource), "XX", Long.toString(staleBy), waiter);
+  }
+
+  /**
+   * Moves the note of {@code waiter}'s first grant back to {@code ago} before now (only if it is
+   * there): the note is scored with the time negated.
+   */
+  private static void firstGrantedAgo(
+      RedisAdmin admin, String resource, String waiter, Duration ago) {
     long then = ScriptMasters.timeMicros(admin) - ago.toNanos() / 1000;
-    admin.command("ZADD", seenKey(resource), "XX", Long.toString(then), member);
+    admin.command("ZADD", seenKey(resource), "XX", Long.toString(-then), ">" + waiter);
   }
 
   private static long score(RedisAdmin admin, String key, String member) {
@@ -368,10 +384,15 @@ class QueueScriptIT {
     long before = ScriptMasters.timeMicros(admin);
     assertFalse(ask(admin, resource, A), "granted while held");
     long after = ScriptMasters.timeMicros(admin);
+    long at = score(admin, queueKey(resource), A);
+    assertTrue(
+        before <= at && at <= after,
+        "queued at " + at + ", not in [" + before + ", " + after + "]");
+    long stale = score(admin, seenKey(resource), A) - WINDOW * 1000; // when it goes stale
+    assertTrue(
+        before <= stale && stale <= after,
+        "stale by " + stale + " less its window, not in [" + before + ", " + after + "]");
     for (String key : List.of(queueKey(resource), seenKey(resource))) {
-      long at = score(admin, key, A);
-      assertTrue(
-          before <= at && at <= after, key + ": " + at + " not in [" + before + ", " + after + "]");
       long left = admin.pttl(key);
       assertTrue(left > 0 && left <= WINDOW, key + " expires in " + left + " ms");
     }
@@ -395,7 +416,7 @@ class QueueScriptIT {
     assertFalse(ask(admin, resource, B), "B, while held");
     // A (granted then, so noted) last asked just over a window ago; B just within one.
     askedAgo(admin, resource, A, Duration.ofMillis(WINDOW + 1_000));
-    askedAgo(admin, resource, ">" + A, Duration.ofMillis(WINDOW + 1_000));
+    firstGrantedAgo(admin, resource, A, Duration.ofMillis(WINDOW + 1_000));
     askedAgo(admin, resource, B, Duration.ofMillis(WINDOW - 1_000));
     assertFalse(ask(admin, resource, C), "C, while held");
     assertEquals(List.of(B, C), members(admin, queueKey(resource)), "the queue after the sweep");
@@ -403,6 +424,53 @@ class QueueScriptIT {
         List.of(B, C),
         members(admin, seenKey(resource)).stream().map(String.class::cast).sorted().toList(),
         "the last-asked set after the sweep");
+  }
+
+  /**
+   * A waiter goes stale by its own window, never by the asking client's: a client with a short
+   * window (short retry delays and node timeouts) that asks after another client's waiter, with a
+   * long window, went quiet for longer than the short window leaves that waiter first in the queue
+   * (it is its turn, free as the key is), and the queue's keys live until the long window ends.
+   */
+  @Test
+  void aShortWindowNeverDropsAnotherClientsLiveWaiter(RedisCluster cluster) {
+    RedisAdmin admin = cluster.node(0).admin();
+    String resource = "short-asker";
+    admin.command("SET", resource, OTHER, "PX", "60000");
+    assertFalse(ask(admin, resource, A), "A, while held"); // its window: 10 s
+    long askedA = ScriptMasters.timeMicros(admin);
+    Poll.until(
+        Duration.ofSeconds(5),
+        () -> ScriptMasters.timeMicros(admin) - askedA > 300_000,
+        () -> "300 ms on the master's clock");
+    admin.command("DEL", resource);
+    assertFalse(ask(admin, resource, B, 100), "B (100 ms window) granted in A's turn");
+    assertEquals(List.of(A, B), members(admin, queueKey(resource)), "the queue");
+    for (String key : List.of(queueKey(resource), seenKey(resource))) {
+      long left = admin.pttl(key);
+      assertTrue(left > WINDOW - 1_000, key + " expires in " + left + " ms, before A goes stale");
+    }
+  }
+
+  /**
+   * And the other way round: a waiter with a short window that went quiet for longer than it is
+   * dropped by the next ask of a client with a long window, and the lock is that client's turn.
+   */
+  @Test
+  void aShortWindowsWaiterGoesStaleWhoeverAsksNext(RedisCluster cluster) {
+    RedisAdmin admin = cluster.node(0).admin();
+    String resource = "long-asker";
+    admin.command("SET", resource, OTHER, "PX", "60000");
+    assertFalse(ask(admin, resource, B, 100), "B (100 ms window), while held");
+    long askedB = ScriptMasters.timeMicros(admin);
+    assertFalse(ask(admin, resource, A), "A (10 s window), while held: queued behind B");
+    Poll.until(
+        Duration.ofSeconds(5),
+        () -> ScriptMasters.timeMicros(admin) - askedB > 300_000,
+        () -> "300 ms on the master's clock");
+    admin.command("DEL", resource);
+    assertTrue(ask(admin, resource, A), "A (10 s window), B stale by its own window");
+    assertEquals(List.of(A), members(admin, queueKey(resource)), "the queue");
   }
 
   /**
@@ -435,18 +503,18 @@ class QueueScriptIT {
     // Alone, it keeps its place however long ago its first grant was.
     long before = ScriptMasters.timeMicros(admin);
     assertTrue(ask(admin, resource, A), "the first, free");
-    long noted = score(admin, seenKey(resource), ">" + A);
+    long noted = -score(admin, seenKey(resource), ">" + A);
     assertTrue(noted >= before, "its first grant noted at " + noted + ", before " + before);
     admin.command("DEL", resource);
-    askedAgo(admin, resource, ">" + A, longAgo);
+    firstGrantedAgo(admin, resource, A, longAgo);
     assertTrue(ask(admin, resource, A), "alone, and granted long ago");
     admin.command("DEL", resource);
     // With B behind it: within two windows it is granted, past them it yields to B.
     assertFalse(ask(admin, resource, B), "B behind A");
-    askedAgo(admin, resource, ">" + A, Duration.ofMillis(2 * WINDOW - 1_000));
+    firstGrantedAgo(admin, resource, A, Duration.ofMillis(2 * WINDOW - 1_000));
     assertTrue(ask(admin, resource, A), "granted within two windows");
     admin.command("DEL", resource);
-    askedAgo(admin, resource, ">" + A, longAgo);
+    firstGrantedAgo(admin, resource, A, longAgo);
     String clientB = "redlock:wake:@bbbbbbbbbbbbbbbb";
     try (Notices notices = new Notices(cluster, resource, clientB)) {
       assertFalse(ask(admin, resource, A), "granted past two windows, with B waiting");
@@ -458,7 +526,7 @@ class QueueScriptIT {
     // B yields back to A the same way; A's client does not listen: told on the resource's channel.
     assertTrue(ask(admin, resource, B), "B's turn");
     admin.command("DEL", resource);
-    askedAgo(admin, resource, ">" + B, longAgo);
+    firstGrantedAgo(admin, resource, B, longAgo);
     try (Notices notices = new Notices(cluster, resource)) {
       assertFalse(ask(admin, resource, B), "B past two windows, with A waiting");
       assertEquals(List.of(A, B), members(admin, queueKey(resource)), "the queue after B yields");

@@ -92,10 +92,10 @@ class ReleaseScriptIT {
     String client = "aaaaaaaaaaaaaaaa";
     String waiter = client + "bbbbbbbbbbbbbbbb";
     admin.command("ZADD", "redlock:queue:" + resource, "0", waiter);
-    admin.command(
+    admin.command( // stale a minute from now (queue.lua scores a waiter with when it goes stale)
         "ZADD",
         "redlock:queue-seen:" + resource,
-        Long.toString(ScriptMasters.timeMicros(admin)),
+        Long.toString(ScriptMasters.timeMicros(admin) + 60_000_000L),
         waiter);
     String clientChannel = "redlock:wake:@" + client;
     try (RedLock redlock = ScriptMasters.redlock(cluster)) {
@@ -245,6 +245,36 @@ class ReleaseScriptIT {
     }
   }
 
+  /**
+   * The release at the gate names the first waiter not stale by its own window: a waiter ahead of
+   * it that went stale (crashed without leaving) is dropped, with its note, and not named, so the
+   * turn goes to a waiter that is there to take it instead of waiting for the next ask to sweep.
+   */
+  @Test
+  void atTheGateTheReleaseSkipsAndDropsAStaleFirstWaiter(RedisCluster cluster) throws Exception {
+    RedisAdmin admin = cluster.node(0).admin();
+    String resource = "stale-head";
+    String queue = "redlock:queue:" + resource;
+    String seen = "redlock:queue-seen:" + resource;
+    String ghost = "aaaaaaaaaaaaaaaa0000000000000001";
+    String waiter = "bbbbbbbbbbbbbbbb0000000000000002";
+    long now = ScriptMasters.timeMicros(admin);
+    admin.command("ZADD", queue, "0", ghost, "1", waiter);
+    admin.command("ZADD", seen, Long.toString(now - 1_000_000), ghost); // stale a second ago
+    admin.command("ZADD", seen, Long.toString(-(now - 5_000_000)), ">" + ghost);
+    admin.command("ZADD", seen, Long.toString(now + 60_000_000), waiter); // live
+    holdAt(admin, resource, TOKEN);
+    String ghostChannel = "redlock:wake:@aaaaaaaaaaaaaaaa";
+    String waiterChannel = "redlock:wake:@bbbbbbbbbbbbbbbb";
+    try (Notices notices = new Notices(cluster, resource, ghostChannel, waiterChannel)) {
+      assertEquals(2L, releaseAtGate(admin, resource, TOKEN), "the live waiter's client heard");
+      assertEquals(
+          List.of("0 " + waiterChannel + " turn:" + waiter + resource), notices.messages(), "told");
+    }
+    assertEquals(List.of(waiter), admin.command("ZRANGE", queue, "0", "-1"), "the queue");
+    assertEquals(List.of(waiter), admin.command("ZRANGE", seen, "0", "-1"), "the last-asked set");
+  }
+
   private static void holdAt(RedisAdmin admin, String key, String token) {
     admin.command("SET", key, token, "PX", "10000");
   }
@@ -257,7 +287,11 @@ class ReleaseScriptIT {
   }
 
   private static Object releaseAtGate(RedisAdmin admin, String key, String token) {
-    return ScriptMasters.eval(admin, "release.lua", List.of(key, "redlock:queue:" + key), token);
+    return ScriptMasters.eval(
+        admin,
+        "release.lua",
+        List.of(key, "redlock:queue:" + key, "redlock:queue-seen:" + key),
+        token);
   }
 
   private static List<String> at(List<String> messages, int master) {
