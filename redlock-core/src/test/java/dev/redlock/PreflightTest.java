@@ -141,6 +141,21 @@ class PreflightTest {
                 "CONFIG GET appendonly", List.of("x", "yes"),
                 "CONFIG GET appendfsync", List.of("x", "always")));
     assertEquals(Verdict.PASS, check(durable, 0, "persistence").verdict());
+    Check rewrites =
+        check(
+            inspect(
+                Map.of(
+                    "CONFIG GET appendonly", List.of("x", "yes"),
+                    "CONFIG GET appendfsync", List.of("x", "always"),
+                    "CONFIG GET no-appendfsync-on-rewrite", List.of("x", "yes"))),
+            0,
+            "persistence");
+    assertEquals(Verdict.WARN, rewrites.verdict(), rewrites.detail());
+    assertTrue(
+        rewrites
+            .detail()
+            .contains("no-appendfsync-on-rewrite yes: a restart during an AOF rewrite"),
+        rewrites.detail());
   }
 
   @Test
@@ -150,6 +165,11 @@ class PreflightTest {
     Check uptime = check(inspection, 0, "uptime");
     assertEquals(Verdict.WARN, uptime.verdict());
     assertTrue(uptime.detail().contains("does not vote for another 57 s"), uptime.detail());
+    // Its persistence loses nothing (the fake's default), but the run before it may have lost
+    // writes: the guard does not count its vote yet, as the acquire's would not.
+    Check admission = check(inspection, 0, "admission");
+    assertEquals(Verdict.WARN, admission.verdict(), admission.detail());
+    assertTrue(admission.detail().contains("restarted 5 s ago"), admission.detail());
   }
 
   @Test
@@ -162,7 +182,8 @@ class PreflightTest {
                 "CONFIG GET maxmemory", noperm,
                 "CONFIG GET maxmemory-policy", noperm,
                 "CONFIG GET appendonly", noperm,
-                "CONFIG GET appendfsync", noperm));
+                "CONFIG GET appendfsync", noperm,
+                "CONFIG GET no-appendfsync-on-rewrite", noperm));
     assertEquals(Verdict.UNKNOWN, check(inspection, 0, "eviction").verdict());
     assertEquals(Verdict.UNKNOWN, check(inspection, 0, "persistence").verdict());
     assertEquals(Verdict.PASS, check(inspection, 0, "reachable").verdict());
@@ -180,7 +201,8 @@ class PreflightTest {
             "CONFIG GET maxmemory", down,
             "CONFIG GET maxmemory-policy", down,
             "CONFIG GET appendonly", down,
-            "CONFIG GET appendfsync", down);
+            "CONFIG GET appendfsync", down,
+            "CONFIG GET no-appendfsync-on-rewrite", down);
     FakeCluster fakes = new FakeCluster();
     redlock = fakes.builder(1).build();
     fakes.nodes.get(0).queries.putAll(dead);

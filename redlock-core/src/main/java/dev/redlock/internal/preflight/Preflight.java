@@ -32,10 +32,10 @@ import java.util.concurrent.TimeUnit;
  *       independent ones);
  *   <li><b>eviction</b>: an evicting {@code maxmemory-policy} with a {@code maxmemory} limit FAILs
  *       (it can evict lock keys and fence counters);
- *   <li><b>persistence</b>: {@code appendonly yes} with {@code appendfsync always} keeps every lock
- *       through a restart (PASS); anything else (snapshots, {@code everysec}, none) loses locks in
- *       a restart, which the restart guard covers, with what it cannot cover named (WARN either
- *       way);
+ *   <li><b>persistence</b>: {@code appendonly yes} with {@code appendfsync always} and {@code
+ *       no-appendfsync-on-rewrite no} keeps every lock through a restart (PASS); anything else
+ *       (snapshots, {@code everysec}, no fsync during rewrites, none) loses locks in a restart,
+ *       which the restart guard covers, with what it cannot cover named (WARN either way);
  *   <li><b>uptime</b> below the restart guard's time WARNs: the master restarted recently, and with
  *       the guard on does not vote yet;
  *   <li><b>clock</b>: the master's {@code TIME} against this client's, bounded by the round trip;
@@ -119,6 +119,7 @@ public final class Preflight {
     private final CompletableFuture<Object> policy;
     private final CompletableFuture<Object> appendonly;
     private final CompletableFuture<Object> appendfsync;
+    private final CompletableFuture<Object> rewriteFsync; // no-appendfsync-on-rewrite
     private final CompletableFuture<Object> guardKeys; // null without the restart guard
     private final CompletableFuture<Void> done;
 
@@ -134,6 +135,7 @@ public final class Preflight {
       policy = node.query(Verb.CONFIG, "GET", "maxmemory-policy");
       appendonly = node.query(Verb.CONFIG, "GET", "appendonly");
       appendfsync = node.query(Verb.CONFIG, "GET", "appendfsync");
+      rewriteFsync = node.query(Verb.CONFIG, "GET", "no-appendfsync-on-rewrite");
       guardKeys =
           restartGuard
               ? node.query(Verb.MGET, Trouble.DATASET_MARKER_KEY, Trouble.ADMITTED_KEY)
@@ -148,7 +150,8 @@ public final class Preflight {
                   maxmemory,
                   policy,
                   appendonly,
-                  appendfsync)
+                  appendfsync,
+                  rewriteFsync)
               .handle((v, e) -> null);
     }
 
@@ -210,7 +213,7 @@ public final class Preflight {
       checks.add(role(answer(replication)));
       checks.add(cluster(answer(cluster)));
       checks.add(eviction(answer(maxmemory), answer(policy)));
-      checks.add(persistence(answer(appendonly), answer(appendfsync)));
+      checks.add(persistence(answer(appendonly), answer(appendfsync), answer(rewriteFsync)));
       String admitted = admitted(serverInfo);
       boolean replica = replica(answer(replication));
       checks.add(replica ? neverVotes("uptime") : uptime(serverInfo, admitted != null));
@@ -307,23 +310,31 @@ public final class Preflight {
               + " can be evicted, and a second client granted");
     }
 
-    private Check persistence(Answer appendonly, Answer appendfsync) {
-      if (!appendonly.ok() || !appendfsync.ok()) {
-        return unknown("persistence", appendonly.ok() ? appendfsync : appendonly);
+    private Check persistence(Answer appendonly, Answer appendfsync, Answer rewriteFsync) {
+      for (Answer answer : List.of(appendonly, appendfsync, rewriteFsync)) {
+        if (!answer.ok()) {
+          return unknown("persistence", answer);
+        }
       }
       boolean aof = "yes".equals(config(appendonly));
       String fsync = config(appendfsync);
-      if (aof && "always".equals(fsync)) {
+      boolean fsyncsDuringRewrites = "no".equals(config(rewriteFsync));
+      if (aof && "always".equals(fsync) && fsyncsDuringRewrites) {
         return new Check(
             "persistence",
             Verdict.PASS,
-            "appendonly yes, appendfsync always: locks survive restarts");
+            "appendonly yes, appendfsync always, no-appendfsync-on-rewrite no: locks survive"
+                + " restarts");
       }
       String found =
-          aof
-              ? "appendonly yes, appendfsync " + fsync + ": a restart loses the last writes"
-              : "appendonly no: a restart comes back empty or reloads an older snapshot, without"
-                  + " the locks written since";
+          !aof
+              ? "appendonly no: a restart comes back empty or reloads an older snapshot, without"
+                  + " the locks written since"
+              : "always".equals(fsync)
+                  ? "appendonly yes, appendfsync always, but no-appendfsync-on-rewrite "
+                      + config(rewriteFsync)
+                      + ": a restart during an AOF rewrite loses the writes not yet fsynced"
+                  : "appendonly yes, appendfsync " + fsync + ": a restart loses the last writes";
       return restartGuard
           ? new Check(
               "persistence",
@@ -334,7 +345,7 @@ public final class Preflight {
                   + " s (it reads the server's run_id and uptime on every connection), so each"
                   + " restart costs its vote that long. Still at risk: a restart the client cannot"
                   + " see, behind a proxy that keeps the client's connection open across it;"
-                  + " appendfsync always removes it")
+                  + " appendfsync always with no-appendfsync-on-rewrite no removes it")
           : new Check(
               "persistence",
               Verdict.WARN,
@@ -438,9 +449,9 @@ public final class Preflight {
             Long.parseLong(text(parts.get(0))) * 1000 + Long.parseLong(text(parts.get(1))) / 1000;
         refusal = RestartGuardRule.youngDataset(masterMillis - born, guardMillis);
       }
+      // A young run votes no sooner for its persistence: whether the run before it lost
+      // anything, its configuration does not say (Incarnation), and this probe saw no run before.
       String seconds = info(server, "uptime_in_seconds");
-      boolean lossless =
-          "yes".equals(config(answer(appendonly))) && "always".equals(config(answer(appendfsync)));
       if (refusal == null && admitted != null) {
         return new Check(
             "admission",
@@ -452,7 +463,7 @@ public final class Preflight {
                         + " maxLeaseTime"
                     : ") was admitted: it votes"));
       }
-      if (refusal == null && seconds != null && !lossless) {
+      if (refusal == null && seconds != null) {
         refusal =
             RestartGuardRule.youngRun(
                 TimeUnit.SECONDS.toNanos(Long.parseLong(seconds)),

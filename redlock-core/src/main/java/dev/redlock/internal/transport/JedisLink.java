@@ -78,7 +78,7 @@ final class JedisLink implements CommandPipeline.Link {
 
   /**
    * Connects (TCP, TLS, AUTH, SELECT), reads the server's run and persistence ({@code INFO server},
-   * {@code CONFIG GET append*}: {@link Incarnation}) and loads every script, all bounded by the
+   * {@code CONFIG GET *append*}: {@link Incarnation}) and loads every script, all bounded by the
    * node timeout, then leaves reads unbounded: replies are awaited by callers, each with a deadline
    * of its own.
    *
@@ -293,12 +293,12 @@ final class JedisLink implements CommandPipeline.Link {
     }
 
     /**
-     * Reads {@code INFO server} and {@code CONFIG GET append*} in one pipelined round; a refusal of
-     * either (an ACL) is recorded in the facts, not thrown.
+     * Reads {@code INFO server} and {@code CONFIG GET *append*} in one pipelined round; a refusal
+     * of either (an ACL) is recorded in the facts, not thrown.
      */
     Incarnation.Facts readFacts() {
       sendCommand(new CommandArguments(Protocol.Command.INFO).add("server"));
-      sendCommand(new CommandArguments(Protocol.Command.CONFIG).add("GET").add("append*"));
+      sendCommand(new CommandArguments(Protocol.Command.CONFIG).add("GET").add("*append*"));
       flush();
       Object info = replyOrError();
       Object config = replyOrError();

@@ -633,9 +633,10 @@ public final class NodeCommand {
    * RestartGuardRule}): this client must see the server run; the dataset must have a birth marker
    * (a {@code FLUSHALL}, or a failover to an empty replica, removes it), the one its admission
    * record names or one at least {@link #guardMillis} old by the master's clock; and the run must
-   * be the admitted one, or lose nothing on a restart, or be that old too by this client's clock
-   * ({@link Incarnation#refusal}). The run's age is taken when the command was written, before the
-   * master ran it: never more than its age then.
+   * be the admitted one (or hold the admitted run's dataset whole: restarts that lost nothing
+   * since), or its dataset be that old too by this client's clock ({@link Incarnation#refusal}).
+   * The run's age is taken when the command was written, before the master ran it: never more than
+   * its age then.
    */
   private String tooYoung(Long born, byte[] marker, long masterMillis, byte[] admitted) {
     if (incarnation == null) {
@@ -655,8 +656,9 @@ public final class NodeCommand {
         return young;
       }
     }
-    if (RestartGuardRule.admitsRun(admitted, incarnation.runId())) {
-      return null; // an operator vouched for this very run
+    if (RestartGuardRule.admitsRun(admitted, incarnation.runId())
+        || RestartGuardRule.admitsRun(admitted, incarnation.keptFrom())) {
+      return null; // an operator vouched for this very run, or one whose dataset it holds whole
     }
     return incarnation.refusal(
         writtenAt, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(guardMillis));

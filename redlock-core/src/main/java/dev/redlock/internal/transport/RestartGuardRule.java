@@ -13,8 +13,10 @@ import java.util.concurrent.TimeUnit;
  *   <li>the dataset: its marker is the one the admission record ({@code redlock:admitted}, {@code
  *       <run_id> <marker>}) names ({@link #admitsDataset}), or at least the guard's time old by the
  *       master's clock; and
- *   <li>the server run: the record names it ({@link #admitsRun}), or it loses nothing on a restart,
- *       or it has been up the guard's time by this client's clock ({@link Incarnation#refusal}).
+ *   <li>the server run: the record names it ({@link #admitsRun}), or names the run whose dataset it
+ *       holds whole (restarts this client saw, each of a run configured to lose nothing), or its
+ *       dataset has been kept the guard's time by this client's clock: since the run started, or
+ *       since the first of such a chain of restarts did ({@link Incarnation}).
  * </ol>
  *
  * Why an admitted run with its admitted dataset needs no age: the guard's times exist because a

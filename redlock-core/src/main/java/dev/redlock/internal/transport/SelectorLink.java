@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * <p>{@link #open} starts an attempt on the loop's thread: resolve (IP literals at once, names on a
  * resolver thread), connect, then the handshake written in one batch: {@code AUTH} (with the user,
  * if any, and the password), {@code SELECT} (unless database 0), {@code INFO server} and {@code
- * CONFIG GET append*} (the server's run and persistence, for the restart guard: {@link
+ * CONFIG GET *append*} (the server's run and persistence, for the restart guard: {@link
  * Incarnation}; a refusal is recorded, not fatal), and {@code SCRIPT LOAD} of every script. The
  * whole attempt is bounded by the node timeout. It ends in exactly one of {@link Events#opened} and
  * {@link Events#failed}; an open link then reports each reply ({@link Events#replied}) and at most
@@ -143,7 +143,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
   private final ArrayDeque<Step> handshake = new ArrayDeque<>();
   private boolean allScriptsLoaded = true;
   private Object serverInfo; // the answer to INFO server
-  private Object persistence; // the answer to CONFIG GET append*
+  private Object persistence; // the answer to CONFIG GET *append*
 
   // Set on the loop's thread before opened(); read by the pipeline after.
   private volatile int sendBufferBytes = 128 * 1024;
@@ -300,7 +300,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
     output.append(LinkOutput.verb(NodeCommand.Verb.INFO), new byte[][] {ascii("server")});
     handshake.add(Step.INFO);
     output.append(
-        LinkOutput.verb(NodeCommand.Verb.CONFIG), new byte[][] {ascii("GET"), ascii("append*")});
+        LinkOutput.verb(NodeCommand.Verb.CONFIG), new byte[][] {ascii("GET"), ascii("*append*")});
     handshake.add(Step.CONFIG);
     for (LuaScript script : LuaScript.ALL) {
       NodeCommand load = NodeCommand.load(script);

@@ -158,6 +158,7 @@ public final class FakeNode implements NodeClient {
               "CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "noeviction"),
               "CONFIG GET appendonly", List.of("appendonly", "yes"),
               "CONFIG GET appendfsync", List.of("appendfsync", "always"),
+              "CONFIG GET no-appendfsync-on-rewrite", List.of("no-appendfsync-on-rewrite", "no"),
               "MGET redlock:dataset-born redlock:admitted", List.of("1", "none")));
 
   @Override

@@ -29,13 +29,23 @@ class IncarnationTest {
   }
 
   private static List<Object> config(String appendonly, String appendfsync) {
+    return config(appendonly, appendfsync, "no");
+  }
+
+  /** The answer to {@code CONFIG GET *append*}, as Redis 7.0 gives it. */
+  private static List<Object> config(
+      String appendonly, String appendfsync, String noFsyncOnRewrite) {
     return List.of(
         bytes("appendfilename"),
         bytes("appendonly.aof"),
         bytes("appendonly"),
         bytes(appendonly),
+        bytes("no-appendfsync-on-rewrite"),
+        bytes(noFsyncOnRewrite),
         bytes("appendfsync"),
-        bytes(appendfsync));
+        bytes(appendfsync),
+        bytes("appenddirname"),
+        bytes("appendonlydir"));
   }
 
   private static byte[] bytes(String text) {
@@ -51,6 +61,15 @@ class IncarnationTest {
     assertNull(facts.unknown());
     assertFalse(Incarnation.Facts.of(info(RUN_A, 1), config("yes", "everysec")).lossless());
     assertFalse(Incarnation.Facts.of(info(RUN_A, 1), config("no", "always")).lossless());
+    assertFalse(
+        Incarnation.Facts.of(info(RUN_A, 1), config("yes", "always", "yes")).lossless(),
+        "no fsync during an AOF rewrite: a crash then loses writes");
+    assertFalse(
+        Incarnation.Facts.of(
+                info(RUN_A, 1),
+                List.of(bytes("appendonly"), bytes("yes"), bytes("appendfsync"), bytes("always")))
+            .lossless(),
+        "no-appendfsync-on-rewrite not in the answer: not vouched for");
     assertFalse(
         Incarnation.Facts.of(info(RUN_A, 1), new ServerError("NOPERM config")).lossless(),
         "a refused CONFIG is never taken for lossless persistence");
@@ -111,15 +130,76 @@ class IncarnationTest {
   }
 
   @Test
-  void losslessPersistenceVotesAtOnce() {
+  void aYoungRunSeenFirstIsDatedFromItsStartWhateverItsPersistence() {
     long now = 1000 * SECOND;
     Incarnation young =
         Incarnation.after(null, 0, Incarnation.Facts.of(info(RUN_A, 1), config("no", "")), now);
     assertNotNull(young.refusal(now, GUARD), "young, and a restart loses writes");
+    // Lossless now, but the run before it, which this client never saw, may not have been.
     Incarnation lossless =
         Incarnation.after(
             null, 0, Incarnation.Facts.of(info(RUN_A, 1), config("yes", "always")), now);
-    assertNull(lossless.refusal(now, GUARD));
+    assertTrue(lossless.lossless());
+    assertEquals(RUN_A, lossless.keptFrom());
+    assertEquals(
+        "restarted 0 s ago: votes in 60 s, or once admitted", lossless.refusal(now, GUARD));
+  }
+
+  @Test
+  void aRestartOfARunSeenLosingNothingKeepsThatRunsDateAndOrigin() {
+    long lastHeard = 1000 * SECOND;
+    Incarnation before =
+        Incarnation.after(
+            null,
+            0,
+            Incarnation.Facts.of(info(RUN_A, 86_400), config("yes", "always")),
+            900 * SECOND);
+    long now = lastHeard + SECOND;
+    Incarnation restarted =
+        Incarnation.after(
+            before, lastHeard, Incarnation.Facts.of(info(RUN_B, 0), config("yes", "always")), now);
+    assertFalse(restarted.replaced());
+    assertEquals(before.keptSinceNanos(), restarted.keptSinceNanos());
+    assertEquals(RUN_A, restarted.keptFrom(), "an admission of A vouches for B");
+    assertNull(restarted.refusal(now, GUARD), "it kept every key A had, up a day");
+    // The same with no fsync during rewrites on the run that stopped: dated from the restart.
+    Incarnation rewriting =
+        Incarnation.after(
+            null,
+            0,
+            Incarnation.Facts.of(info(RUN_A, 86_400), config("yes", "always", "yes")),
+            900 * SECOND);
+    Incarnation after =
+        Incarnation.after(
+            rewriting,
+            lastHeard,
+            Incarnation.Facts.of(info(RUN_B, 0), config("yes", "always")),
+            now);
+    assertEquals(RUN_B, after.keptFrom());
+    assertNotNull(after.refusal(now, GUARD), "the old run may have lost writes in a rewrite");
+  }
+
+  @Test
+  void aReconnectionToTheSameRunKeepsItsDateEvenAfterAFailover() {
+    long lastHeard = 1000 * SECOND;
+    Incarnation before =
+        Incarnation.after(
+            null, 0, Incarnation.Facts.of(info(RUN_A, 86_400), config("no", "")), 900 * SECOND);
+    long now = lastHeard + SECOND;
+    Incarnation promoted =
+        Incarnation.after(
+            before, lastHeard, Incarnation.Facts.of(info(RUN_B, 86_400), config("no", "")), now);
+    assertTrue(promoted.replaced());
+    // The link drops and comes back to the same server ten seconds later: up a day by its uptime,
+    // but still the server that took the address ten seconds ago.
+    long later = now + 10 * SECOND;
+    Incarnation again =
+        Incarnation.after(
+            promoted, later, Incarnation.Facts.of(info(RUN_B, 86_410), config("no", "")), later);
+    assertEquals(promoted.keptSinceNanos(), again.keptSinceNanos());
+    assertTrue(again.replaced());
+    assertTrue(
+        again.refusal(later, GUARD).contains("a different server"), again.refusal(later, GUARD));
   }
 
   @Test
@@ -159,11 +239,16 @@ class IncarnationTest {
     assertNotNull(after.refusal(now + GUARD - 1, GUARD));
     assertNull(after.refusal(now + GUARD, GUARD));
     // A restart of the same address comes back with an uptime shorter than the gap: no failover.
+    // Configured to lose nothing from this run on, but the run that stopped was not: what it had
+    // not fsynced is gone, so the run is dated from its start.
     Incarnation restarted =
         Incarnation.after(
             before, lastHeard, Incarnation.Facts.of(info(RUN_B, 0), config("yes", "always")), now);
     assertFalse(restarted.replaced());
-    assertNull(restarted.refusal(now, GUARD), "lossless: it kept every key");
+    assertEquals(
+        "restarted 0 s ago: votes in 60 s, or once admitted",
+        restarted.refusal(now, GUARD),
+        "switched to appendfsync always at the restart");
   }
 
   private static byte[] ascii(String run) {
@@ -190,7 +275,7 @@ class IncarnationTest {
         Incarnation.after(
             before, lastHeard, Incarnation.Facts.of(info(RUN_B, 2), config("no", "")), now);
     assertFalse(restarted.replaced());
-    assertEquals(lastHeard, restarted.startedAtNanos());
+    assertEquals(lastHeard, restarted.keptSinceNanos());
   }
 
   @Test

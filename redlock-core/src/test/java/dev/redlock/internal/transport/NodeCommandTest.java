@@ -60,7 +60,7 @@ class NodeCommandTest {
 
   /** An old run of a server that can lose writes on a restart: the guard judges its dataset. */
   private static Incarnation oldRun() {
-    return new Incarnation(RUN, -1000 * SECOND, false, false, null);
+    return new Incarnation(RUN, -1000 * SECOND, RUN, false, false, null);
   }
 
   /** Answers a three-part acquire with its three replies, as the pipeline hands them over. */
@@ -268,7 +268,7 @@ class NodeCommandTest {
   @Test
   void withoutTheGuardAYoungDatasetVotes() {
     NodeCommand acquire = NodeCommand.acquire(KEY, bytes("legacy"), TOKEN, 10_000, 0);
-    acquire.incarnation = new Incarnation(RUN, 0, false, false, null);
+    acquire.incarnation = new Incarnation(RUN, 0, RUN, false, false, null);
     NodeReply reply =
         answer(acquire, masterTime(), bytes("OK"), read(null, null, number(MASTER_MILLIS), null));
     assertEquals(Vote.GRANTED, reply.status());
@@ -313,7 +313,7 @@ class NodeCommandTest {
 
     NodeReply unseen =
         answer(
-            guarded(new Incarnation(null, 0, true, false, "INFO refused: NOPERM")),
+            guarded(new Incarnation(null, 0, null, true, false, "INFO refused: NOPERM")),
             masterTime(),
             bytes("OK"),
             read(null, null, number(1), null));
@@ -326,31 +326,52 @@ class NodeCommandTest {
   @Test
   void aYoungRunIsRefusedByItsAgeWhenTheCommandWasWritten() {
     // Up since 0 on this client's ticker, written at 59 s: a minute's guard refuses it.
-    NodeCommand early = guarded(new Incarnation(RUN, 0, false, false, null));
+    NodeCommand early = guarded(new Incarnation(RUN, 0, RUN, false, false, null));
     early.writtenAt = 59 * SECOND;
     NodeReply refused = answer(early, masterTime(), bytes("OK"), read(null, null, number(1), null));
     assertEquals(Vote.RESTARTED, refused.status());
     assertEquals("restarted 59 s ago: votes in 1 s, or once admitted", refused.detail());
 
-    NodeCommand late = guarded(new Incarnation(RUN, 0, false, false, null));
+    NodeCommand late = guarded(new Incarnation(RUN, 0, RUN, false, false, null));
     late.writtenAt = 60 * SECOND;
     assertEquals(
         Vote.GRANTED,
         answer(late, masterTime(), bytes("OK"), read(null, null, number(1), null)).status());
 
-    NodeCommand lossless = guarded(new Incarnation(RUN, 0, true, false, null));
+    // Its configuration does not vouch for a young run (Incarnation dates a restart that lost
+    // nothing as the run before it): a lossless run is refused as young as any.
+    NodeCommand lossless = guarded(new Incarnation(RUN, 0, RUN, true, false, null));
     lossless.writtenAt = 1;
     assertEquals(
-        Vote.GRANTED,
+        Vote.RESTARTED,
         answer(lossless, masterTime(), bytes("OK"), read(null, null, number(1), null)).status(),
         "a young run that loses nothing on a restart");
+  }
+
+  /**
+   * An admission of a run vouches for a later run that holds its dataset whole (restarts that lost
+   * nothing since, as this client saw them: {@link Incarnation#keptFrom}), and for no other.
+   */
+  @Test
+  void anAdmissionVouchesForARunThatHoldsTheAdmittedRunsDatasetWhole() {
+    byte[] marker = number(MASTER_MILLIS);
+    byte[] record = bytes(RUN + " " + MASTER_MILLIS);
+    String next = "c".repeat(40);
+    NodeCommand kept = guarded(new Incarnation(next, 0, RUN, true, false, null));
+    kept.writtenAt = 1;
+    NodeReply reply = answer(kept, masterTime(), bytes("OK"), read(null, null, marker, record));
+    assertEquals(Vote.GRANTED, reply.status(), reply::detail);
+    NodeCommand other = guarded(new Incarnation(next, 0, next, true, false, null));
+    other.writtenAt = 1;
+    NodeReply refused = answer(other, masterTime(), bytes("OK"), read(null, null, marker, record));
+    assertEquals(Vote.RESTARTED, refused.status(), refused::detail);
   }
 
   @Test
   void anAdmissionVouchesForTheDatasetAndTheRunItNamesOnly() {
     byte[] marker = number(MASTER_MILLIS); // born this very millisecond
     byte[] record = bytes(RUN + " " + MASTER_MILLIS);
-    Incarnation young = new Incarnation(RUN, 0, false, false, null);
+    Incarnation young = new Incarnation(RUN, 0, RUN, false, false, null);
 
     NodeCommand admitted = guarded(young);
     admitted.writtenAt = 1;
@@ -370,7 +391,8 @@ class NodeCommandTest {
     assertTrue(lost.detail().startsWith("dataset 0 s old"), lost.detail());
 
     // Another run with the admitted dataset: a restart that reloaded it; the run's age counts.
-    NodeCommand restarted = guarded(new Incarnation("b".repeat(40), 0, false, false, null));
+    NodeCommand restarted =
+        guarded(new Incarnation("b".repeat(40), 0, "b".repeat(40), false, false, null));
     restarted.writtenAt = SECOND;
     NodeReply run = answer(restarted, masterTime(), bytes("OK"), read(null, null, marker, record));
     assertEquals(Vote.RESTARTED, run.status());
@@ -471,7 +493,7 @@ class NodeCommandTest {
     assertEquals("cannot admit: the server run is unknown (not connected)", failure(unconnected));
 
     NodeCommand unseen = NodeCommand.admit();
-    unseen.incarnation = new Incarnation(null, 0, false, false, "INFO refused: NOPERM");
+    unseen.incarnation = new Incarnation(null, 0, null, false, false, "INFO refused: NOPERM");
     assertEquals(0, unseen.arguments()[unseen.arguments().length - 1].length, "no run to admit");
     unseen.complete(1L);
     assertEquals("cannot admit: the server run is unknown (INFO refused: NOPERM)", failure(unseen));
@@ -565,6 +587,7 @@ class NodeCommandTest {
           bytes("3"),
           KEY,
           LuaScript.prefixed(LuaScript.QUEUE_PREFIX, KEY),
+          LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, KEY),
           TOKEN
         },
         NodeCommand.releaseAtGate(KEY, TOKEN).arguments());
@@ -587,7 +610,6 @@ class NodeCommandTest {
         NodeCommand.shorten(KEY, TOKEN, 900).arguments());
     assertArrayEquals(
         new byte[][] {
-          LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, KEY),
           LuaScript.QUEUE.sha1(),
           bytes("7"),
           KEY,
