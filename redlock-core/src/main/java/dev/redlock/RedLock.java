@@ -56,9 +56,10 @@ import java.util.function.Function;
  *       expires keys on the wall clock.
  *   <li><b>No unpersisted restart inside a TTL.</b> A master that restarts and loses keys (no
  *       persistence, a snapshot, {@code everysec}) or fails over to a replica must stay out for
- *       longer than the longest TTL, or run with {@code appendfsync always}; otherwise a second
- *       majority can form. The restart guard keeps such a master out: it sees every restart by the
- *       server's run and uptime, read on every new connection.
+ *       longer than the longest TTL, or run with {@code appendfsync always} (and {@code
+ *       no-appendfsync-on-rewrite no}); otherwise a second majority can form. The restart guard
+ *       keeps such a master out: it sees every restart by the server's run and uptime, read on
+ *       every new connection.
  *   <li><b>Pauses end inside the validity.</b> A holder paused (GC, swap, SIGSTOP) past its
  *       validity keeps believing it holds the lease; {@link Lease#isValid()} is only as current as
  *       its last call. Guard the protected store with a check of its own where overlap is

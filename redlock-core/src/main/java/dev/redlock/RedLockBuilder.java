@@ -300,9 +300,10 @@ public final class RedLockBuilder {
    * still be valid: a restart is seen by the server's {@code run_id} and {@code uptime_in_seconds},
    * read by every new connection (every restart breaks it), whatever snapshot the master reloads; a
    * {@code FLUSHALL} or a failover to an empty replica by the dataset-birth marker it removes. A
-   * restart of a master whose persistence loses nothing ({@code appendonly yes} with {@code
-   * appendfsync always}) does not count. Every TTL must be at most {@link #maxLeaseTime}. A
-   * brand-new cluster looks the same as a restarted one: admit it with {@link
+   * restart does not count when this client saw the run that stopped configured to lose nothing
+   * ({@code appendonly yes}, {@code appendfsync always}, {@code no-appendfsync-on-rewrite no}); the
+   * new run's own configuration does not vouch for the old one's. Every TTL must be at most {@link
+   * #maxLeaseTime}. A brand-new cluster looks the same as a restarted one: admit it with {@link
    * RedLock#admitFreshNodes()}. The connection needs {@code INFO}: a master whose user may not read
    * it never votes with the guard on.
    *
