@@ -343,6 +343,34 @@ class RestartGuardIT {
     }
   }
 
+  /**
+   * A master that restarts configured to lose nothing, after a run that lost writes (here: {@code
+   * appendfsync everysec} when this client first saw it), does not vote at once: what the old run
+   * had not fsynced is gone, whatever the new run's configuration says. The same masters, admitted
+   * and seen losing nothing, vote at once after a restart (the test above).
+   */
+  @Test
+  void aMasterSwitchedToAppendfsyncAlwaysAtItsRestartDoesNotVoteAtOnce() {
+    try (RedisCluster cluster =
+        RedisCluster.start(3, i -> RedisProcess.builder().persistence(true))) {
+      for (int i = 0; i < 2; i++) {
+        cluster.node(i).admin().command("CONFIG", "SET", "appendfsync", "everysec");
+      }
+      try (RedLock redlock = client(cluster.uris())) {
+        redlock.admitFreshNodes();
+        redlock.tryAcquire("r", MAX_LEASE).orElseThrow().close();
+        for (int i = 0; i < 2; i++) {
+          cluster.node(i).kill();
+          cluster.node(i).restart(); // its command line says appendfsync always
+        }
+        List<NodeOutcome> outcomes = untilRestarted(redlock, "r");
+        for (int i = 0; i < 2; i++) {
+          assertTrue(outcomes.get(i).detail().startsWith("restarted "), outcomes.get(i).detail());
+        }
+      }
+    }
+  }
+
   @Test
   void aUserWhoMayNotReadInfoCannotBeVouchedForSoItsMasterDoesNotVote(RedisCluster cluster) {
     RedisProcess node = cluster.node(0);
