@@ -294,7 +294,7 @@ public final class Masters {
     if (gate < 0) {
       return voteAsync(call, timer);
     }
-    QuorumRound round = start(call, gate);
+    QuorumRound round = start(call, gate, wanted);
     if (!round.decided()) {
       try {
         timer.schedule(
@@ -394,6 +394,10 @@ public final class Masters {
   }
 
   private QuorumRound start(Call call, int gate) {
+    return start(call, gate, () -> true);
+  }
+
+  private QuorumRound start(Call call, int gate, BooleanSupplier wanted) {
     if (gate < 0) {
       NodeClient[] chosen = choose(-1, false);
       return QuorumRound.start(
@@ -423,7 +427,8 @@ public final class Masters {
           }
           return send(call, others[0], i);
         },
-        gate);
+        gate,
+        wanted);
   }
 
   private CompletableFuture<NodeReply> send(Call call, NodeClient[] chosen, int i) {

@@ -18,6 +18,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntFunction;
 
 /**
@@ -76,6 +77,10 @@ final class QuorumRound implements Landing, AwaitedRound {
   private final boolean[] sent;
   private IntFunction<CompletableFuture<NodeReply>> held; // guarded by lock: the gate's, until open
   private boolean gateRefused; // guarded by lock: another client holds the key at the gate
+  // whether the acquisition still wants the round: read when the gate answers (a stopped one's
+  // round asks no one else)
+  private final BooleanSupplier wanted;
+  private boolean gateClosed; // guarded by lock: the gate answered after the acquisition stopped
   private boolean gateWaitPassed; // guarded by lock: the others were asked for want of the gate
   private int granted; // guarded by lock
   private int refused; // guarded by lock: any answer other than GRANTED
@@ -87,8 +92,15 @@ final class QuorumRound implements Landing, AwaitedRound {
   private long deadlineNanos; // guarded by lock: set by whenDecided()
 
   private QuorumRound(
-      List<String> names, long[] timeoutNanos, int quorum, Mode mode, Ticker ticker, int gate) {
+      List<String> names,
+      long[] timeoutNanos,
+      int quorum,
+      Mode mode,
+      Ticker ticker,
+      int gate,
+      BooleanSupplier wanted) {
     this.names = names;
+    this.wanted = wanted;
     this.timeoutNanos = timeoutNanos;
     this.quorum = quorum;
     this.mode = mode;
@@ -131,7 +143,28 @@ final class QuorumRound implements Landing, AwaitedRound {
       Ticker ticker,
       IntFunction<CompletableFuture<NodeReply>> command,
       int gate) {
-    QuorumRound round = new QuorumRound(names, timeoutNanos, quorum, mode, ticker, gate);
+    return start(names, timeoutNanos, quorum, mode, ticker, command, gate, ALWAYS);
+  }
+
+  private static final BooleanSupplier ALWAYS = () -> true;
+
+  /**
+   * Starts a gated round as {@link #start(List, long[], int, Mode, Ticker, IntFunction, int)} does,
+   * for an acquisition that may stop while its gate is asked (an asynchronous one, cancelled): a
+   * gate that answers once {@code wanted} says false no longer opens the round, which is then
+   * decided with no other master asked (a grant there alone is no lease, and is released as any
+   * failed round's).
+   */
+  static QuorumRound start(
+      List<String> names,
+      long[] timeoutNanos,
+      int quorum,
+      Mode mode,
+      Ticker ticker,
+      IntFunction<CompletableFuture<NodeReply>> command,
+      int gate,
+      BooleanSupplier wanted) {
+    QuorumRound round = new QuorumRound(names, timeoutNanos, quorum, mode, ticker, gate, wanted);
     if (gate < 0) {
       for (int i = 0; i < names.size(); i++) {
         round.send(i, command);
@@ -229,6 +262,8 @@ final class QuorumRound implements Landing, AwaitedRound {
       if (node == gate && held != null) {
         if (statuses[node] == Vote.TAKEN || statuses[node] == Vote.GONE) {
           gateRefused = true; // another client's: asking the others would only split their votes
+        } else if (!wanted.getAsBoolean()) {
+          gateClosed = true; // stopped meanwhile: the others would only grant a lock no one wants
         } else {
           openLocked(); // granted, or the gate could not vote: the others decide
         }
@@ -289,7 +324,7 @@ final class QuorumRound implements Landing, AwaitedRound {
     if (mode == Mode.FREED) {
       return answered >= quorum || granted + refused == size;
     }
-    return granted >= quorum || refused > size - quorum || gateRefused;
+    return granted >= quorum || refused > size - quorum || gateRefused || gateClosed;
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.redlock.internal.lease;
 import dev.redlock.internal.transport.KeySet;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
+import dev.redlock.internal.transport.NodeUnavailableException;
 import dev.redlock.internal.transport.Vote;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -206,8 +207,20 @@ final class Turn {
     if (waiter == null) {
       return node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
     }
+    if (left) {
+      // Stopped (an asynchronous acquisition cancelled) after its round was built: queue nowhere.
+      return CompletableFuture.failedFuture(
+          new NodeUnavailableException("not asked: the acquisition stopped"));
+    }
     queuedAt = gate;
-    return node.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
+    CompletableFuture<NodeReply> reply =
+        node.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
+    if (left) {
+      // A leave that ran meanwhile may have read queuedAt before it was set, or sent its leave
+      // ahead of this acquire: leave again, after it, so that no ghost is left at the gate.
+      masters.leave(gate, key, waiter);
+    }
+    return reply;
   }
 
   /**

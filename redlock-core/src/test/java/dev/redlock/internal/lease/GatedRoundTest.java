@@ -47,6 +47,10 @@ class GatedRoundTest {
   }
 
   private QuorumRound start(int gate) {
+    return start(gate, () -> true);
+  }
+
+  private QuorumRound start(int gate, java.util.function.BooleanSupplier wanted) {
     return QuorumRound.start(
         NAMES,
         timeouts,
@@ -59,7 +63,8 @@ class GatedRoundTest {
           sent.set(i, reply);
           return reply;
         },
-        gate);
+        gate,
+        wanted);
   }
 
   private static NodeReply reply(Vote vote) {
@@ -159,6 +164,33 @@ class GatedRoundTest {
     sent.get(4).complete(reply(Vote.GRANTED));
     assertTrue(round.decided());
     assertTrue(freeze(round).reachedQuorum());
+  }
+
+  /**
+   * An acquisition that stopped (an asynchronous one, cancelled) while its gate was asked: the
+   * gate's grant, or its failure, no longer asks the others, whose grants would make a lease no one
+   * wants; the round is decided at once, no lease, and only the gate may need the release.
+   */
+  @Test
+  void aGateThatAnswersAfterTheAcquisitionStoppedAsksNoOneElse() {
+    boolean[] wanted = {true};
+    QuorumRound round = start(GATE, () -> wanted[0]);
+    wanted[0] = false; // cancelled while the gate is asked
+    sent.get(GATE).complete(reply(Vote.GRANTED));
+
+    assertArrayEquals(new int[] {0, 0, 1, 0, 0}, asked, "the others asked");
+    assertTrue(round.decided(), "decided at the gate's answer");
+    Tally tally = freeze(round);
+    assertFalse(tally.reachedQuorum());
+    assertTrue(tally.landing().mayHaveRun(GATE), "granted at the gate: released there");
+    for (int i = 0; i < NAMES.size(); i++) {
+      if (i != GATE) {
+        assertFalse(tally.landing().mayHaveRun(i), "never sent to " + i + ": nothing to release");
+      }
+    }
+    QuorumRound failing = start(GATE, () -> false);
+    sent.get(GATE).completeExceptionally(new NodeUnavailableException("refused"));
+    assertTrue(failing.decided(), "a failed gate opens no round either");
   }
 
   @Test

@@ -120,6 +120,36 @@ class TurnTest {
     assertTrue(nodes.get(0).left.size() == 1, "never queued: nothing to leave");
   }
 
+  /**
+   * An acquisition that stopped (an asynchronous one cancelled) after its round was built but
+   * before the gate was asked does not queue there: a waiter queued with no one left to leave would
+   * keep the others behind it until it went stale.
+   */
+  @Test
+  void aWaiterThatStoppedBeforeItsGateWasAskedQueuesNothing() {
+    byte[] key = keyWithGate(0);
+    Turn turn = turn(key);
+    turn.leave();
+    CompletableFuture<NodeReply> reply = turn.acquire(nodes.get(0), 0, null, bytes("t"), 1_000, 0);
+    assertTrue(reply.isCompletedExceptionally(), "not asked: " + reply);
+    assertEquals(List.of(), nodes.get(0).calls, "nothing asked of the gate");
+  }
+
+  /**
+   * A cancel whose leave runs while the acquire in turn is being handed to the gate (it saw the
+   * waiter queued there, or not yet) is followed by a leave sent after that acquire: the gate's
+   * last word from this waiter is its leave, whichever way the race went.
+   */
+  @Test
+  void aLeaveRacingTheGatesCallIsSentAfterIt() {
+    byte[] key = keyWithGate(0);
+    Turn turn = turn(key);
+    nodes.get(0).whileQueuing = turn::leave;
+    turn.acquire(nodes.get(0), 0, null, bytes("t"), 1_000, 0);
+    List<String> calls = nodes.get(0).calls;
+    assertEquals("leave:" + turn.name(), calls.get(calls.size() - 1), "the gate's calls: " + calls);
+  }
+
   @Test
   void aGrantLeavesTheQueueBeforeTheCallerHasTheLease() {
     byte[] key = keyWithGate(0);
@@ -270,11 +300,18 @@ class TurnTest {
     return text.getBytes(StandardCharsets.UTF_8);
   }
 
-  /** Records what the gate is told: the waiter, its staleness, and the leaves. */
+  /**
+   * Records what the gate is told: the waiter, its staleness, the leaves, and the order of the
+   * queue's calls ({@code queue:} or {@code leave:} and the waiter).
+   */
   private static final class Recording extends ForwardingNodeClient {
     volatile String waiter;
     volatile long staleMillis = -1;
     final List<String> left = new ArrayList<>();
+    final List<String> calls = new ArrayList<>();
+
+    /** Runs as the acquire in turn is handed to this master, before it is sent. */
+    volatile Runnable whileQueuing = () -> {};
 
     Recording(FakeNode node) {
       super(node);
@@ -290,12 +327,15 @@ class TurnTest {
         long staleMillis) {
       this.waiter = new String(waiter, StandardCharsets.US_ASCII);
       this.staleMillis = staleMillis;
+      whileQueuing.run();
+      calls.add("queue:" + this.waiter);
       return super.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
     }
 
     @Override
     public CompletableFuture<NodeReply> leaveQueue(byte[] key, byte[] waiter) {
       left.add(new String(waiter, StandardCharsets.US_ASCII));
+      calls.add("leave:" + new String(waiter, StandardCharsets.US_ASCII));
       return super.leaveQueue(key, waiter);
     }
   }
