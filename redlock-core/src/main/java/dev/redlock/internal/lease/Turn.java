@@ -47,6 +47,7 @@ final class Turn {
   private volatile Outcome[] latest; // each master's latest answer in this acquisition's rounds
   private volatile String queuedAs; // see queuedAs()
   private volatile boolean left; // the acquisition stopped
+  private volatile boolean unheard; // its waiter hears no notice: it must not queue
   // Its naming, one value changed by compare-and-set: the notice link's thread names the waiter
   // (or, a set's, notices it), the waiter's thread takes the naming for a round and decides it.
   // NAMED: its next round asks every master at once; NAMED_ROUND: named since it was last queued
@@ -93,7 +94,17 @@ final class Turn {
    * gate's breaker is open: that round would have no gate, and only repeat the first.
    */
   boolean queueAtOnce() {
-    return waiter != null && queuedAs == null && masters.gateOf(key) >= 0;
+    return waiter != null && !unheard && queuedAs == null && masters.gateOf(key) >= 0;
+  }
+
+  /**
+   * Its waiter cannot hear this resource's notices (past the bound on subscribed resources, {@link
+   * Wakeups#MAX_GROUPS}): it no longer goes through the gate, where, queued, only a release that
+   * names it would wake it, and first in the queue it would keep every other waiter out between its
+   * timer's rounds. It polls, as without wake-ups.
+   */
+  void unheard() {
+    unheard = true;
   }
 
   /**
@@ -134,7 +145,7 @@ final class Turn {
   int nextGate() {
     boolean gated = waiting;
     waiting = true; // every round after this one is a waiter's
-    return gated && gating ? masters.gateOf(key) : -1;
+    return gated && gating && !unheard ? masters.gateOf(key) : -1;
   }
 
   /**

@@ -34,7 +34,8 @@ import java.util.function.Function;
  * connection drops (every group it carried: notices are lost until it is back), queued waiters
  * included, armed or not: each asks again at once rather than at its timer. The last waiter to
  * leave unsubscribes: nothing is kept for a resource no one waits on, and at most {@value
- * #MAX_GROUPS} resources are subscribed at once (the waiters of any more wait on their timers).
+ * #MAX_GROUPS} resources are subscribed at once (the waiters of any more wait on their timers, and
+ * do not queue at a gate, where only a notice naming them would wake them).
  *
  * <p><b>Sets.</b> A waiter on a multi-resource lease (a {@link KeySet}) enters the group of each of
  * its resources: groups are named by a resource's key, and a release of the set, or of any single
@@ -523,12 +524,15 @@ public final class Wakeups implements AutoCloseable {
 
     /**
      * Follows {@code turn}: while it is queued at its gate, only a notice naming it wakes this
-     * waiter.
+     * waiter. A waiter subscribed to nothing tells the turn it is {@link Turn#unheard}.
      */
     void follow(Turn turn) {
       this.turn = turn;
       for (Waiter member : members) {
         member.follow(turn);
+      }
+      if (group == null && members.isEmpty()) {
+        turn.unheard(); // not subscribed (past the bound, or closing): it must not queue
       }
     }
 

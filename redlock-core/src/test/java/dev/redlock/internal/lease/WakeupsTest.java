@@ -345,6 +345,32 @@ class WakeupsTest {
     assertTrue(wakeups.enter(bytes("one-more")).woken(), "a group left: room for one");
   }
 
+  /**
+   * A waiter beyond the bound hears no notice of its resource, so its acquisition does not queue at
+   * the gate (queued, only a release naming it would wake it, and first in the queue it would keep
+   * the others out between its timer's rounds): its rounds ask every master at once, as a poller's
+   * do. One within the bound queues.
+   */
+  @Test
+  void aWaiterBeyondTheBoundDoesNotQueueAtTheGate() {
+    Masters masters = masters();
+    for (int i = 0; i < Wakeups.MAX_GROUPS; i++) {
+      wakeups.enter(bytes("k" + i));
+    }
+    byte[] key = bytes("one-more");
+    assertTrue(masters.gateOf(key) >= 0, "the key has a gate");
+    Turn beyond = wakeups.turn(masters, key, RETRY_DELAY_NANOS);
+    wakeups.enter(key).follow(beyond);
+    assertFalse(beyond.queueAtOnce(), "queues at once");
+    beyond.nextGate(); // its first round
+    assertEquals(-1, beyond.nextGate(), "a later round's gate");
+    Turn within = wakeups.turn(masters, bytes("k0"), RETRY_DELAY_NANOS);
+    wakeups.enter(bytes("k0")).follow(within);
+    assertTrue(within.queueAtOnce(), "within the bound: queues at once");
+    within.nextGate();
+    assertEquals(masters.gateOf(bytes("k0")), within.nextGate(), "within the bound: gated");
+  }
+
   @Test
   void theCloseForgetsEveryGroupAndHandOffAndEndsTheLinksThreads() throws Exception {
     Wakeups.Waiter r = wakeups.enter(bytes(R));
