@@ -367,6 +367,23 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
     }
 
     @Override
+    public CompletableFuture<NodeReply> acquireInTurn(
+        byte[] key,
+        byte[] token,
+        long ttlMillis,
+        long guardMillis,
+        byte[] waiter,
+        long staleMillis) {
+      return recorded(
+          delegate.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis), true);
+    }
+
+    @Override
+    public CompletableFuture<NodeReply> leaveQueue(byte[] key, byte[] waiter) {
+      return BreakerNodeClient.this.leaveQueue(key, waiter);
+    }
+
+    @Override
     public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
       return recorded(delegate.fence(key, token, fence), true);
     }

@@ -27,6 +27,51 @@ class BreakerNodeClientTest {
     return client.acquire(("k" + i).getBytes(US_ASCII), null, "t".getBytes(US_ASCII), 10_000, 0);
   }
 
+  /**
+   * A probe (the master called although its breaker is open, for a round's quorum) asks what the
+   * caller asked: a waiter's acquire in turn queues it at the gate, and its leave leaves, rather
+   * than the plain acquire and no leave, which left a waiter believing it was queued where it was
+   * not (it waited for a naming that never came).
+   */
+  @Test
+  void aProbeQueuesAndLeavesAsTheClientDoes() {
+    List<String> calls = new ArrayList<>();
+    NodeClient recording =
+        new ForwardingNodeClient(node) {
+          @Override
+          public CompletableFuture<NodeReply> acquire(
+              byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+            calls.add("acquire");
+            return super.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
+          }
+
+          @Override
+          public CompletableFuture<NodeReply> acquireInTurn(
+              byte[] key,
+              byte[] token,
+              long ttlMillis,
+              long guardMillis,
+              byte[] waiter,
+              long staleMillis) {
+            calls.add("in turn");
+            return CompletableFuture.completedFuture(NodeReply.of(Vote.TAKEN));
+          }
+
+          @Override
+          public CompletableFuture<NodeReply> leaveQueue(byte[] key, byte[] waiter) {
+            calls.add("leave");
+            return super.leaveQueue(key, waiter);
+          }
+        };
+    BreakerNodeClient breaker =
+        new BreakerNodeClient(
+            recording, "fake:1", NODE_TIMEOUT, Duration.ofSeconds(1), ticker, (n, s) -> {});
+    NodeClient probe = breaker.probe();
+    probe.acquireInTurn(KEY, KEY, 10_000, 0, KEY, 1_000);
+    probe.leaveQueue(KEY, KEY);
+    assertEquals(List.of("in turn", "leave"), calls);
+  }
+
   @Test
   void answeredCallsLeaveTheOverdueScanAtOnceBehindAnUnansweredOne() {
     node.onSet = FakeNode.Answer.HANG;
