@@ -534,6 +534,7 @@ public final class RedLockBuilder {
                       address, timeout, connectTimeoutNanos(timeout), t, selector);
     }
     List<NodeClient> clients = new ArrayList<>(addresses.size());
+    List<FitNodeClient> fits = new ArrayList<>(addresses.size()); // the same, typed
     List<String> names = new ArrayList<>(addresses.size());
     long[] timeoutsNanos = new long[addresses.size()];
     long guardMillis = guardMillis();
@@ -560,7 +561,7 @@ public final class RedLockBuilder {
                   events::circuitChanged);
         }
         // Named at WARN whatever the setting; kept from voting unless excludeUnfitMasters(false).
-        client =
+        FitNodeClient fit =
             new FitNodeClient(
                 client,
                 preflight,
@@ -570,7 +571,8 @@ public final class RedLockBuilder {
                 preflightInterval.toNanos(),
                 ticker,
                 events::run);
-        clients.add(client);
+        fits.add(fit);
+        clients.add(fit);
         names.add(addresses.get(i).toString());
       }
     } catch (RuntimeException | Error e) {
@@ -586,8 +588,8 @@ public final class RedLockBuilder {
     if (excludeUnfitMasters) {
       // The first verdicts before the first round, bounded like inspect().
       long deadline = ticker.read() + Coordinator.preflightWaitNanos(masters.nodeTimeoutNanos());
-      for (NodeClient client : clients) {
-        ((FitNodeClient) client).awaitFirstCheck(deadline);
+      for (FitNodeClient fit : fits) {
+        fit.awaitFirstCheck(deadline);
       }
     }
     return new RedLock(
