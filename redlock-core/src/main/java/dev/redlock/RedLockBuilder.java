@@ -53,7 +53,7 @@ public final class RedLockBuilder {
   private Duration circuitBreakerWait = RedLock.DEFAULT_CIRCUIT_BREAKER_WAIT;
   private Ticker ticker = Ticker.system();
   private NodeClientFactory nodeClients; // null: the transport's clients
-  private Transport transport; // null: Transport.fromProperty()
+  private Transport transport; // null: Transport.plaintext()
   private SSLContext sslContext;
   private boolean wakeUps = true;
   private Duration preflightInterval = RedLock.PREFLIGHT_INTERVAL;
@@ -474,7 +474,7 @@ public final class RedLockBuilder {
     return this;
   }
 
-  /** Picks the transport of plaintext masters, over {@link Transport#PROPERTY}: for tests. */
+  /** Picks the transport of plaintext masters, over {@link Transport#plaintext()}: for tests. */
   RedLockBuilder transport(Transport transport) {
     this.transport = requireNonNull(transport, "transport");
     return this;
@@ -520,7 +520,7 @@ public final class RedLockBuilder {
     SelectorLoop io = null;
     if (factory == null) {
       SSLContext tls = linkTls;
-      Transport plain = transport != null ? transport : Transport.fromProperty();
+      Transport plain = transport != null ? transport : Transport.plaintext();
       if (plain == Transport.SELECTOR && addresses.stream().anyMatch(a -> !a.tls())) {
         io = new SelectorLoop(events::internalError, InetAddress::getAllByName);
       }

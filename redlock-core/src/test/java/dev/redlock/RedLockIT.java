@@ -13,7 +13,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.NodeOutcome.Status;
-import dev.redlock.internal.transport.Transport;
 import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
@@ -381,7 +380,7 @@ class RedLockIT {
     Set<Thread> started = libraryThreads();
     started.removeAll(before);
     long io = started.stream().filter(t -> t.getName().startsWith("redlock-io-")).count();
-    if (Transport.fromProperty() == Transport.SELECTOR) {
+    if (!TransportUnderTest.jedis()) {
       assertEquals(1, io, "one selector thread for every plaintext master: " + started);
     } else {
       assertEquals(5, io, "one Jedis I/O thread per master: " + started);

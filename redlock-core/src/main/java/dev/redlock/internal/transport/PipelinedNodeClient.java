@@ -8,7 +8,7 @@ import org.slf4j.LoggerFactory;
 /**
  * One master's client over Jedis: one pipelined connection and one I/O thread. The transport of
  * {@code rediss://} (TLS) masters; {@code redis://} masters use {@link SelectorNodeClient} unless a
- * test or {@value Transport#PROPERTY} asks for this one.
+ * test or {@link Transport#usePlaintext} asks for this one.
  *
  * <p>Callers write their command on the connection themselves (through the {@link CommandPipeline},
  * under a short lock) and return; the daemon thread {@code redlock-io-N} opens the connection

@@ -10,19 +10,28 @@ public enum Transport {
   /** One Jedis connection and I/O thread per master ({@link PipelinedNodeClient}). */
   JEDIS;
 
-  /**
-   * A system property that picks the transport of plaintext masters: {@code jedis} for one Jedis
-   * connection and I/O thread per master, anything else (or unset) for the default, one selector
-   * thread for them all. For comparisons (the benchmark), not a supported setting.
-   */
-  public static final String PROPERTY = "dev.redlock.transport";
+  private static volatile Transport plaintext = SELECTOR;
 
   /**
-   * Returns the transport {@link #PROPERTY} asks for, or the default.
+   * Makes RedLocks built from now on talk to plaintext masters through {@code transport}: a hook
+   * for comparisons (the benchmark's {@code --transport}) and for the test run on the Jedis
+   * transport, not a setting (the package is not exported). {@link #SELECTOR} until called.
    *
-   * @return {@link #JEDIS} if the property says {@code jedis}, else {@link #SELECTOR}
+   * @param transport the transport
    */
-  public static Transport fromProperty() {
-    return "jedis".equalsIgnoreCase(System.getProperty(PROPERTY)) ? JEDIS : SELECTOR;
+  public static void usePlaintext(Transport transport) {
+    if (transport == null) {
+      throw new NullPointerException("transport");
+    }
+    plaintext = transport;
+  }
+
+  /**
+   * Returns the transport RedLocks built now use for plaintext masters ({@link #usePlaintext}).
+   *
+   * @return {@link #SELECTOR} unless the hook said otherwise
+   */
+  public static Transport plaintext() {
+    return plaintext;
   }
 }

@@ -391,7 +391,7 @@ class ScriptCacheIT {
     }
 
     static Clients open(RedisCluster cluster) {
-      boolean jedis = Transport.fromProperty() == Transport.JEDIS;
+      boolean jedis = dev.redlock.TransportUnderTest.jedis();
       Clients opened = new Clients(jedis ? null : new SelectorLoop());
       long timeout = TimeUnit.SECONDS.toNanos(1);
       for (int i = 0; i < cluster.nodes().size(); i++) {
