@@ -35,8 +35,19 @@ class AsyncWaitTest {
 
   private final FakeCluster cluster = new FakeCluster();
   private final List<FakeNode> nodes = cluster.nodes;
+  // The node timeout runs in real time (the round's timeout is a task on the timer): 5 s, not the
+  // fake cluster's 20 ms, so that no round a test holds in flight (its masters' answers hung until
+  // the test completes them) times out on a loaded machine. At 20 ms, 1 run in 16 of this class
+  // failed under load: 'the close waits for the round in flight ==> expected: <false> but was:
+  // <true>', and 'the late grant was released ... expected: <3> but was: <6>' (the timed-out
+  // round's cleanup, then the late grants' follow-through).
   private final RedLock redlock =
-      cluster.builder(3).circuitBreakers(false).retryDelay(Duration.ofMillis(2)).build();
+      cluster
+          .builder(3)
+          .circuitBreakers(false)
+          .retryDelay(Duration.ofMillis(2))
+          .nodeTimeout(Duration.ofSeconds(5))
+          .build();
 
   @AfterEach
   void close() {
