@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -363,15 +364,10 @@ final class Leases {
    * Sent once, however often the releases are sent again.
    */
   private final class Fallback {
-    private static final int GATE_TOOK = 1; // some waiter heard the gate's release
-    private static final int GATE_FAILED = 2; // failed, no longer held the key, told no one, late
-    private static final int NEXT_HEARD = 4; // clients wait on the key at the next master
-    private static final int TOLD = 8; // the notice was sent
-
     final NodeClient next;
     private final byte[] key;
     private final byte[] token;
-    private final AtomicInteger marks = new AtomicInteger();
+    private final AtomicReference<Marks> marks = new AtomicReference<>(Marks.NONE);
 
     Fallback(NodeClient next, byte[] key, byte[] token) {
       this.next = next;
@@ -386,8 +382,8 @@ final class Leases {
               // subscriptions at the gate not yet confirmed, or lost) while some listen next door.
               mark(
                   error == null && answer.status() == Vote.GRANTED && answer.waitersTold()
-                      ? GATE_TOOK
-                      : GATE_FAILED));
+                      ? Marks::tookAtGate
+                      : Marks::failedAtGate));
       return release;
     }
 
@@ -395,10 +391,10 @@ final class Leases {
       release.whenComplete(
           (answer, error) -> {
             if (error == null && answer.waitersListening()) {
-              int before = mark(NEXT_HEARD);
-              if ((before & (GATE_TOOK | GATE_FAILED)) == 0) {
+              Marks before = mark(Marks::heardNext);
+              if (!before.gateTook() && !before.gateFailed()) {
                 // The gate has not answered yet: it may be slow, or paused.
-                releases.later(() -> mark(GATE_FAILED), masters.fallbackDelayNanos(key));
+                releases.later(() -> mark(Marks::failedAtGate), masters.fallbackDelayNanos(key));
               }
             }
           });
@@ -406,20 +402,20 @@ final class Leases {
     }
 
     /**
-     * Adds {@code mark}; tells the waiters, once, when the gate failed, none took it there, and
-     * clients wait at the next master. Returns the marks before.
+     * Adds a mark; tells the waiters, once, when the gate failed, none took it there, and clients
+     * wait at the next master. Returns the marks before.
      */
-    private int mark(int mark) {
-      int before;
-      int after;
+    private Marks mark(java.util.function.UnaryOperator<Marks> mark) {
+      Marks before;
+      Marks after;
       do {
         before = marks.get();
-        after = before | mark;
-        if ((after & (GATE_FAILED | NEXT_HEARD | GATE_TOOK | TOLD)) == (GATE_FAILED | NEXT_HEARD)) {
-          after |= TOLD;
+        after = mark.apply(before);
+        if (after.gateFailed() && after.nextHeard() && !after.gateTook() && !after.told()) {
+          after = after.sent();
         }
       } while (!marks.compareAndSet(before, after));
-      if ((after & ~before & TOLD) != 0) {
+      if (after.told() && !before.told()) {
         try {
           next.noticeWaiters(key, token);
         } catch (RuntimeException e) {
@@ -427,6 +423,34 @@ final class Leases {
         }
       }
       return before;
+    }
+  }
+
+  /**
+   * What a release's fallback notice has learned, one value replaced by compare-and-set.
+   *
+   * @param gateTook some waiter heard the gate's release
+   * @param gateFailed the gate failed, no longer held the key, told no one, or was late
+   * @param nextHeard clients wait on the key at the next master
+   * @param told the notice was sent
+   */
+  private record Marks(boolean gateTook, boolean gateFailed, boolean nextHeard, boolean told) {
+    static final Marks NONE = new Marks(false, false, false, false);
+
+    Marks tookAtGate() {
+      return new Marks(true, gateFailed, nextHeard, told);
+    }
+
+    Marks failedAtGate() {
+      return new Marks(gateTook, true, nextHeard, told);
+    }
+
+    Marks heardNext() {
+      return new Marks(gateTook, gateFailed, true, told);
+    }
+
+    Marks sent() {
+      return new Marks(gateTook, gateFailed, nextHeard, true);
     }
   }
 

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One acquisition's place among the waiters of its resource: which of its rounds are gated ({@link
@@ -32,9 +32,17 @@ final class Turn {
    */
   static final int SET_RETRIES = 8;
 
-  private static final int NAMED = 1;
-  private static final int NAMED_ROUND = 2;
-  private static final int RETRIES_SHIFT = 2;
+  /**
+   * Its naming, one value replaced by compare-and-set: the notice link's thread names the waiter
+   * (or, a set's, notices it), the waiter's thread takes the naming for a round and decides it.
+   *
+   * @param named its next round asks every master at once
+   * @param namedRound named since it was last queued or granted (see {@link #wasNamed()})
+   * @param setRetries a set's rounds left that ask every master at once
+   */
+  private record Naming(boolean named, boolean namedRound, int setRetries) {
+    static final Naming NONE = new Naming(false, false, 0);
+  }
 
   private final Masters masters;
   private final byte[] key;
@@ -48,11 +56,7 @@ final class Turn {
   private volatile String queuedAs; // see queuedAs()
   private volatile boolean left; // the acquisition stopped
   private volatile boolean unheard; // its waiter hears no notice: it must not queue
-  // Its naming, one value changed by compare-and-set: the notice link's thread names the waiter
-  // (or, a set's, notices it), the waiter's thread takes the naming for a round and decides it.
-  // NAMED: its next round asks every master at once; NAMED_ROUND: named since it was last queued
-  // or granted (see wasNamed()); above those bits, a set's rounds left that ask every master.
-  private final AtomicInteger naming = new AtomicInteger();
+  private final AtomicReference<Naming> naming = new AtomicReference<>(Naming.NONE);
   private volatile boolean waiting; // the next round is a waiter's: gated
 
   /**
@@ -166,7 +170,7 @@ final class Turn {
 
   /** A release named this waiter first in the queue at its gate ({@link Wakeups}). */
   void named() {
-    naming.getAndUpdate(was -> was | NAMED);
+    naming.getAndUpdate(was -> new Naming(true, was.namedRound(), was.setRetries()));
   }
 
   /**
@@ -180,7 +184,7 @@ final class Turn {
     if (!set) {
       return;
     }
-    naming.getAndUpdate(was -> (was & NAMED_ROUND) | NAMED | SET_RETRIES << RETRIES_SHIFT);
+    naming.getAndUpdate(was -> new Naming(true, was.namedRound(), SET_RETRIES));
   }
 
   /**
@@ -189,8 +193,8 @@ final class Turn {
    * others that queue there sleep on and do not race it. Once per naming.
    */
   boolean takeNamed() {
-    int was = naming.getAndUpdate(s -> (s & NAMED) == 0 ? s : (s & ~NAMED) | NAMED_ROUND);
-    return (was & NAMED) != 0;
+    Naming was = naming.getAndUpdate(n -> n.named() ? new Naming(false, true, n.setRetries()) : n);
+    return was.named();
   }
 
   /**
@@ -201,7 +205,7 @@ final class Turn {
    * the gate it is queued again, and the next release names it.
    */
   boolean wasNamed() {
-    return (naming.get() & NAMED_ROUND) != 0;
+    return naming.get().namedRound();
   }
 
   /**
@@ -254,12 +258,13 @@ final class Turn {
       // lengthen every retry.
       naming.getAndUpdate(
           was -> {
-            if ((was & NAMED_ROUND) == 0) {
+            if (!was.namedRound()) {
               return was; // not named: nothing to decide
             }
-            int left = Math.max(0, (was >>> RETRIES_SHIFT) - 1); // 0 but for a set's
+            int left = Math.max(0, was.setRetries() - 1); // 0 but for a set's
             boolean again = set ? left > 0 : !queued;
-            return left << RETRIES_SHIFT | (again ? NAMED | NAMED_ROUND : was & NAMED);
+            // Named again for the retry; else a naming that came meanwhile is kept.
+            return again ? new Naming(true, true, left) : new Naming(was.named(), false, left);
           });
     }
     if (attempt.grant() != null) {

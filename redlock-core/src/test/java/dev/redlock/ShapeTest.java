@@ -1,0 +1,36 @@
+package dev.redlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The shape issue 32 asks of the contention wing, checked beside {@link LayersTest}: state that
+ * threads share is a value (a record replaced by compare-and-set), not bits packed into an integer
+ * that each reader must decode.
+ */
+class ShapeTest {
+
+  /** The classes whose shared state was bit-packed: an acquisition's turn, a release's fallback. */
+  private static final List<String> STATEFUL =
+      List.of("dev.redlock.internal.lease.Turn", "dev.redlock.internal.lease.Leases$Fallback");
+
+  @Test
+  void theTurnAndTheFallbackKeepTheirStateAsValuesNotBits() throws ClassNotFoundException {
+    List<String> packed = new ArrayList<>();
+    for (String name : STATEFUL) {
+      for (Field field : Class.forName(name).getDeclaredFields()) {
+        Class<?> type = field.getType();
+        if (type == AtomicInteger.class || type == AtomicLong.class) {
+          packed.add(name + "." + field.getName());
+        }
+      }
+    }
+    assertEquals(List.of(), packed, "atomic integers as state");
+  }
+}
