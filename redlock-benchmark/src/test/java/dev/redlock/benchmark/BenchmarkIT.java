@@ -468,6 +468,10 @@ class BenchmarkIT {
         text.contains("the hand-written floors' utilization (no pause): release, then acquire 0."),
         text);
     assertTrue(text.contains("fewest grants >= 0.6 x most (pause 5 ms)"), text);
+    for (String which : List.of("pause 5 ms", "no pause")) {
+      assertTrue(text.contains("utilization (" + which + ") >= 0.9 x the two-round floor's"), text);
+    }
+    assertFalse(text.contains("utilization (no pause) >= 0.8"), "issue 18's withdrawn goal");
     // The row with every pub/sub connection killed every 200 ms (on the benchmark's own masters):
     // in both tables, killing connections, without an overlapping hold or a failure, and its goal.
     Matcher resets =
