@@ -111,6 +111,16 @@ final class HandOffRun {
 
   static final String FLOOR_ONE_ROUND = "floor: hand-off in the release";
 
+  /**
+   * The rows (issue 32, R6) where contender 0 asks for a set, the resource and one more of its own,
+   * and the others for the resource alone: a set's waiter is not queued at the resource's gate and
+   * is not woken by a release that names a queued waiter, so under steady contention its share is
+   * what polling leaves it. The row's note gives its grants beside the others' fewest and most.
+   */
+  static final String SET_ROW = "RedLock, contender 0 on a set";
+
+  static final String SET_ROW_POLLING = "RedLock, a set, wakeUps(false)";
+
   /** What a row is to the goals. */
   enum Kind {
     /** The default RedLock, whose figures the goals are held against. */
@@ -244,6 +254,14 @@ final class HandOffRun {
             "RedLock, wakeUps(false)",
             redlocks(uris, nodeTimeout, admit, builder -> builder.wakeUps(false)),
             Kind.OTHER));
+    rows.add(
+        new Row(
+            SET_ROW, withASet(redlocks(uris, nodeTimeout, admit, builder -> builder)), Kind.OTHER));
+    rows.add(
+        new Row(
+            SET_ROW_POLLING,
+            withASet(redlocks(uris, nodeTimeout, admit, builder -> builder.wakeUps(false))),
+            Kind.OTHER));
     if (redisson) { // else --skip redisson
       rows.add(
           new Row(
@@ -263,6 +281,17 @@ final class HandOffRun {
     return rows;
   }
 
+  /**
+   * Contender 0's mutex takes a set, {@code resource} and one more resource of its own; the others'
+   * as {@code single} makes them.
+   */
+  private static MutexFactory withASet(MutexFactory single) {
+    return (i, resource) -> single.create(i, i == 0 ? SET_PREFIX + resource : resource);
+  }
+
+  /** A resource name that {@link #redlocks}' mutexes take as a set: itself and one more. */
+  private static final String SET_PREFIX = "set:";
+
   private static MutexFactory redlocks(
       List<String> uris,
       Duration nodeTimeout,
@@ -280,7 +309,15 @@ final class HandOffRun {
         @Override
         public boolean lock(Duration wait) throws InterruptedException {
           try {
-            lease = redlock.acquire(resource, Benchmark.TTL, wait);
+            lease =
+                resource.startsWith(SET_PREFIX)
+                    ? redlock.acquireAll(
+                        List.of(
+                            resource.substring(SET_PREFIX.length()),
+                            resource.substring(SET_PREFIX.length()) + ":own"),
+                        Benchmark.TTL,
+                        wait)
+                    : redlock.acquire(resource, Benchmark.TTL, wait);
             return true;
           } catch (LockTakenException e) {
             return false;
@@ -322,6 +359,9 @@ final class HandOffRun {
       } catch (RuntimeException e) {
         out.printf(Locale.ROOT, "%-34s could not run: %s%n", row.name(), e);
         continue;
+      }
+      if (row.name().equals(SET_ROW) || row.name().equals(SET_ROW_POLLING)) {
+        result = result.withNote("the set's contender: " + result.grants()[0] + " grants");
       }
       results[r] = result;
       out.printf(
