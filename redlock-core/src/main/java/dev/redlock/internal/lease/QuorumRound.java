@@ -35,11 +35,12 @@ import java.util.function.IntFunction;
  * the selector transport, the waiting caller may read the replies itself ({@link
  * SelectorLoop#await}), which sees the round as an {@link AwaitedRound}.
  *
- * <p><b>A gated round</b> ({@link #start(List, long[], int, Mode, Ticker, IntFunction, int)} with a
- * gate) sends the command to one master first, the gate, and to the others only once the gate
- * granted, failed, or was given up on ({@link #openGate}). If the gate answers that another client
- * holds the key, the round is decided at once, the others never asked (PENDING): contenders that
- * all go through the same gate do not split the votes of the other masters among themselves.
+ * <p><b>A gated round</b> ({@link #start(List, long[], int, Mode, Ticker, IntFunction, int,
+ * BooleanSupplier)} with a gate) sends the command to one master first, the gate, and to the others
+ * only once the gate granted, failed, or was given up on ({@link #openGate}). If the gate answers
+ * that another client holds the key, the round is decided at once, the others never asked
+ * (PENDING): contenders that all go through the same gate do not split the votes of the other
+ * masters among themselves.
  */
 final class QuorumRound implements Landing, AwaitedRound {
 
@@ -127,33 +128,16 @@ final class QuorumRound implements Landing, AwaitedRound {
       Mode mode,
       Ticker ticker,
       IntFunction<CompletableFuture<NodeReply>> command) {
-    return start(names, timeoutNanos, quorum, mode, ticker, command, -1);
+    return start(names, timeoutNanos, quorum, mode, ticker, command, -1, () -> true);
   }
 
   /**
    * Starts a round as {@link #start(List, long[], int, Mode, Ticker, IntFunction)} does, but with
    * {@code gate} at least 0 (in {@link Mode#QUORUM}) only on that master: the others are sent the
-   * command when the gate grants or fails, or at {@link #openGate}; not at all if it refuses.
-   */
-  static QuorumRound start(
-      List<String> names,
-      long[] timeoutNanos,
-      int quorum,
-      Mode mode,
-      Ticker ticker,
-      IntFunction<CompletableFuture<NodeReply>> command,
-      int gate) {
-    return start(names, timeoutNanos, quorum, mode, ticker, command, gate, ALWAYS);
-  }
-
-  private static final BooleanSupplier ALWAYS = () -> true;
-
-  /**
-   * Starts a gated round as {@link #start(List, long[], int, Mode, Ticker, IntFunction, int)} does,
-   * for an acquisition that may stop while its gate is asked (an asynchronous one, cancelled): a
-   * gate that answers once {@code wanted} says false no longer opens the round, which is then
-   * decided with no other master asked (a grant there alone is no lease, and is released as any
-   * failed round's).
+   * command when the gate grants or fails, or at {@link #openGate}; not at all if it refuses, nor
+   * once {@code wanted} says false: an acquisition that may stop while its gate is asked (an
+   * asynchronous one, cancelled) asks no other master after its gate answered; the round is then
+   * decided (a grant at the gate alone is no lease, and is released as any failed round's).
    */
   static QuorumRound start(
       List<String> names,

@@ -335,7 +335,8 @@ class GatedRoundTest {
               sent.set(i, reply);
               return reply;
             },
-            GATE);
+            GATE,
+            () -> true);
     ticker.advance(java.time.Duration.ofMillis(300)); // the gate wait, the gate silent
     round.openGate();
     for (int i : new int[] {0, 1, 3}) {
