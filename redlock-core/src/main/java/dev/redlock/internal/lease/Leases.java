@@ -14,6 +14,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -405,7 +406,7 @@ final class Leases {
      * Adds a mark; tells the waiters, once, when the gate failed, none took it there, and clients
      * wait at the next master. Returns the marks before.
      */
-    private Marks mark(java.util.function.UnaryOperator<Marks> mark) {
+    private Marks mark(UnaryOperator<Marks> mark) {
       Marks before;
       Marks after;
       do {

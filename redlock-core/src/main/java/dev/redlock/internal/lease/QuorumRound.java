@@ -77,11 +77,12 @@ final class QuorumRound implements Landing, AwaitedRound {
   // gate, which sends to every master at its start
   private final boolean[] sent;
   private IntFunction<CompletableFuture<NodeReply>> held; // guarded by lock: the gate's, until open
-  private boolean gateRefused; // guarded by lock: another client holds the key at the gate
+  // guarded by lock: the others are never asked: another client holds the key at the gate, or
+  // the gate answered after the acquisition stopped
+  private boolean gateClosed;
   // whether the acquisition still wants the round: read when the gate answers (a stopped one's
   // round asks no one else)
   private final BooleanSupplier wanted;
-  private boolean gateClosed; // guarded by lock: the gate answered after the acquisition stopped
   private boolean gateWaitPassed; // guarded by lock: the others were asked for want of the gate
   private int granted; // guarded by lock
   private int refused; // guarded by lock: any answer other than GRANTED
@@ -245,7 +246,7 @@ final class QuorumRound implements Landing, AwaitedRound {
       }
       if (node == gate && held != null) {
         if (statuses[node] == Vote.TAKEN || statuses[node] == Vote.GONE) {
-          gateRefused = true; // another client's: asking the others would only split their votes
+          gateClosed = true; // another client's: asking the others would only split their votes
         } else if (!wanted.getAsBoolean()) {
           gateClosed = true; // stopped meanwhile: the others would only grant a lock no one wants
         } else {
@@ -308,7 +309,7 @@ final class QuorumRound implements Landing, AwaitedRound {
     if (mode == Mode.FREED) {
       return answered >= quorum || granted + refused == size;
     }
-    return granted >= quorum || refused > size - quorum || gateRefused || gateClosed;
+    return granted >= quorum || refused > size - quorum || gateClosed;
   }
 
   /**

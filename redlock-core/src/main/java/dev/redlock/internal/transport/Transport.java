@@ -1,5 +1,7 @@
 package dev.redlock.internal.transport;
 
+import java.util.Objects;
+
 /**
  * How {@code redis://} masters are talked to; {@code rediss://} (TLS) ones always by Jedis ({@link
  * PipelinedNodeClient}).
@@ -20,10 +22,7 @@ public enum Transport {
    * @param transport the transport
    */
   public static void usePlaintext(Transport transport) {
-    if (transport == null) {
-      throw new NullPointerException("transport");
-    }
-    plaintext = transport;
+    plaintext = Objects.requireNonNull(transport, "transport");
   }
 
   /**
