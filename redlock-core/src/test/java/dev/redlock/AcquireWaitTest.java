@@ -3,7 +3,6 @@ package dev.redlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -194,14 +193,15 @@ class AcquireWaitTest {
   }
 
   @Test
-  void fencedAcquireReadsTheLegacyFenceKeyAndAnUnfencedOneDoesNot() {
+  void aFencedAcquireReadsTheFenceCounterAndAnUnfencedOneDoesNot() {
     build(Duration.ofMillis(1));
     redlock.tryAcquire("r", TTL).orElseThrow().release();
-    assertNotNull(nodes.get(0).lastLegacyFenceKey, "fencing on: the old counter is read");
+    assertTrue(nodes.get(0).lastFenced, "fencing on: the counter is read");
     redlock.close();
     nodes.clear();
     redlock = cluster.builder(3).fencing(false).restartGuard(false).build();
     redlock.tryAcquire("r", TTL).orElseThrow().release();
-    assertNull(nodes.get(0).lastLegacyFenceKey, "no fencing, no guard: a plain SET");
+    assertFalse(nodes.get(0).lastFenced, "no fencing: no counter");
+    assertEquals(0, nodes.get(0).lastGuardMillis, "no guard");
   }
 }

@@ -57,22 +57,6 @@ class FencingAndRestartGuardTest {
   }
 
   @Test
-  void aResourcesCounterFromAnEarlierVersionIsStillReadSoTokensKeepRising() {
-    build(3, b -> b);
-    // Version 0.1 kept a counter per resource; masters 0 and 1 hold one for "r" at 100.
-    nodes.get(0).legacyFences.put("r", 100L);
-    nodes.get(1).legacyFences.put("r", 100L);
-    Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
-    assertEquals(101, lease.fencingToken());
-    assertEquals(101, nodes.get(0).fenceCounter.get(), "stored in the master's one counter");
-    lease.close();
-    assertEquals(
-        102,
-        redlock.tryAcquire("other", TTL).orElseThrow().fencingToken(),
-        "above what the last store raised the counter to");
-  }
-
-  @Test
   void theNextTokenExceedsTheCounterOfAnyMajorityThatStoredTheLastOne() {
     build(3, b -> b);
     // Lease one is granted, and its token stored, by masters 0 and 1 only.

@@ -280,22 +280,4 @@ class FencingIT {
       }
     }
   }
-
-  @Test
-  void aResourcesCounterLeftByAnEarlierVersionStillRaisesItsNextToken(RedisCluster cluster) {
-    // Version 0.1 kept a counter per resource; a master's clock in microseconds is about 1.8e15,
-    // so a counter above it shows the token comes from the counter, not from the clock.
-    long old = 9_000_000_000_000_000L;
-    for (int i = 0; i < 5; i++) {
-      cluster.node(i).admin().set("redlock:fence:account:7", Long.toString(old));
-    }
-    try (RedLock redlock = RedLocks.redlock(cluster, 5);
-        Lease lease = redlock.tryAcquire("account:7", TTL).orElseThrow()) {
-      assertEquals(old + 1, lease.fencingToken());
-      assertEquals(
-          Long.toString(old),
-          cluster.node(0).admin().get("redlock:fence:account:7"),
-          "the old counter is read, never written");
-    }
-  }
 }

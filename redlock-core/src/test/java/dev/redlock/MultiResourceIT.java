@@ -213,20 +213,6 @@ class MultiResourceIT {
   }
 
   @Test
-  void aResourcesCounterLeftByAnEarlierVersionRaisesTheSetsToken(RedisCluster cluster) {
-    long old = 9_000_000_000_000_000L; // above every clock: the token can only come from it
-    for (int i = 0; i < 5; i++) {
-      cluster.node(i).admin().set("redlock:fence:stock:9", Long.toString(old));
-    }
-    try (RedLock redlock = redlock(cluster, 5);
-        Lease lease = redlock.tryAcquireAll(SET, TTL).orElseThrow()) {
-      assertEquals(old + 1, lease.fencingToken("cart:3"));
-      assertEquals(old + 1, lease.fencingToken("stock:9"));
-      assertEquals(Long.toString(old), cluster.node(0).admin().get("redlock:fence:stock:9"));
-    }
-  }
-
-  @Test
   void theRestartGuardKeepsYoungMastersFromGrantingASetAndNothingIsLeft(RedisCluster cluster) {
     try (RedLock young =
         RedLock.builder()

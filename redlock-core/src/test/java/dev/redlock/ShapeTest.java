@@ -2,9 +2,13 @@ package dev.redlock;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.redlock.internal.transport.Command;
+import dev.redlock.internal.transport.NodeClient;
 import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -12,7 +16,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The shape issue 32 asks of the contention wing, checked beside {@link LayersTest}: state that
  * threads share is a value (a record replaced by compare-and-set), not bits packed into an integer
- * that each reader must decode.
+ * that each reader must decode; the node port sends commands as values through one method.
  */
 class ShapeTest {
 
@@ -32,5 +36,21 @@ class ShapeTest {
       }
     }
     assertEquals(List.of(), packed, "atomic integers as state");
+  }
+
+  /**
+   * The node port has one command method, {@link NodeClient#send}: a decorator overrides it once,
+   * so no decorator can forget a command (an unfit gate once voted through a command its fitness
+   * check did not override).
+   */
+  @Test
+  void theNodePortHasOneCommandMethod() {
+    List<String> commands = new ArrayList<>();
+    for (Method method : NodeClient.class.getMethods()) {
+      if (method.getReturnType() == CompletableFuture.class) {
+        commands.add(method.getName() + List.of(method.getParameterTypes()));
+      }
+    }
+    assertEquals(List.of("send[" + Command.class + "]"), commands);
   }
 }

@@ -3,7 +3,7 @@ package dev.redlock.internal.lease;
 import dev.redlock.internal.lease.QuorumRound.Tally;
 import dev.redlock.internal.preflight.Findings;
 import dev.redlock.internal.preflight.Preflight;
-import dev.redlock.internal.transport.LuaScript;
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.SelectorLoop;
 import dev.redlock.internal.transport.Ticker;
@@ -421,14 +421,9 @@ public final class Coordinator {
    * turn ({@link Turn#acquire}). With fencing, it also reads each master's fence counter and clock.
    */
   private Masters.Call acquireCall(byte[] key, byte[] token, long ttlMillis, Turn turn, int gate) {
-    // The script reads the fence counter whenever it runs; only the plain SET needs no key.
-    byte[] legacyFenceKey =
-        settings.fencing() || settings.restartGuard() ? LuaScript.legacyFenceKey(key) : null;
-    long guardMillis = settings.guardMillis();
-    return (node, i) ->
-        i == gate
-            ? turn.acquire(node, gate, legacyFenceKey, token, ttlMillis, guardMillis)
-            : node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
+    Command.Acquire acquire =
+        new Command.Acquire(key, token, ttlMillis, settings.fencing(), settings.guardMillis());
+    return (node, i) -> i == gate ? turn.acquire(node, gate, acquire) : node.send(acquire);
   }
 
   /** How long a round gated by {@code gate} waits for it before asking the others; 0 if none. */
@@ -550,7 +545,7 @@ public final class Coordinator {
     // A master still connecting is waited for: the admission must not skip it for being slow.
     long deadline =
         masters.ticker().read() + settings.connectTimeoutNanos() + masters.nodeTimeoutNanos();
-    Tally tally = masters.all((node, i) -> node.admit(), deadline);
+    Tally tally = masters.all((node, i) -> node.send(new Command.Admit()), deadline);
     List<Outcome> outcomes = AdmissionReport.explained(tally.outcomes());
     log.info("admission: {}", AdmissionReport.summary(outcomes));
     for (Outcome outcome : outcomes) {

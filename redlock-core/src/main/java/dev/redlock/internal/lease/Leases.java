@@ -2,6 +2,7 @@ package dev.redlock.internal.lease;
 
 import dev.redlock.internal.lease.Grant.FenceFailure;
 import dev.redlock.internal.lease.QuorumRound.Tally;
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.KeySet;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
@@ -138,7 +139,7 @@ final class Leases {
     byte[] key = lease.key();
     byte[] token = lease.token();
     long fence = lease.fence();
-    Tally tally = masters.vote((node, i) -> node.fence(key, token, fence));
+    Tally tally = masters.vote((node, i) -> node.send(new Command.Fence(key, token, fence)));
     boolean stillValid = lease.validAt(tally.decidedAtNanos());
     if (tally.reachedQuorum() && stillValid) {
       return null;
@@ -196,7 +197,7 @@ final class Leases {
   private static Masters.Call extendCall(Grant lease, long ttlMillis) {
     byte[] key = lease.key();
     byte[] token = lease.token();
-    return (node, i) -> node.extend(key, token, ttlMillis);
+    return (node, i) -> node.send(new Command.Extend(key, token, ttlMillis));
   }
 
   private Extension settle(Grant lease, long ttlMillis, Tally tally) {
@@ -335,21 +336,21 @@ final class Leases {
    * other one its waiters hear, a release that tells them only if the gate does not take it (see
    * {@link Fallback}); elsewhere the plain one (no waiter hears those masters).
    */
-  private Releases.Command releaseOf(Grant lease) {
+  private Releases.Send releaseOf(Grant lease) {
     byte[] key = lease.key();
     byte[] token = lease.token();
     NodeClient gate = masters.gateClient(key);
     if (gate == null || KeySet.isKeySet(key)) {
-      return (node, now) -> node.release(key, token);
+      return (node, now) -> node.send(Command.release(key, token));
     }
     Fallback fallback = new Fallback(masters.fallbackClient(key), key, token);
     return (node, now) -> {
       if (node == gate) {
-        return fallback.atGate(node.releaseAtGate(key, token));
+        return fallback.atGate(node.send(Command.releaseAtGate(key, token)));
       }
       return node == fallback.next
-          ? fallback.atNext(node.releaseAtNext(key, token))
-          : node.release(key, token);
+          ? fallback.atNext(node.send(Command.releaseAtNext(key, token)))
+          : node.send(Command.release(key, token));
     };
   }
 
@@ -418,7 +419,7 @@ final class Leases {
       } while (!marks.compareAndSet(before, after));
       if (after.told() && !before.told()) {
         try {
-          next.noticeWaiters(key, token);
+          next.send(new Command.Notice(key, token));
         } catch (RuntimeException e) {
           log.debug("the fallback notice of a release was not sent: {}", e.toString());
         }
@@ -482,7 +483,9 @@ final class Leases {
             lease.landing(),
             lease.keysExpireBy(),
             (node, now) ->
-                node.shorten(key, token, Math.max(1, TimeUnit.NANOSECONDS.toMillis(target - now))));
+                node.send(
+                    new Command.Shorten(
+                        key, token, Math.max(1, TimeUnit.NANOSECONDS.toMillis(target - now)))));
     Tally tally = masters.all(job::send);
     released(lease, tally);
     return tally.reachedQuorum();

@@ -2,6 +2,7 @@ package dev.redlock.internal.lease;
 
 import dev.redlock.internal.lease.QuorumRound.Mode;
 import dev.redlock.internal.lease.QuorumRound.Tally;
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.SelectorLoop;
@@ -179,7 +180,7 @@ public final class Masters {
    */
   void leave(int gate, byte[] key, byte[] waiter) {
     try {
-      nodes.get(gate).leaveQueue(key, waiter);
+      nodes.get(gate).send(new Command.Leave(key, waiter));
     } catch (RuntimeException e) {
       log.debug("the leave of a queue at {} was not sent: {}", names.get(gate), e.toString());
     }

@@ -1,5 +1,6 @@
 package dev.redlock.internal.lease;
 
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.NodeUnavailableException;
@@ -69,7 +70,7 @@ final class Releases implements AutoCloseable {
 
   /** What a release sends to one master: the command, given the time it is sent at. */
   @FunctionalInterface
-  interface Command extends BiFunction<NodeClient, Long, CompletableFuture<NodeReply>> {}
+  interface Send extends BiFunction<NodeClient, Long, CompletableFuture<NodeReply>> {}
 
   private final Masters masters;
   private final Events events;
@@ -91,7 +92,7 @@ final class Releases implements AutoCloseable {
    * resource} is the lease's, whose final answers the listener hears, or null for the cleanup of a
    * failed acquire or a lost lease.
    */
-  Job start(String resource, Landing landing, long keysExpireByNanos, Command command) {
+  Job start(String resource, Landing landing, long keysExpireByNanos, Send command) {
     return new Job(resource, landing, keysExpireByNanos, command);
   }
 
@@ -105,7 +106,11 @@ final class Releases implements AutoCloseable {
    */
   void releaseAll(byte[] key, byte[] token, Landing landing, long keysExpireByNanos) {
     Job job =
-        start(null, landing, keysExpireByNanos, (node, now) -> node.releaseQuietly(key, token));
+        start(
+            null,
+            landing,
+            keysExpireByNanos,
+            (node, now) -> node.send(Command.releaseQuietly(key, token)));
     List<NodeClient> nodes = masters.nodes();
     for (int i = 0; i < nodes.size(); i++) {
       if (landing.leftNothing(i)) {
@@ -120,7 +125,7 @@ final class Releases implements AutoCloseable {
    * Sends {@code command} (a release) to every master without waiting, and follows it, as {@link
    * #releaseAll(byte[], byte[], Landing, long)} does.
    */
-  void releaseAll(Landing landing, long keysExpireByNanos, Command command) {
+  void releaseAll(Landing landing, long keysExpireByNanos, Send command) {
     Job job = start(null, landing, keysExpireByNanos, command);
     List<NodeClient> nodes = masters.nodes();
     for (int i = 0; i < nodes.size(); i++) {
@@ -238,7 +243,7 @@ final class Releases implements AutoCloseable {
     private final String resource;
     private final Landing landing;
     private final long keysExpireByNanos;
-    private final Command command;
+    private final Send command;
     private final long startNanos = ticker.read();
     private final ReentrantLock jobLock = new ReentrantLock();
     private final Vote[] votes; // guarded by jobLock: each master's final answer, null while open
@@ -249,7 +254,7 @@ final class Releases implements AutoCloseable {
     private boolean followed; // guarded by jobLock: in the following set, awaiting a retry
     private int open; // guarded by jobLock: masters without a final answer
 
-    private Job(String resource, Landing landing, long keysExpireByNanos, Command command) {
+    private Job(String resource, Landing landing, long keysExpireByNanos, Send command) {
       this.resource = resource;
       this.landing = landing;
       this.keysExpireByNanos = keysExpireByNanos;

@@ -1,5 +1,6 @@
 package dev.redlock.internal.lease;
 
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.KeySet;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
@@ -212,15 +213,9 @@ final class Turn {
    * The call to the gate master in a round gated by {@code gate}: queued, if this acquisition's key
    * is a single resource's; else the plain acquire.
    */
-  CompletableFuture<NodeReply> acquire(
-      NodeClient node,
-      int gate,
-      byte[] legacyFenceKey,
-      byte[] token,
-      long ttlMillis,
-      long guardMillis) {
+  CompletableFuture<NodeReply> acquire(NodeClient node, int gate, Command.Acquire acquire) {
     if (waiter == null) {
-      return node.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
+      return node.send(acquire);
     }
     if (left) {
       // Stopped (an asynchronous acquisition cancelled) after its round was built: queue nowhere.
@@ -229,7 +224,14 @@ final class Turn {
     }
     queuedAt = gate;
     CompletableFuture<NodeReply> reply =
-        node.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
+        node.send(
+            new Command.AcquireInTurn(
+                key,
+                acquire.token(),
+                acquire.ttlMillis(),
+                acquire.guardMillis(),
+                waiter,
+                staleMillis));
     if (left) {
       // A leave that ran meanwhile may have read queuedAt before it was set, or sent its leave
       // ahead of this acquire: leave again, after it, so that no ghost is left at the gate.

@@ -2,10 +2,10 @@ package dev.redlock.internal.preflight;
 
 import dev.redlock.internal.preflight.Findings.Check;
 import dev.redlock.internal.preflight.Findings.Verdict;
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.ForwardingNodeClient;
 import dev.redlock.internal.transport.LogEpisodes;
 import dev.redlock.internal.transport.NodeClient;
-import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.NodeUnavailableException;
 import dev.redlock.internal.transport.Ticker;
 import java.util.concurrent.CompletableFuture;
@@ -24,12 +24,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Excluded, every call that carries a vote fails at once with the reason, without reaching the
  * master: the acquire, the waiter's acquire in turn at its gate (a round may probe an unfit gate
- * when the others cannot make a quorum), the fence and the extend ({@link #VOTES}; a test holds
- * every command of {@link NodeClient} to one list or the other). Releases, shortens, queue leaves,
- * notices, admits and diagnostics go through. The verdict is taken when the RedLock is built and
- * refreshed in the background, at most once per interval, while the master is used, so a corrected
- * master votes again. A master that cannot be checked (unreachable, or an ACL that forbids the
- * commands) is not excluded: that is the vote's own business.
+ * when the others cannot make a quorum), the fence and the extend (the commands of {@link
+ * Command.Role#VOTE}). Releases, shortens, queue leaves, notices, admits and diagnostics go
+ * through. The verdict is taken when the RedLock is built and refreshed in the background, at most
+ * once per interval, while the master is used, so a corrected master votes again. A master that
+ * cannot be checked (unreachable, or an ACL that forbids the commands) is not excluded: that is the
+ * vote's own business.
  *
  * <p>It sits outside the circuit breaker: an unfit master is neither a failure for the breaker nor
  * a candidate for a probe when the others cannot make a quorum.
@@ -46,10 +46,6 @@ public final class FitNodeClient extends ForwardingNodeClient {
       "list only standalone masters (not replicas, not cluster mode) with maxmemory-policy"
           + " noeviction or no maxmemory limit; a corrected master is checked again within 10 s"
           + " of its next use and votes";
-
-  /** The commands that carry a vote, which an excluded master refuses; the others go through. */
-  public static final java.util.Set<String> VOTES =
-      java.util.Set.of("acquire", "acquireInTurn", "fence", "extend");
 
   private final Preflight preflight;
   private final String name;
@@ -213,40 +209,16 @@ public final class FitNodeClient extends ForwardingNodeClient {
     return excluded() != null ? this : delegate.probe();
   }
 
-  // ---- the calls that carry a vote (VOTES): refused while excluded
-
+  /** The commands that carry a vote ({@link Command.Role#VOTE}) are refused while excluded. */
   @Override
-  public CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
-    NodeUnavailableException reason = excluded();
-    return reason != null
-        ? CompletableFuture.failedFuture(reason)
-        : delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> acquireInTurn(
-      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
-    NodeUnavailableException reason = excluded();
-    return reason != null
-        ? CompletableFuture.failedFuture(reason)
-        : delegate.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
-    NodeUnavailableException reason = excluded();
-    return reason != null
-        ? CompletableFuture.failedFuture(reason)
-        : delegate.fence(key, token, fence);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
-    NodeUnavailableException reason = excluded();
-    return reason != null
-        ? CompletableFuture.failedFuture(reason)
-        : delegate.extend(key, token, ttlMillis);
+  public <R> CompletableFuture<R> send(Command<R> command) {
+    return switch (command.kind().role()) {
+      case VOTE -> {
+        NodeUnavailableException reason = excluded();
+        yield reason != null ? CompletableFuture.failedFuture(reason) : delegate.send(command);
+      }
+      case ENDING, OTHER -> delegate.send(command);
+    };
   }
 
   @Override

@@ -4,6 +4,7 @@ import dev.redlock.internal.preflight.Findings.Check;
 import dev.redlock.internal.preflight.Findings.Loss;
 import dev.redlock.internal.preflight.Findings.Master;
 import dev.redlock.internal.preflight.Findings.Verdict;
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeCommand.Verb;
 import dev.redlock.internal.transport.RestartGuardRule;
@@ -126,19 +127,23 @@ public final class Preflight {
     private Probe(NodeClient node, String name, String datacenter) {
       this.name = name;
       this.datacenter = datacenter;
-      time = node.query(Verb.TIME); // first, so its round trip bounds the clock offset tightly
+      time =
+          node.send(
+              new Command.Query(
+                  Verb.TIME)); // first, so its round trip bounds the clock offset tightly
       timeAnsweredAt = time.handle((v, e) -> System.currentTimeMillis());
-      server = node.query(Verb.INFO, "server");
-      replication = node.query(Verb.INFO, "replication");
-      cluster = node.query(Verb.INFO, "cluster");
-      maxmemory = node.query(Verb.CONFIG, "GET", "maxmemory");
-      policy = node.query(Verb.CONFIG, "GET", "maxmemory-policy");
-      appendonly = node.query(Verb.CONFIG, "GET", "appendonly");
-      appendfsync = node.query(Verb.CONFIG, "GET", "appendfsync");
-      rewriteFsync = node.query(Verb.CONFIG, "GET", "no-appendfsync-on-rewrite");
+      server = node.send(new Command.Query(Verb.INFO, "server"));
+      replication = node.send(new Command.Query(Verb.INFO, "replication"));
+      cluster = node.send(new Command.Query(Verb.INFO, "cluster"));
+      maxmemory = node.send(new Command.Query(Verb.CONFIG, "GET", "maxmemory"));
+      policy = node.send(new Command.Query(Verb.CONFIG, "GET", "maxmemory-policy"));
+      appendonly = node.send(new Command.Query(Verb.CONFIG, "GET", "appendonly"));
+      appendfsync = node.send(new Command.Query(Verb.CONFIG, "GET", "appendfsync"));
+      rewriteFsync = node.send(new Command.Query(Verb.CONFIG, "GET", "no-appendfsync-on-rewrite"));
       guardKeys =
           restartGuard
-              ? node.query(Verb.MGET, Trouble.DATASET_MARKER_KEY, Trouble.ADMITTED_KEY)
+              ? node.send(
+                  new Command.Query(Verb.MGET, Trouble.DATASET_MARKER_KEY, Trouble.ADMITTED_KEY))
               : CompletableFuture.completedFuture(null);
       done =
           CompletableFuture.allOf(

@@ -10,7 +10,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
-import java.util.function.Supplier;
 
 /**
  * The only class that talks to Resilience4j: a circuit breaker in front of one master's client.
@@ -171,56 +170,12 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
   }
 
   @Override
-  public CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
-    return recorded(delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> acquireInTurn(
-      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
-    return recorded(
-        delegate.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
-    return recorded(delegate.fence(key, token, fence), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
-    return recorded(delegate.extend(key, token, ttlMillis), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-    return ending(() -> delegate.release(key, token));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
-    return ending(() -> delegate.releaseAtGate(key, token));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
-    return ending(() -> delegate.shorten(key, token, ttlMillis));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
-    return ending(() -> delegate.releaseQuietly(key, token));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
-    return ending(() -> delegate.releaseAtNext(key, token));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> noticeWaiters(byte[] key, byte[] token) {
-    return ending(() -> delegate.noticeWaiters(key, token));
+  public <R> CompletableFuture<R> send(Command<R> command) {
+    return switch (command.kind().role()) {
+      case VOTE -> recorded(delegate.send(command), false);
+      case ENDING -> ending(command);
+      case OTHER -> delegate.send(command);
+    };
   }
 
   /**
@@ -229,19 +184,19 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
    * that a release that did not get through is sent again (the lease layer's releases); recorded in
    * the breaker only while it is closed. Probing is left to acquires and extends.
    */
-  private CompletableFuture<NodeReply> ending(Supplier<CompletableFuture<NodeReply>> command) {
+  private <R> CompletableFuture<R> ending(Command<R> command) {
     recordOverdue(ticker.read());
     if (breaker.getState() == CircuitBreaker.State.CLOSED && breaker.tryAcquirePermission()) {
-      return recorded(command.get(), false);
+      return recorded(delegate.send(command), false);
     }
-    return command.get();
+    return delegate.send(command);
   }
 
   /**
    * Records the call's outcome in the breaker when it completes. A probe (a call the breaker did
    * not permit) that answers in time closes the breaker.
    */
-  private CompletableFuture<NodeReply> recorded(CompletableFuture<NodeReply> reply, boolean probe) {
+  private <R> CompletableFuture<R> recorded(CompletableFuture<R> reply, boolean probe) {
     Call call = new Call(ticker.read(), reply);
     unanswered.add(call);
     reply.whenComplete(
@@ -336,7 +291,7 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
     final long start;
     private final TimedReply timed; // or null
 
-    Call(long start, CompletableFuture<NodeReply> reply) {
+    Call(long start, CompletableFuture<?> reply) {
       this.start = start;
       this.timed = reply instanceof TimedReply t ? t : null;
     }
@@ -358,79 +313,17 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
     }
   }
 
-  /** The same master, called although its breaker is not closed. */
+  /**
+   * The same master, called although its breaker is not closed: its votes are recorded as a probe's
+   * (an answer in time closes the breaker); every other command goes as through the breaker.
+   */
   private final class Probe implements NodeClient {
     @Override
-    public CompletableFuture<NodeReply> acquire(
-        byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
-      return recorded(delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis), true);
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> acquireInTurn(
-        byte[] key,
-        byte[] token,
-        long ttlMillis,
-        long guardMillis,
-        byte[] waiter,
-        long staleMillis) {
-      return recorded(
-          delegate.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis), true);
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> leaveQueue(byte[] key, byte[] waiter) {
-      return BreakerNodeClient.this.leaveQueue(key, waiter);
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
-      return recorded(delegate.fence(key, token, fence), true);
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
-      return recorded(delegate.extend(key, token, ttlMillis), true);
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-      return BreakerNodeClient.this.release(key, token);
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
-      return BreakerNodeClient.this.releaseAtGate(key, token);
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
-      return BreakerNodeClient.this.releaseQuietly(key, token);
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
-      return BreakerNodeClient.this.releaseAtNext(key, token);
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> noticeWaiters(byte[] key, byte[] token) {
-      return BreakerNodeClient.this.noticeWaiters(key, token);
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
-      return BreakerNodeClient.this.shorten(key, token, ttlMillis);
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> admit() {
-      return delegate.admit();
-    }
-
-    @Override
-    public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
-      return delegate.query(verb, args);
+    public <R> CompletableFuture<R> send(Command<R> command) {
+      return switch (command.kind().role()) {
+        case VOTE -> recorded(delegate.send(command), true);
+        case ENDING, OTHER -> BreakerNodeClient.this.send(command);
+      };
     }
 
     @Override

@@ -3,9 +3,10 @@ package dev.redlock.internal.transport;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The commands of {@link NodeClient}, built once for both transports: each is a {@link NodeCommand}
- * handed to the transport's {@link CommandPipeline}, and its future is the command's own. The waits
- * and the close are the pipeline's too; a transport says how its links open and read.
+ * The commands of {@link NodeClient}, sent the same way by both transports: each {@link Command} is
+ * encoded as a {@link NodeCommand} handed to the transport's {@link CommandPipeline}, and its
+ * future is the encoded command's own. The waits and the close are the pipeline's too; a transport
+ * says how its links open and read.
  */
 abstract class CommandNodeClient implements NodeClient {
 
@@ -45,81 +46,12 @@ abstract class CommandNodeClient implements NodeClient {
   }
 
   @Override
-  public final CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
-    NodeCommand command = NodeCommand.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
-    command.onNewDataset = storeBirth;
-    return reply(command);
-  }
-
-  @Override
-  public final CompletableFuture<NodeReply> acquireInTurn(
-      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
-    NodeCommand command =
-        NodeCommand.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
-    command.onNewDataset = storeBirth;
-    return reply(command);
-  }
-
-  @Override
-  public final CompletableFuture<NodeReply> leaveQueue(byte[] key, byte[] waiter) {
-    return reply(NodeCommand.leaveQueue(key, waiter));
-  }
-
-  @Override
-  public final CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
-    return reply(NodeCommand.fence(key, token, fence));
-  }
-
-  @Override
-  public final CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-    return reply(NodeCommand.release(key, token));
-  }
-
-  @Override
-  public final CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
-    return reply(NodeCommand.releaseAtGate(key, token));
-  }
-
-  @Override
-  public final CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
-    return reply(NodeCommand.releaseQuietly(key, token));
-  }
-
-  @Override
-  public final CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
-    return reply(NodeCommand.releaseAtNext(key, token));
-  }
-
-  @Override
-  public final CompletableFuture<NodeReply> noticeWaiters(byte[] key, byte[] token) {
-    return reply(NodeCommand.noticeWaiters(key, token));
-  }
-
-  @Override
-  public final CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
-    return reply(NodeCommand.extend(key, token, ttlMillis));
-  }
-
-  @Override
-  public final CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
-    return reply(NodeCommand.shorten(key, token, ttlMillis));
-  }
-
-  @Override
-  public final CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
-    NodeCommand command = NodeCommand.query(verb, args);
-    submit(command);
-    return command.value;
-  }
-
-  @Override
-  public final CompletableFuture<NodeReply> admit() {
-    return reply(NodeCommand.admit());
-  }
-
-  private CompletableFuture<NodeReply> reply(NodeCommand command) {
-    submit(command);
-    return command.reply;
+  public final <R> CompletableFuture<R> send(Command<R> command) {
+    NodeCommand encoded = NodeCommand.of(command);
+    if (command.kind() == Command.Kind.ACQUIRE || command.kind() == Command.Kind.ACQUIRE_IN_TURN) {
+      encoded.onNewDataset = storeBirth;
+    }
+    submit(encoded);
+    return encoded.replyTo(command);
   }
 }

@@ -89,75 +89,24 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
   // ---- the lock commands
 
   @Override
-  public CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
-    return watched(delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis), true);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> acquireInTurn(
-      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
-    return watched(
-        delegate.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis), true);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
-    return watched(delegate.fence(key, token, fence), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-    return watched(delegate.release(key, token), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
-    return watched(delegate.releaseAtGate(key, token), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
-    return watched(delegate.releaseQuietly(key, token), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
-    return watched(delegate.releaseAtNext(key, token), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> noticeWaiters(byte[] key, byte[] token) {
-    return watched(delegate.noticeWaiters(key, token), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
-    return watched(delegate.extend(key, token, ttlMillis), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
-    return watched(delegate.shorten(key, token, ttlMillis), false);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> admit() {
-    return watched(delegate.admit(), false);
+  public <R> CompletableFuture<R> send(Command<R> command) {
+    CompletableFuture<R> reply = delegate.send(command);
+    switch (command.kind()) {
+      case ACQUIRE, ACQUIRE_IN_TURN -> reply.whenComplete(heardAcquire);
+      case FENCE, EXTEND, RELEASE, SHORTEN, NOTICE, ADMIT -> reply.whenComplete(heardOther);
+      case LEAVE, QUERY -> {
+        // the queue's bookkeeping, and the preflight's diagnostics, which an ACL may forbid on
+        // purpose: not watched
+      }
+    }
+    return reply;
   }
 
   // One callback each, made once: every vote passes here, so no lambda is allocated per call.
-  private final BiConsumer<NodeReply, Throwable> heardAcquire =
-      (answer, error) -> heard(answer, error, true);
-  private final BiConsumer<NodeReply, Throwable> heardOther =
-      (answer, error) -> heard(answer, error, false);
-
-  /** Looks at the answer when it comes; the caller gets the same future. */
-  private CompletableFuture<NodeReply> watched(
-      CompletableFuture<NodeReply> reply, boolean acquire) {
-    reply.whenComplete(acquire ? heardAcquire : heardOther);
-    return reply;
-  }
+  private final BiConsumer<Object, Throwable> heardAcquire =
+      (answer, error) -> heard((NodeReply) answer, error, true);
+  private final BiConsumer<Object, Throwable> heardOther =
+      (answer, error) -> heard((NodeReply) answer, error, false);
 
   private void heard(NodeReply answer, Throwable error, boolean acquire) {
     if (error != null) {

@@ -5,7 +5,7 @@ import java.util.concurrent.CompletableFuture;
 /**
  * A master's client that hands every call to another: the base of the wrappers that add one concern
  * to a master (its circuit breaker, its fitness), each overriding only the calls that concern
- * changes.
+ * changes ({@link #send}, switching on the command's kind, where it looks at commands).
  */
 public abstract class ForwardingNodeClient implements NodeClient {
 
@@ -22,70 +22,8 @@ public abstract class ForwardingNodeClient implements NodeClient {
   }
 
   @Override
-  public CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
-    return delegate.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> acquireInTurn(
-      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
-    return delegate.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> leaveQueue(byte[] key, byte[] waiter) {
-    return delegate.leaveQueue(key, waiter);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
-    return delegate.fence(key, token, fence);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-    return delegate.release(key, token);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
-    return delegate.releaseAtGate(key, token);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> releaseQuietly(byte[] key, byte[] token) {
-    return delegate.releaseQuietly(key, token);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
-    return delegate.releaseAtNext(key, token);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> noticeWaiters(byte[] key, byte[] token) {
-    return delegate.noticeWaiters(key, token);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
-    return delegate.extend(key, token, ttlMillis);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
-    return delegate.shorten(key, token, ttlMillis);
-  }
-
-  @Override
-  public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
-    return delegate.query(verb, args);
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> admit() {
-    return delegate.admit();
+  public <R> CompletableFuture<R> send(Command<R> command) {
+    return delegate.send(command);
   }
 
   @Override

@@ -24,24 +24,25 @@ public final class HandOffNodeClient extends ForwardingNodeClient {
     this.releasedToWaiters = releasedToWaiters;
   }
 
-  @Override
-  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-    return heard(key, delegate.release(key, token));
-  }
-
-  @Override
-  public CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
-    return heard(key, delegate.releaseAtGate(key, token));
-  }
-
   /**
-   * The release at the master after the gate: quiet, but it says whether clients wait on the key
-   * there, which is as good a sign of waiters as a notice heard (the gate's notice may find their
-   * subscriptions there not yet confirmed).
+   * Every release but the quiet one is heard: the plain release and the gate's by the notice they
+   * send, the release at the master after the gate (quiet, but it says whether clients wait on the
+   * key there, which is as good a sign of waiters as a notice heard: the gate's notice may find
+   * their subscriptions there not yet confirmed).
    */
   @Override
-  public CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
-    return heard(key, delegate.releaseAtNext(key, token));
+  @SuppressWarnings("unchecked") // a Release is a Command<NodeReply>
+  public <R> CompletableFuture<R> send(Command<R> command) {
+    return switch (command.kind()) {
+      case RELEASE -> {
+        Command.Release release = (Command.Release) command;
+        yield release.flavour() == Command.Flavour.QUIET
+            ? delegate.send(command)
+            : (CompletableFuture<R>) heard(release.key(), delegate.send(release));
+      }
+      case ACQUIRE, ACQUIRE_IN_TURN, FENCE, EXTEND, SHORTEN, NOTICE, LEAVE, ADMIT, QUERY ->
+          delegate.send(command);
+    };
   }
 
   /** Heard before the caller's callbacks run, so a release that returned has been heard. */

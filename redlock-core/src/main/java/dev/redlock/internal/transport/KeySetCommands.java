@@ -1,6 +1,5 @@
 package dev.redlock.internal.transport;
 
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -13,23 +12,22 @@ final class KeySetCommands {
 
   /**
    * The acquire of every key of a set at once, all or nothing: the script reads the master's clock,
-   * sets every key only if none exists, then reads the fence counter (and each resource's counter
-   * of earlier versions), the dataset-birth marker and the admitted run, in one atomic call. Its
-   * reply is read as the three of {@link NodeCommand#acquire}'s ({@link #asAcquire}), with the same
-   * fencing and restart guard: a master too young to vote still sets the keys, as the single
-   * acquire's {@code SET} does, and they are released with the lease.
+   * sets every key only if none exists, then reads the fence counter, the dataset-birth marker and
+   * the admitted run, in one atomic call. Its reply is read as the three of {@link
+   * NodeCommand#acquire}'s ({@link #asAcquire}), with the same fencing and restart guard: a master
+   * too young to vote still sets the keys, as the single acquire's {@code SET} does, and they are
+   * released with the lease.
    */
   static NodeCommand acquire(byte[] keySet, byte[] token, long ttlMillis, long guardMillis) {
     List<byte[]> lockKeys = KeySet.keys(keySet);
     int n = lockKeys.size();
-    byte[][] keys = new byte[2 * n + 3][];
+    byte[][] keys = new byte[n + 3][];
     for (int i = 0; i < n; i++) {
       keys[i] = lockKeys.get(i);
-      keys[n + i] = LuaScript.legacyFenceKey(lockKeys.get(i));
     }
-    keys[2 * n] = LuaScript.FENCE_COUNTER;
-    keys[2 * n + 1] = LuaScript.DATASET_MARKER;
-    keys[2 * n + 2] = LuaScript.ADMITTED;
+    keys[n] = LuaScript.FENCE_COUNTER;
+    keys[n + 1] = LuaScript.DATASET_MARKER;
+    keys[n + 2] = LuaScript.ADMITTED;
     return NodeCommand.keySetScript(
         NodeCommand.Kind.ACQUIRE_SET,
         guardMillis,
@@ -81,10 +79,9 @@ final class KeySetCommands {
   }
 
   /**
-   * Reads the script's answer to an acquire, {@code {time, OK or nil, {counter, marker, admitted,
-   * legacy counters...}}}, as the three replies of a single acquire, {@code TIME}, {@code SET} and
-   * {@code MGET counter legacyCounter marker admitted}: the highest of the legacy counters stands
-   * for the one legacy counter.
+   * Reads the script's answer to an acquire, {@code {time, OK or nil, {counter, marker,
+   * admitted}}}, as the three replies of a single acquire, {@code TIME}, {@code SET} and {@code
+   * MGET counter marker admitted}.
    *
    * @return the three replies, or null if the answer is an error or not of that shape
    */
@@ -92,23 +89,9 @@ final class KeySetCommands {
     if (!(answer instanceof List<?> parts
         && parts.size() == 3
         && parts.get(2) instanceof List<?> read
-        && read.size() >= 3)) {
+        && read.size() == 3)) {
       return null;
     }
-    Object highest = null;
-    long legacy = 0;
-    try {
-      for (Object counter : read.subList(3, read.size())) {
-        if (counter != null && NodeCommand.parse(counter) > legacy) {
-          legacy = NodeCommand.parse(counter);
-          highest = counter;
-        }
-      }
-    } catch (NumberFormatException e) {
-      return null;
-    }
-    return new Object[] {
-      parts.get(0), parts.get(1), Arrays.asList(read.get(0), highest, read.get(1), read.get(2))
-    };
+    return new Object[] {parts.get(0), parts.get(1), read};
   }
 }

@@ -72,25 +72,9 @@ public final class LuaScript {
    * What a resource's own fence counter key started with before one counter per master replaced
    * them: such counters are still read, never written.
    */
-  private static final byte[] LEGACY_FENCE_PREFIX =
-      "redlock:fence:".getBytes(StandardCharsets.US_ASCII);
-
   private final byte[] body;
-  private final byte[] sha1;
 
-  /**
-   * Returns the key of a resource's own fence counter, as versions before one counter per master
-   * wrote it: still read by the acquire, never written.
-   *
-   * @param key the resource's key
-   * @return a new array: the legacy prefix, then the key
-   */
-  public static byte[] legacyFenceKey(byte[] key) {
-    byte[] fenceKey = new byte[LEGACY_FENCE_PREFIX.length + key.length];
-    System.arraycopy(LEGACY_FENCE_PREFIX, 0, fenceKey, 0, LEGACY_FENCE_PREFIX.length);
-    System.arraycopy(key, 0, fenceKey, LEGACY_FENCE_PREFIX.length, key.length);
-    return fenceKey;
-  }
+  private final byte[] sha1;
 
   private LuaScript(byte[] body) {
     this.body = body;

@@ -11,11 +11,11 @@ import java.util.concurrent.CompletableFuture;
  * <p>Scripts are called by EVALSHA with the script's SHA-1 (every connection loads the scripts when
  * it opens); the plain acquire is {@code SET key token NX PX ttl}. The fenced or guarded acquire is
  * no script but three plain commands written together, {@code TIME}, {@code SET key token NX PX
- * ttl}, {@code MGET counter legacyCounter marker admitted}, whose three replies make one answer
- * (see {@link #acquire}). The transport writes each of the {@link #parts()} ({@link #verb(int)},
- * {@link #arguments(int)}) and hands each reply it reads back, in order, to {@link #collect}, then
- * the last to {@link #complete}: a {@link Long}, a {@code byte[]}, a {@link List}, {@code null}, or
- * a {@link ServerError}.
+ * ttl}, {@code MGET counter marker admitted}, whose three replies make one answer (see {@link
+ * #acquire}). The transport writes each of the {@link #parts()} ({@link #verb(int)}, {@link
+ * #arguments(int)}) and hands each reply it reads back, in order, to {@link #collect}, then the
+ * last to {@link #complete}: a {@link Long}, a {@code byte[]}, a {@link List}, {@code null}, or a
+ * {@link ServerError}.
  *
  * <p>A lease's key may be a {@link KeySet} (a multi-resource lease): then every command on it is
  * one call of the key-set script ({@code keyset.lua}) over all of its keys, and the acquire's one
@@ -29,7 +29,7 @@ public final class NodeCommand {
     SET,
     /**
      * The fenced or guarded acquire: {@code TIME}, {@code SET key token NX PX ttl} and {@code MGET
-     * counter legacyCounter marker admitted}, three replies.
+     * counter marker admitted}, three replies.
      */
     ACQUIRE,
     /** Any other script: answers 1, 0 or -1. */
@@ -173,18 +173,53 @@ public final class NodeCommand {
     this.bytes = size;
   }
 
+  /**
+   * Encodes {@code command}: the codec's one entry from the node port. Decides nothing; each kind
+   * has its encoding below.
+   *
+   * @param command the command
+   * @return it encoded, with its future
+   */
+  static NodeCommand of(Command<?> command) {
+    return switch (command.kind()) {
+      case ACQUIRE -> acquire((Command.Acquire) command);
+      case ACQUIRE_IN_TURN -> acquireInTurn((Command.AcquireInTurn) command);
+      case LEAVE -> leaveQueue((Command.Leave) command);
+      case FENCE -> fence((Command.Fence) command);
+      case RELEASE -> release((Command.Release) command);
+      case NOTICE -> notice((Command.Notice) command);
+      case EXTEND -> extend((Command.Extend) command);
+      case SHORTEN -> shorten((Command.Shorten) command);
+      case ADMIT -> admit();
+      case QUERY -> query(((Command.Query) command).verb(), ((Command.Query) command).args());
+    };
+  }
+
+  /**
+   * This encoding's future, as {@code command}'s reply: the raw answer of a query, the decoded
+   * {@link NodeReply} of every other command.
+   *
+   * @param command the command this encodes
+   * @param <R> its reply
+   * @return the future its sender waits on
+   */
+  @SuppressWarnings(
+      "unchecked") // Query is a Command<Object>, every other command Command<NodeReply>
+  <R> CompletableFuture<R> replyTo(Command<R> command) {
+    return (CompletableFuture<R>) (command.kind() == Command.Kind.QUERY ? value : reply);
+  }
+
   /** The plain Redlock acquire: {@code SET key token NX PX ttl}. */
   static NodeCommand set(byte[] key, byte[] token, long ttlMillis) {
     return new NodeCommand(Kind.SET, null, new byte[][] {key}, token, NX, PX, number(ttlMillis));
   }
 
   /**
-   * The fenced or guarded acquire, which also reads the master's clock, its fence counter (and the
-   * resource's own counter of earlier versions, {@code legacyFenceKey}), the dataset's age and the
-   * admitted server run: {@code TIME}, then {@code SET key token NX PX ttl}, then {@code MGET
-   * counter legacyCounter marker admitted}, written together and run in that order on the master.
-   * With neither fencing ({@code legacyFenceKey} null) nor the restart guard ({@code guardMillis}
-   * 0), the plain {@link #set}.
+   * The fenced or guarded acquire, which also reads the master's clock, its fence counter, the
+   * dataset's age and the admitted server run: {@code TIME}, then {@code SET key token NX PX ttl},
+   * then {@code MGET counter marker admitted}, written together and run in that order on the
+   * master. With neither fencing nor the restart guard ({@code guardMillis} 0), the plain {@link
+   * #set}.
    *
    * <p>Why three plain commands are as good as the script they replace (which cost a master about
    * three times as much). Nothing here needs them to run atomically, only in order:
@@ -207,12 +242,15 @@ public final class NodeCommand {
    * master's own clock). So does a master whose server run is too young ({@link
    * Incarnation#refusal}): the marker survives a restart that reloads a snapshot, the run does not.
    */
-  static NodeCommand acquire(
-      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+  private static NodeCommand acquire(Command.Acquire acquire) {
+    byte[] key = acquire.key();
+    byte[] token = acquire.token();
+    long ttlMillis = acquire.ttlMillis();
+    long guardMillis = acquire.guardMillis();
     if (KeySet.isKeySet(key)) {
       return KeySetCommands.acquire(key, token, ttlMillis, guardMillis);
     }
-    if (legacyFenceKey == null && guardMillis == 0) {
+    if (!acquire.fenced() && guardMillis == 0) {
       return set(key, token, ttlMillis);
     }
     return new NodeCommand(
@@ -221,9 +259,7 @@ public final class NodeCommand {
         null,
         guardMillis,
         false,
-        new byte[][] {
-          key, LuaScript.FENCE_COUNTER, legacyFenceKey, LuaScript.DATASET_MARKER, LuaScript.ADMITTED
-        },
+        new byte[][] {key, LuaScript.FENCE_COUNTER, LuaScript.DATASET_MARKER, LuaScript.ADMITTED},
         token,
         number(ttlMillis));
   }
@@ -234,32 +270,36 @@ public final class NodeCommand {
    * is the first still queued there; any other waiter is queued and refused as if the key were
    * held. Answers as the key-set acquire does, so it is read as an {@link Kind#ACQUIRE_SET}.
    */
-  static NodeCommand acquireInTurn(
-      byte[] key, byte[] token, long ttlMillis, long guardMillis, byte[] waiter, long staleMillis) {
+  private static NodeCommand acquireInTurn(Command.AcquireInTurn c) {
     return new NodeCommand(
         Kind.ACQUIRE_SET,
         null,
         LuaScript.QUEUE,
-        guardMillis,
+        c.guardMillis(),
         false,
-        queueKeys(key),
+        queueKeys(c.key()),
         ascii("acquire"),
-        token,
-        number(ttlMillis),
-        waiter,
-        number(staleMillis));
+        c.token(),
+        number(c.ttlMillis()),
+        c.waiter(),
+        number(c.staleMillis()));
   }
 
   /** Takes {@code waiter} out of the queue at the resource's gate master: it stopped waiting. */
-  static NodeCommand leaveQueue(byte[] key, byte[] waiter) {
+  private static NodeCommand leaveQueue(Command.Leave c) {
     return script(
-        LuaScript.QUEUE, queueKeys(key), ascii("leave"), new byte[0], number(0), waiter, number(0));
+        LuaScript.QUEUE,
+        queueKeys(c.key()),
+        ascii("leave"),
+        new byte[0],
+        number(0),
+        c.waiter(),
+        number(0));
   }
 
   private static byte[][] queueKeys(byte[] key) {
     return new byte[][] {
       key,
-      LuaScript.legacyFenceKey(key),
       LuaScript.FENCE_COUNTER,
       LuaScript.DATASET_MARKER,
       LuaScript.ADMITTED,
@@ -269,78 +309,79 @@ public final class NodeCommand {
   }
 
   /** The fence script: stores a fencing token in the master's counter while the key holds ours. */
-  static NodeCommand fence(byte[] key, byte[] token, long fence) {
-    if (KeySet.isKeySet(key)) {
-      return KeySetCommands.onSet("fence", key, token, fence, LuaScript.FENCE_COUNTER);
+  private static NodeCommand fence(Command.Fence c) {
+    if (KeySet.isKeySet(c.key())) {
+      return KeySetCommands.onSet("fence", c.key(), c.token(), c.fence(), LuaScript.FENCE_COUNTER);
     }
     return script(
-        LuaScript.FENCE, new byte[][] {key, LuaScript.FENCE_COUNTER}, token, number(fence));
-  }
-
-  /** The release script: compare-and-delete. */
-  static NodeCommand release(byte[] key, byte[] token) {
-    if (KeySet.isKeySet(key)) {
-      return KeySetCommands.onSet("release", key, token, 0);
-    }
-    return script(LuaScript.RELEASE, new byte[][] {key}, token);
+        LuaScript.FENCE,
+        new byte[][] {c.key(), LuaScript.FENCE_COUNTER},
+        c.token(),
+        number(c.fence()));
   }
 
   /**
-   * The release at the resource's gate master, where waiters queue: as {@link #release}, and the
-   * notice names the first queued waiter (the script reads the queue, a key the release elsewhere
-   * does not pass, so that only the gate pays for it).
+   * The release script, compare-and-delete, in its flavour: plain, with its notice; at the gate,
+   * where waiters queue, the notice names the first queued waiter (the script reads the queue, a
+   * key the release elsewhere does not pass, so that only the gate pays for it); at the master
+   * after the gate, telling no one and answering whether some client waits there ({@link
+   * NodeReply#waitersListening()}); quiet, without its notice, the cleanup of an acquire that
+   * failed. A key set has no gate: its releases are plain or quiet.
    */
-  static NodeCommand releaseAtGate(byte[] key, byte[] token) {
+  private static NodeCommand release(Command.Release c) {
+    byte[] key = c.key();
+    byte[] token = c.token();
     if (KeySet.isKeySet(key)) {
-      return release(key, token);
+      if (c.flavour() != Command.Flavour.QUIET) {
+        return KeySetCommands.onSet("release", key, token, 0);
+      }
+      NodeCommand command = KeySetCommands.releaseQuietly(key, token);
+      command.cleanup = true;
+      return command;
     }
-    return script(
-        LuaScript.RELEASE,
-        new byte[][] {
-          key,
-          LuaScript.prefixed(LuaScript.QUEUE_PREFIX, key),
-          LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, key)
-        },
-        token);
-  }
-
-  /** The release script without its notice to waiters: the cleanup of an acquire that failed. */
-  static NodeCommand releaseQuietly(byte[] key, byte[] token) {
-    NodeCommand command =
-        KeySet.isKeySet(key)
-            ? KeySetCommands.releaseQuietly(key, token)
-            : script(LuaScript.RELEASE, new byte[][] {key}, token, QUIET);
-    command.cleanup = true;
-    return command;
-  }
-
-  /**
-   * The release at the master after the resource's gate: tells no one, and answers whether some
-   * client waits on the resource there ({@link NodeReply#waitersListening()}).
-   */
-  static NodeCommand releaseAtNext(byte[] key, byte[] token) {
-    return script(LuaScript.RELEASE, new byte[][] {key}, token, NEXT);
+    return switch (c.flavour()) {
+      case PLAIN -> script(LuaScript.RELEASE, keys(key), token);
+      case AT_GATE ->
+          script(
+              LuaScript.RELEASE,
+              new byte[][] {
+                key,
+                LuaScript.prefixed(LuaScript.QUEUE_PREFIX, key),
+                LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, key)
+              },
+              token);
+      case AT_NEXT -> script(LuaScript.RELEASE, keys(key), token, NEXT);
+      case QUIET -> {
+        NodeCommand command = script(LuaScript.RELEASE, keys(key), token, QUIET);
+        command.cleanup = true;
+        yield command;
+      }
+    };
   }
 
   /** The release script's notice alone: deletes nothing, tells the resource's waiters. */
-  static NodeCommand noticeWaiters(byte[] key, byte[] token) {
-    return script(LuaScript.RELEASE, new byte[][] {key}, token, NOTICE);
+  private static NodeCommand notice(Command.Notice c) {
+    return script(LuaScript.RELEASE, keys(c.key()), c.token(), NOTICE);
+  }
+
+  private static byte[][] keys(byte[] key) {
+    return new byte[][] {key};
   }
 
   /** The extend script: compare-and-lengthen, never re-creating the key. */
-  static NodeCommand extend(byte[] key, byte[] token, long ttlMillis) {
-    if (KeySet.isKeySet(key)) {
-      return KeySetCommands.onSet("extend", key, token, ttlMillis);
+  private static NodeCommand extend(Command.Extend c) {
+    if (KeySet.isKeySet(c.key())) {
+      return KeySetCommands.onSet("extend", c.key(), c.token(), c.ttlMillis());
     }
-    return script(LuaScript.EXTEND, new byte[][] {key}, token, number(ttlMillis));
+    return script(LuaScript.EXTEND, keys(c.key()), c.token(), number(c.ttlMillis()));
   }
 
   /** The shorten script: compare-and-shorten, never lengthening or re-creating the key. */
-  static NodeCommand shorten(byte[] key, byte[] token, long ttlMillis) {
-    if (KeySet.isKeySet(key)) {
-      return KeySetCommands.onSet("shorten", key, token, ttlMillis);
+  private static NodeCommand shorten(Command.Shorten c) {
+    if (KeySet.isKeySet(c.key())) {
+      return KeySetCommands.onSet("shorten", c.key(), c.token(), c.ttlMillis());
     }
-    return script(LuaScript.SHORTEN, new byte[][] {key}, token, number(ttlMillis));
+    return script(LuaScript.SHORTEN, keys(c.key()), c.token(), number(c.ttlMillis()));
   }
 
   /**
@@ -414,7 +455,7 @@ public final class NodeCommand {
       return switch (part) {
         case 0 -> NO_WORDS;
         case 1 -> new byte[][] {keys[0], args[0], NX, PX, args[1]};
-        default -> new byte[][] {keys[1], keys[2], keys[3], keys[4]};
+        default -> new byte[][] {keys[1], keys[2], keys[3]};
       };
     }
     return arguments();
@@ -581,9 +622,9 @@ public final class NodeCommand {
   }
 
   /**
-   * Decodes the three replies of an ACQUIRE: {@code TIME}, {@code SET}, {@code MGET counter
-   * legacyCounter marker admitted}; with the restart guard, a master whose dataset or server run is
-   * too young answers RESTARTED, with why in the reply's detail.
+   * Decodes the three replies of an ACQUIRE: {@code TIME}, {@code SET}, {@code MGET counter marker
+   * admitted}; with the restart guard, a master whose dataset or server run is too young answers
+   * RESTARTED, with why in the reply's detail.
    */
   private void completeAcquire(Object time, Object set, Object values) {
     ServerError error =
@@ -601,18 +642,15 @@ public final class NodeCommand {
     byte[] admitted;
     try {
       if (!(time instanceof List<?> clock && clock.size() == 2)
-          || !(values instanceof List<?> read && read.size() == 4)
+          || !(values instanceof List<?> read && read.size() == 3)
           || !(set == null || set instanceof byte[])) {
         throw new NumberFormatException("unexpected reply to ACQUIRE");
       }
       micros = parse(clock.get(0)) * 1_000_000 + parse(clock.get(1));
-      fence =
-          Math.max(
-              read.get(0) == null ? 0 : parse(read.get(0)),
-              read.get(1) == null ? 0 : parse(read.get(1)));
-      born = read.get(2) == null ? null : parse(read.get(2));
-      marker = read.get(2) instanceof byte[] bytes ? bytes : null;
-      admitted = read.get(3) instanceof byte[] record ? record : null;
+      fence = read.get(0) == null ? 0 : parse(read.get(0));
+      born = read.get(1) == null ? null : parse(read.get(1));
+      marker = read.get(1) instanceof byte[] bytes ? bytes : null;
+      admitted = read.get(2) instanceof byte[] record ? record : null;
     } catch (NumberFormatException e) {
       reply.completeExceptionally(new NodeUnavailableException("unexpected reply to ACQUIRE"));
       return;
@@ -620,48 +658,16 @@ public final class NodeCommand {
     if (born == null && onNewDataset != null) {
       onNewDataset.run();
     }
-    String young = guardMillis > 0 ? tooYoung(born, marker, micros / 1000, admitted) : null;
+    String young =
+        guardMillis > 0
+            ? RestartGuardRule.refusal(
+                incarnation, born, marker, micros / 1000, admitted, guardMillis, writtenAt)
+            : null;
     if (young != null) {
       reply.complete(new NodeReply(Vote.RESTARTED, fence, micros, young));
     } else {
       reply.complete(new NodeReply(set == null ? Vote.TAKEN : Vote.GRANTED, fence, micros));
     }
-  }
-
-  /**
-   * Why the restart guard does not count this master's vote, or null if it does ({@link
-   * RestartGuardRule}): this client must see the server run; the dataset must have a birth marker
-   * (a {@code FLUSHALL}, or a failover to an empty replica, removes it), the one its admission
-   * record names or one at least {@link #guardMillis} old by the master's clock; and the run must
-   * be the admitted one (or hold the admitted run's dataset whole: restarts that lost nothing
-   * since), or its dataset be that old too by this client's clock ({@link Incarnation#refusal}).
-   * The run's age is taken when the command was written, before the master ran it: never more than
-   * its age then.
-   */
-  private String tooYoung(Long born, byte[] marker, long masterMillis, byte[] admitted) {
-    if (incarnation == null) {
-      return "the server run is unknown";
-    }
-    if (incarnation.unknown() != null) {
-      return RestartGuardRule.unseenRestarts(incarnation.unknown());
-    }
-    if (born == null) {
-      return "no dataset-birth marker (a new, flushed or emptied dataset; one is stored now): votes in "
-          + (guardMillis + 999) / 1000
-          + " s, or once admitted";
-    }
-    if (!RestartGuardRule.admitsDataset(admitted, marker)) {
-      String young = RestartGuardRule.youngDataset(masterMillis - born, guardMillis);
-      if (young != null) {
-        return young;
-      }
-    }
-    if (RestartGuardRule.admitsRun(admitted, incarnation.runId())
-        || RestartGuardRule.admitsRun(admitted, incarnation.keptFrom())) {
-      return null; // an operator vouched for this very run, or one whose dataset it holds whole
-    }
-    return incarnation.refusal(
-        writtenAt, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(guardMillis));
   }
 
   static long parse(Object word) {

@@ -148,4 +148,53 @@ public final class RestartGuardRule {
   public static String unseenRestarts(String why) {
     return "the restart guard cannot see this master's restarts (" + why + ")";
   }
+
+  /**
+   * Why the restart guard does not count a master's vote in an acquire, or null if it does: this
+   * client must see the server run; the dataset must have a birth marker (a {@code FLUSHALL}, or a
+   * failover to an empty replica, removes it), the one its admission record names or one at least
+   * {@code guardMillis} old by the master's clock; and the run must be the admitted one (or hold
+   * the admitted run's dataset whole: restarts that lost nothing since), or its dataset be that old
+   * too by this client's clock ({@link Incarnation#refusal}). The run's age is taken when the
+   * command was written, before the master ran it: never more than its age then.
+   *
+   * @param incarnation the server run of the connection the acquire was written on, or null
+   * @param born the dataset-birth marker's time (ms by the master's clock), or null if absent
+   * @param marker the marker's bytes, or null
+   * @param masterMillis the master's clock when the acquire ran
+   * @param admitted the admission record's bytes, or null
+   * @param guardMillis the guard's time
+   * @param writtenAtNanos when the acquire was written, on the client's ticker
+   * @return the refusal, or null if the vote counts
+   */
+  static String refusal(
+      Incarnation incarnation,
+      Long born,
+      byte[] marker,
+      long masterMillis,
+      byte[] admitted,
+      long guardMillis,
+      long writtenAtNanos) {
+    if (incarnation == null) {
+      return "the server run is unknown";
+    }
+    if (incarnation.unknown() != null) {
+      return unseenRestarts(incarnation.unknown());
+    }
+    if (born == null) {
+      return "no dataset-birth marker (a new, flushed or emptied dataset; one is stored now): votes in "
+          + (guardMillis + 999) / 1000
+          + " s, or once admitted";
+    }
+    if (!admitsDataset(admitted, marker)) {
+      String young = youngDataset(masterMillis - born, guardMillis);
+      if (young != null) {
+        return young;
+      }
+    }
+    if (admitsRun(admitted, incarnation.runId()) || admitsRun(admitted, incarnation.keptFrom())) {
+      return null; // an operator vouched for this very run, or one whose dataset it holds whole
+    }
+    return incarnation.refusal(writtenAtNanos, TimeUnit.MILLISECONDS.toNanos(guardMillis));
+  }
 }

@@ -30,10 +30,9 @@ local function code(state)
 end
 
 if op == 'acquire' then
-  -- KEYS[n+1..2n] = each resource's fence counter of earlier versions (read only), KEYS[2n+1] =
-  -- the master's fence counter, KEYS[2n+2] = the dataset-birth marker, KEYS[2n+3] = the admitted
-  -- server run. Sets every key only if none exists. Answers as the single acquire's TIME, SET and
-  -- MGET do: {time, 'OK' or false, {counter, marker, admitted, legacy counters...}}.
+  -- KEYS[n+1] = the master's fence counter, KEYS[n+2] = the dataset-birth marker, KEYS[n+3] = the
+  -- admitted server run. Sets every key only if none exists. Answers as the single acquire's TIME,
+  -- SET and MGET do: {time, 'OK' or false, {counter, marker, admitted}}.
   redis.replicate_commands()
   local now = redis.call('TIME')
   local free = true
@@ -50,12 +49,8 @@ if op == 'acquire' then
     end
     set = 'OK'
   end
-  local read = {redis.call('GET', KEYS[2 * n + 1]), redis.call('GET', KEYS[2 * n + 2]),
-    redis.call('GET', KEYS[2 * n + 3])}
-  for i = n + 1, 2 * n do
-    read[#read + 1] = redis.call('GET', KEYS[i])
-  end
-  return {now, set, read}
+  return {now, set, {redis.call('GET', KEYS[n + 1]), redis.call('GET', KEYS[n + 2]),
+    redis.call('GET', KEYS[n + 3])}}
 elseif op == 'release' then
   -- Deletes each key that holds our token, and tells the clients waiting on each deleted key as
   -- release.lua does (same channel, same message, by pcall; not if ARGV[5] = 'quiet', the cleanup

@@ -5,15 +5,14 @@
 -- the waiter that has waited longest, whichever of them a release wakes first. Safety does not
 -- rest on it: a lease still needs a majority of masters, and a client that is not waiting (its
 -- first round asks every master at once) is not queued.
--- KEYS[1] = the lock key, KEYS[2] = its fence counter of earlier versions (read only), KEYS[3] =
--- the master's fence counter, KEYS[4] = the dataset-birth marker, KEYS[5] = the admitted server
--- run, KEYS[6] = the resource's queue (a sorted set: waiter -> when it first asked, in
--- microseconds), KEYS[7] = when each waiter goes stale (a sorted set likewise: when it last asked
--- plus its own stale window).
+-- KEYS[1] = the lock key, KEYS[2] = the master's fence counter, KEYS[3] = the dataset-birth
+-- marker, KEYS[4] = the admitted server run, KEYS[5] = the resource's queue (a sorted set: waiter
+-- -> when it first asked, in microseconds), KEYS[6] = when each waiter goes stale (a sorted set
+-- likewise: when it last asked plus its own stale window).
 -- ARGV[1] = 'acquire' or 'leave', ARGV[2] = the lease's token, ARGV[3] = its TTL in milliseconds,
 -- ARGV[4] = the waiter, ARGV[5] = how long (ms) a waiter that has stopped asking stays queued.
--- An acquire answers as keyset.lua's does: {time, 'OK' or false, {counter, marker, admitted,
--- legacy counter}}; a leave, 1. A waiter stays first while granted here: if its round then fails on
+-- An acquire answers as keyset.lua's does: {time, 'OK' or false, {counter, marker, admitted}}; a
+-- leave, 1. A waiter stays first while granted here: if its round then fails on
 -- the other masters (it overtook the release there), it is still first when it asks again. It
 -- leaves when it calls 'leave' (it got its lease, or gave up), or once it is stale, ARGV[5] ms of
 -- its own after it last asked (it crashed). Each waiter's staleness is judged by the window it
@@ -25,13 +24,13 @@
 -- A first waiter that keeps being granted here without ever leaving (its round fails on the
 -- others: its restart guard finds them too young, or its ACL or a partition keeps it from a
 -- majority) would keep every other waiter out for its whole wait. So its first grant is noted (in
--- KEYS[7], as '>' and the waiter, scored with the time negated, so that no note is ever taken
+-- KEYS[6], as '>' and the waiter, scored with the time negated, so that no note is ever taken
 -- for a stale waiter; gone when its waiter leaves or goes stale), and
 -- once it is granted again more than twice ARGV[5] ms after that, with others queued, it yields
 -- its place: it goes to the back of the queue, is refused, and the waiter now first is told that
 -- it is its turn, as a release tells it. (Only commands of the minimal ACL: ZADD's XX LT CH says
 -- whether the note is older than the bound.)
-local queue, seen, waiter = KEYS[6], KEYS[7], ARGV[4]
+local queue, seen, waiter = KEYS[5], KEYS[6], ARGV[4]
 if ARGV[1] == 'leave' then
   redis.pcall('ZREM', queue, waiter)
   redis.pcall('ZREM', seen, waiter)
@@ -94,5 +93,5 @@ end
 life = math.ceil(life / 1000)
 redis.pcall('PEXPIRE', queue, life)
 redis.pcall('PEXPIRE', seen, life)
-return {now, set, {redis.call('GET', KEYS[3]), redis.call('GET', KEYS[4]), redis.call('GET', KEYS[5]),
-  redis.call('GET', KEYS[2])}}
+return {now, set, {redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]),
+  redis.call('GET', KEYS[4])}}

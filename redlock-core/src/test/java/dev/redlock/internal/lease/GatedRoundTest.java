@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.lease.QuorumRound.Mode;
 import dev.redlock.internal.lease.QuorumRound.Tally;
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.ForwardingNodeClient;
@@ -270,7 +271,7 @@ class GatedRoundTest {
     byte[] key = "r".getBytes(StandardCharsets.UTF_8);
     byte[] token = "t".getBytes(StandardCharsets.UTF_8);
     int gate = masters.gateOf(key);
-    Masters.Call acquire = (node, i) -> node.acquire(key, null, token, 1000, 0);
+    Masters.Call acquire = (node, i) -> node.send(new Command.Acquire(key, token, 1000, false, 0));
 
     fakes.get(gate).onSet = FakeNode.Answer.TAKEN;
     Tally refused = masters.vote(acquire, gate, TimeUnit.MILLISECONDS.toNanos(10));
@@ -302,7 +303,8 @@ class GatedRoundTest {
     }
     Masters masters = FakeMasters.of(fakes, NAMES, ticker);
     byte[] key = "r".getBytes(StandardCharsets.UTF_8);
-    Masters.Call acquire = (node, i) -> node.acquire(key, null, "t".getBytes(), 10_000, 0);
+    Masters.Call acquire =
+        (node, i) -> node.send(new Command.Acquire(key, "t".getBytes(), 10_000, false, 0));
     int gate = masters.gateOf(key);
     long gateTook = TimeUnit.MILLISECONDS.toNanos(400);
     fakes.get(gate).latency = java.time.Duration.ofNanos(gateTook);

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.lease.QuorumRound.Tally;
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeNode.Answer;
 import dev.redlock.internal.transport.FakeTicker;
@@ -62,7 +63,7 @@ class MastersTest {
   }
 
   private static Masters.Call acquire(byte[] key) {
-    return (node, i) -> node.acquire(key, null, TOKEN, 1000, 0);
+    return (node, i) -> node.send(new Command.Acquire(key, TOKEN, 1000, false, 0));
   }
 
   private List<Integer> asked() {
@@ -224,7 +225,9 @@ class MastersTest {
     fakes.get(4).onRelease = Answer.HANG;
     byte[] key = "r".getBytes(StandardCharsets.UTF_8);
     Tally tally =
-        masters.freedAsync((node, i) -> node.release(key, TOKEN), timer).get(5, TimeUnit.SECONDS);
+        masters
+            .freedAsync((node, i) -> node.send(Command.release(key, TOKEN)), timer)
+            .get(5, TimeUnit.SECONDS);
     assertTrue(tally.reachedQuorum(), "three of five answered: decided without the other two");
   }
 

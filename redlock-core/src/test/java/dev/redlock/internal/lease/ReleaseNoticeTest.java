@@ -2,6 +2,7 @@ package dev.redlock.internal.lease;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.ForwardingNodeClient;
@@ -62,24 +63,24 @@ class ReleaseNoticeTest {
     }
 
     @Override
-    public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-      return record("release");
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> releaseAtGate(byte[] key, byte[] token) {
-      return record("releaseAtGate");
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> releaseAtNext(byte[] key, byte[] token) {
-      return record("releaseAtNext");
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> noticeWaiters(byte[] key, byte[] token) {
-      calls.add("notice");
-      return CompletableFuture.completedFuture(TransportHooks.releaseReply(TOLD));
+    @SuppressWarnings("unchecked") // releases and notices are Command<NodeReply>
+    public <R> CompletableFuture<R> send(Command<R> command) {
+      if (command instanceof Command.Release release) {
+        return (CompletableFuture<R>)
+            record(
+                switch (release.flavour()) {
+                  case PLAIN -> "release";
+                  case AT_GATE -> "releaseAtGate";
+                  case AT_NEXT -> "releaseAtNext";
+                  case QUIET -> "releaseQuietly";
+                });
+      }
+      if (command instanceof Command.Notice) {
+        calls.add("notice");
+        return (CompletableFuture<R>)
+            CompletableFuture.completedFuture(TransportHooks.releaseReply(TOLD));
+      }
+      return super.send(command);
     }
   }
 

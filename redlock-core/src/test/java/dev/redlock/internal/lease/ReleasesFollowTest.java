@@ -3,6 +3,7 @@ package dev.redlock.internal.lease;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeNode.Answer;
 import dev.redlock.internal.transport.FakeTicker;
@@ -114,7 +115,10 @@ class ReleasesFollowTest {
     nodes.get(4).onRelease = Answer.HANG;
     Releases.Job job =
         releases.start(
-            "r", grantedOn(Set.of(0, 1, 2, 3, 4)), farFuture(), (n, now) -> n.release(KEY, TOKEN));
+            "r",
+            grantedOn(Set.of(0, 1, 2, 3, 4)),
+            farFuture(),
+            (n, now) -> n.send(Command.release(KEY, TOKEN)));
     for (int i = 0; i < nodes.size(); i++) {
       job.send(nodes.get(i), i);
     }
@@ -133,7 +137,10 @@ class ReleasesFollowTest {
     nodes.get(4).onRelease = Answer.FAIL;
     Releases.Job job =
         releases.start(
-            "r", grantedOn(Set.of(0, 1, 2, 3)), farFuture(), (n, now) -> n.release(KEY, TOKEN));
+            "r",
+            grantedOn(Set.of(0, 1, 2, 3)),
+            farFuture(),
+            (n, now) -> n.send(Command.release(KEY, TOKEN)));
     for (int i = 0; i < nodes.size(); i++) {
       job.send(nodes.get(i), i);
     }
@@ -153,7 +160,11 @@ class ReleasesFollowTest {
     }
     assertEquals(Releases.MAX_PENDING, releases.followed(), "every one followed, up to the bound");
     Releases.Job beyond =
-        releases.start("r", grantedOn(Set.of(0)), farFuture(), (n, now) -> n.release(KEY, TOKEN));
+        releases.start(
+            "r",
+            grantedOn(Set.of(0)),
+            farFuture(),
+            (n, now) -> n.send(Command.release(KEY, TOKEN)));
     for (int i = 0; i < nodes.size(); i++) {
       beyond.send(nodes.get(i), i);
     }

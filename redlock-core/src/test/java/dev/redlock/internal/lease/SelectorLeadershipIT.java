@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.lease.QuorumRound.Mode;
 import dev.redlock.internal.lease.QuorumRound.Tally;
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.SelectorClients;
 import dev.redlock.internal.transport.SelectorLoop;
@@ -75,7 +76,7 @@ class SelectorLeadershipIT {
               i ->
                   nodes
                       .get(i)
-                      .release(key, bytes("token"))
+                      .send(Command.release(key, bytes("token")))
                       .whenComplete(
                           (reply, error) -> {
                             if (Thread.currentThread().getName().startsWith(ioThread)) {
@@ -110,7 +111,8 @@ class SelectorLeadershipIT {
                   int answered = 0;
                   for (int r = 0; r < rounds; r++) {
                     byte[] key = bytes("many-" + thread + "-" + r);
-                    Tally tally = round(Mode.ALL, i -> nodes.get(i).release(key, bytes("t")));
+                    Tally tally =
+                        round(Mode.ALL, i -> nodes.get(i).send(Command.release(key, bytes("t"))));
                     if (statuses(tally).equals(List.of(Vote.GONE, Vote.GONE, Vote.GONE))) {
                       answered++;
                     }
@@ -131,7 +133,9 @@ class SelectorLeadershipIT {
     List<SelectorNodeClient> nodes = connect(cluster);
     Thread.currentThread().interrupt();
     try {
-      Tally tally = round(Mode.ALL, i -> nodes.get(i).release(bytes("interrupted"), bytes("t")));
+      Tally tally =
+          round(
+              Mode.ALL, i -> nodes.get(i).send(Command.release(bytes("interrupted"), bytes("t"))));
       assertEquals(List.of(Vote.GONE, Vote.GONE, Vote.GONE), statuses(tally));
       assertTrue(Thread.currentThread().isInterrupted(), "the interrupt is kept for the caller");
     } finally {
@@ -150,7 +154,7 @@ class SelectorLeadershipIT {
               Mode.QUORUM,
               i -> {
                 CompletableFuture<NodeReply> reply =
-                    nodes.get(i).acquire(key, null, bytes("t"), 10_000, 0);
+                    nodes.get(i).send(new Command.Acquire(key, bytes("t"), 10_000, false, 0));
                 sent.add(reply);
                 return reply;
               });

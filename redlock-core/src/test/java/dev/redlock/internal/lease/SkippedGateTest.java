@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.lease.QuorumRound.Tally;
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.ForwardingNodeClient;
@@ -48,10 +49,9 @@ class SkippedGateTest {
     }
 
     @Override
-    public java.util.concurrent.CompletableFuture<dev.redlock.internal.transport.NodeReply> acquire(
-        byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guard) {
-      return probed
-          ? delegate.acquire(key, legacyFenceKey, token, ttlMillis, guard)
+    public <R> java.util.concurrent.CompletableFuture<R> send(Command<R> command) {
+      return probed || command.kind() != Command.Kind.ACQUIRE
+          ? delegate.send(command)
           : java.util.concurrent.CompletableFuture.failedFuture(skipped());
     }
   }
@@ -76,7 +76,7 @@ class SkippedGateTest {
 
     Tally tally =
         masters.vote(
-            (node, i) -> node.acquire(key, null, token, 1000, 0),
+            (node, i) -> node.send(new Command.Acquire(key, token, 1000, false, 0)),
             gate,
             TimeUnit.MILLISECONDS.toNanos(10));
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.ForwardingNodeClient;
@@ -56,7 +57,7 @@ class TurnTest {
     Turn polling = new Turn(masters, bytes("r"), RETRY_DELAY_NANOS, false, CLIENT);
     assertEquals(
         Vote.GRANTED,
-        polling.acquire(nodes.get(0), 0, null, bytes("t"), 1_000, 0).join().status(),
+        polling.acquire(nodes.get(0), 0, plain(bytes("r"))).join().status(),
         "the plain acquire's answer");
     assertNull(nodes.get(0).waiter, "not asked in turn");
     assertNull(polling.name(), "it does not queue: no name");
@@ -92,15 +93,14 @@ class TurnTest {
     byte[] key = bytes("r");
     Turn turn = turn(key);
     int gate = masters.gateOf(key);
-    CompletableFuture<NodeReply> reply =
-        turn.acquire(nodes.get(gate), gate, null, bytes("t"), 1_000, 0);
+    CompletableFuture<NodeReply> reply = turn.acquire(nodes.get(gate), gate, plain(key));
     assertEquals(Vote.GRANTED, reply.join().status(), "the gate's answer");
     Recording asked = nodes.get(gate);
     assertEquals(turn.name(), asked.waiter);
     // Twice the retry delay and twice the node timeout: 2 * 50 ms + 2 * 50 ms.
     assertEquals(200, asked.staleMillis);
     Turn fast = new Turn(masters, key, 0, true, CLIENT);
-    fast.acquire(nodes.get(gate), gate, null, bytes("t"), 1_000, 0);
+    fast.acquire(nodes.get(gate), gate, plain(key));
     assertEquals(100, asked.staleMillis, "the node timeouts alone");
   }
 
@@ -109,7 +109,7 @@ class TurnTest {
     byte[] key = keyWithGate(0);
     Turn turn = turn(key);
     assertTrue(turn.wanted());
-    turn.acquire(nodes.get(0), 0, null, bytes("t"), 1_000, 0);
+    turn.acquire(nodes.get(0), 0, plain(key));
     turn.leave();
     assertFalse(turn.wanted(), "stopped: a late gate opens no round");
     assertEquals(List.of(turn.name()), nodes.get(0).left, "left the queue at its gate");
@@ -130,7 +130,7 @@ class TurnTest {
     byte[] key = keyWithGate(0);
     Turn turn = turn(key);
     turn.leave();
-    CompletableFuture<NodeReply> reply = turn.acquire(nodes.get(0), 0, null, bytes("t"), 1_000, 0);
+    CompletableFuture<NodeReply> reply = turn.acquire(nodes.get(0), 0, plain(key));
     assertTrue(reply.isCompletedExceptionally(), "not asked: " + reply);
     assertEquals(List.of(), nodes.get(0).calls, "nothing asked of the gate");
   }
@@ -145,7 +145,7 @@ class TurnTest {
     byte[] key = keyWithGate(0);
     Turn turn = turn(key);
     nodes.get(0).whileQueuing = turn::leave;
-    turn.acquire(nodes.get(0), 0, null, bytes("t"), 1_000, 0);
+    turn.acquire(nodes.get(0), 0, plain(key));
     List<String> calls = nodes.get(0).calls;
     assertEquals("leave:" + turn.name(), calls.get(calls.size() - 1), "the gate's calls: " + calls);
   }
@@ -154,7 +154,7 @@ class TurnTest {
   void aGrantLeavesTheQueueBeforeTheCallerHasTheLease() {
     byte[] key = keyWithGate(0);
     Turn turn = turn(key);
-    turn.acquire(nodes.get(0), 0, null, bytes("t"), 1_000, 0);
+    turn.acquire(nodes.get(0), 0, plain(key));
     turn.decided(0, granted());
     assertFalse(turn.wanted());
     assertEquals(List.of(turn.name()), nodes.get(0).left);
@@ -296,6 +296,11 @@ class TurnTest {
     throw new AssertionError("no key with gate " + gate);
   }
 
+  /** The round's acquire of {@code key}, which a turn sends as it is where it does not queue. */
+  private static Command.Acquire plain(byte[] key) {
+    return new Command.Acquire(key, bytes("t"), 1_000, false, 0);
+  }
+
   private static byte[] bytes(String text) {
     return text.getBytes(StandardCharsets.UTF_8);
   }
@@ -318,25 +323,18 @@ class TurnTest {
     }
 
     @Override
-    public CompletableFuture<NodeReply> acquireInTurn(
-        byte[] key,
-        byte[] token,
-        long ttlMillis,
-        long guardMillis,
-        byte[] waiter,
-        long staleMillis) {
-      this.waiter = new String(waiter, StandardCharsets.US_ASCII);
-      this.staleMillis = staleMillis;
-      whileQueuing.run();
-      calls.add("queue:" + this.waiter);
-      return super.acquireInTurn(key, token, ttlMillis, guardMillis, waiter, staleMillis);
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> leaveQueue(byte[] key, byte[] waiter) {
-      left.add(new String(waiter, StandardCharsets.US_ASCII));
-      calls.add("leave:" + new String(waiter, StandardCharsets.US_ASCII));
-      return super.leaveQueue(key, waiter);
+    public <R> CompletableFuture<R> send(Command<R> command) {
+      if (command instanceof Command.AcquireInTurn inTurn) {
+        this.waiter = new String(inTurn.waiter(), StandardCharsets.US_ASCII);
+        this.staleMillis = inTurn.staleMillis();
+        whileQueuing.run();
+        calls.add("queue:" + this.waiter);
+      } else if (command instanceof Command.Leave leave) {
+        String name = new String(leave.waiter(), StandardCharsets.US_ASCII);
+        left.add(name);
+        calls.add("leave:" + name);
+      }
+      return super.send(command);
     }
   }
 }

@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.CapturedLog;
+import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.ForwardingNodeClient;
 import dev.redlock.internal.transport.NodeClient;
-import dev.redlock.internal.transport.NodeCommand;
 import dev.redlock.testkit.Poll;
 import java.time.Duration;
 import java.util.List;
@@ -124,9 +124,12 @@ class FitNodeVerdictTest {
     }
 
     @Override
-    public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
-      CompletableFuture<Object> later = new CompletableFuture<>();
-      pending.add(() -> delegate.query(verb, args).whenComplete((v, e) -> later.complete(v)));
+    public <R> CompletableFuture<R> send(Command<R> command) {
+      if (command.kind() != Command.Kind.QUERY) {
+        return delegate.send(command);
+      }
+      CompletableFuture<R> later = new CompletableFuture<>();
+      pending.add(() -> delegate.send(command).whenComplete((v, e) -> later.complete(v)));
       return later;
     }
 

@@ -24,7 +24,9 @@ class BreakerNodeClientTest {
 
   private CompletableFuture<NodeReply> acquire(int i) {
     assertTrue(client.permits(), "the breaker permits call " + i);
-    return client.acquire(("k" + i).getBytes(US_ASCII), null, "t".getBytes(US_ASCII), 10_000, 0);
+    return client.send(
+        new Command.Acquire(
+            ("k" + i).getBytes(US_ASCII), "t".getBytes(US_ASCII), 10_000, false, 0));
   }
 
   /**
@@ -39,36 +41,27 @@ class BreakerNodeClientTest {
     NodeClient recording =
         new ForwardingNodeClient(node) {
           @Override
-          public CompletableFuture<NodeReply> acquire(
-              byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
-            calls.add("acquire");
-            return super.acquire(key, legacyFenceKey, token, ttlMillis, guardMillis);
-          }
-
-          @Override
-          public CompletableFuture<NodeReply> acquireInTurn(
-              byte[] key,
-              byte[] token,
-              long ttlMillis,
-              long guardMillis,
-              byte[] waiter,
-              long staleMillis) {
-            calls.add("in turn");
-            return CompletableFuture.completedFuture(NodeReply.of(Vote.TAKEN));
-          }
-
-          @Override
-          public CompletableFuture<NodeReply> leaveQueue(byte[] key, byte[] waiter) {
-            calls.add("leave");
-            return super.leaveQueue(key, waiter);
+          @SuppressWarnings("unchecked") // an acquire in turn answers a NodeReply
+          public <R> CompletableFuture<R> send(Command<R> command) {
+            switch (command.kind()) {
+              case ACQUIRE -> calls.add("acquire");
+              case ACQUIRE_IN_TURN -> {
+                calls.add("in turn");
+                return (CompletableFuture<R>)
+                    CompletableFuture.completedFuture(NodeReply.of(Vote.TAKEN));
+              }
+              case LEAVE -> calls.add("leave");
+              default -> {}
+            }
+            return super.send(command);
           }
         };
     BreakerNodeClient breaker =
         new BreakerNodeClient(
             recording, "fake:1", NODE_TIMEOUT, Duration.ofSeconds(1), ticker, (n, s) -> {});
     NodeClient probe = breaker.probe();
-    probe.acquireInTurn(KEY, KEY, 10_000, 0, KEY, 1_000);
-    probe.leaveQueue(KEY, KEY);
+    probe.send(new Command.AcquireInTurn(KEY, KEY, 10_000, 0, KEY, 1_000));
+    probe.send(new Command.Leave(KEY, KEY));
     assertEquals(List.of("in turn", "leave"), calls);
   }
 
@@ -107,14 +100,14 @@ class BreakerNodeClientTest {
       scripted.next =
           CompletableFuture.failedFuture(
               NodeUnavailableException.clientSide(QueueLimit.QUEUE_FULL + " (a test)"));
-      breaker.acquire(KEY, null, KEY, 10_000, 0);
+      breaker.send(new Command.Acquire(KEY, KEY, 10_000, false, 0));
     }
     assertTrue(breaker.closed(), "still closed");
     assertEquals(List.of(), told);
     for (int i = 0; i < BreakerNodeClient.MINIMUM_CALLS; i++) { // the master's own failures do
       assertTrue(breaker.permits());
       scripted.next = CompletableFuture.failedFuture(new NodeUnavailableException("refused"));
-      breaker.acquire(KEY, null, KEY, 10_000, 0);
+      breaker.send(new Command.Acquire(KEY, KEY, 10_000, false, 0));
     }
     assertEquals(List.of(BreakerState.OPEN), told);
   }
@@ -129,7 +122,7 @@ class BreakerNodeClientTest {
       TimedReply reply = new TimedReply();
       scripted.next = reply;
       assertTrue(breaker.permits(), "call " + i + " permitted");
-      breaker.acquire(KEY, null, KEY, 10_000, 0);
+      breaker.send(new Command.Acquire(KEY, KEY, 10_000, false, 0));
       reply.written(ticker.read(), master);
       // Twice the node timeout before its answer, the master answering earlier commands all along.
       for (int step = 0; step < 10; step++) {
@@ -152,7 +145,7 @@ class BreakerNodeClientTest {
       TimedReply reply = new TimedReply();
       scripted.next = reply;
       assertTrue(breaker.permits());
-      breaker.acquire(KEY, null, KEY, 10_000, 0);
+      breaker.send(new Command.Acquire(KEY, KEY, 10_000, false, 0));
     }
     ticker.advance(Duration.ofNanos(NODE_TIMEOUT + 1));
     assertFalse(breaker.permits(), "the unconnectable master's breaker opened");
@@ -194,7 +187,7 @@ class BreakerNodeClientTest {
       TimedReply reply = new TimedReply();
       scripted.next = reply;
       assertTrue(breaker.permits(), "call " + i + " permitted");
-      breaker.acquire(KEY, null, KEY, 10_000, 0);
+      breaker.send(new Command.Acquire(KEY, KEY, 10_000, false, 0));
       reply.written(ticker.read(), reader);
       // The reader stops watching (it waits for a lock a caller holds) for ten node timeouts,
       // while other callers' calls look for overdue ones: nothing of it is the master's silence.
@@ -219,7 +212,7 @@ class BreakerNodeClientTest {
       written.add(reply);
       scripted.next = reply;
       assertTrue(breaker.permits());
-      breaker.acquire(KEY, null, KEY, 10_000, 0);
+      breaker.send(new Command.Acquire(KEY, KEY, 10_000, false, 0));
       reply.written(ticker.read(), reader);
     }
     ticker.advance(Duration.ofNanos(NODE_TIMEOUT + 1));
@@ -239,39 +232,12 @@ class BreakerNodeClientTest {
     CompletableFuture<NodeReply> next;
 
     @Override
-    public CompletableFuture<NodeReply> acquire(
-        byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
-      return next;
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public CompletableFuture<NodeReply> admit() {
-      throw new UnsupportedOperationException();
+    @SuppressWarnings("unchecked") // an acquire answers a NodeReply
+    public <R> CompletableFuture<R> send(Command<R> command) {
+      if (command.kind() != Command.Kind.ACQUIRE) {
+        throw new UnsupportedOperationException(command.kind().name());
+      }
+      return (CompletableFuture<R>) next;
     }
 
     @Override

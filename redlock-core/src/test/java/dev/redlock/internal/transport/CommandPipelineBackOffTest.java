@@ -110,8 +110,9 @@ class CommandPipelineBackOffTest {
   }
 
   private static NodeCommand command() {
-    return NodeCommand.release(
-        "job".getBytes(StandardCharsets.UTF_8), "token".getBytes(StandardCharsets.UTF_8));
+    return NodeCommand.of(
+        Command.release(
+            "job".getBytes(StandardCharsets.UTF_8), "token".getBytes(StandardCharsets.UTF_8)));
   }
 
   /** A link that records nothing but whether it was closed. */

@@ -41,7 +41,7 @@ class CommandPipelineTest {
 
   @Test
   void aCommandAnsweredNoscriptIsSentAgainWholeBehindTheReloadAndAnsweredThere() {
-    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
     assertEquals(List.of("EVALSHA extend"), link.written);
 
     reply(NOSCRIPT);
@@ -58,10 +58,10 @@ class CommandPipelineTest {
 
   @Test
   void commandsAnsweredNoscriptAreSentAgainInTheirOrderAndLaterOnesWaitBehindThem() {
-    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
-    NodeCommand shorten = submit(NodeCommand.shorten(KEY, TOKEN_A, 2_000));
+    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
+    NodeCommand shorten = submit(NodeCommand.of(new Command.Shorten(KEY, TOKEN_A, 2_000)));
     reply(NOSCRIPT); // the extend's; the reload is written
-    NodeCommand release = submit(NodeCommand.release(KEY, TOKEN_A));
+    NodeCommand release = submit(NodeCommand.of(Command.release(KEY, TOKEN_A)));
     int written = link.written.size();
     assertEquals(2 + LuaScript.ALL.size(), written, "the release waits: nothing overtakes");
 
@@ -82,9 +82,9 @@ class CommandPipelineTest {
 
   @Test
   void aCommandIsNotSentAgainOnceALaterOneOfTheSameLeaseRan() {
-    NodeCommand extendA = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
-    NodeCommand shortenA = submit(NodeCommand.shorten(KEY, TOKEN_A, 2_000));
-    NodeCommand extendB = submit(NodeCommand.extend(KEY, TOKEN_B, 30_000));
+    NodeCommand extendA = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
+    NodeCommand shortenA = submit(NodeCommand.of(new Command.Shorten(KEY, TOKEN_A, 2_000)));
+    NodeCommand extendB = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_B, 30_000)));
     reply(NOSCRIPT); // extend A
     // Another connection reloaded the scripts between: the shorten ran. The extend sent again
     // would run after it and lengthen the key again: it is a failed vote instead.
@@ -107,10 +107,14 @@ class CommandPipelineTest {
     // the lease is told by the token, or the acquire sent again would set the key after its own
     // release ran, held until its TTL with no one to release it.
     NodeCommand acquire =
-        submit(NodeCommand.acquireInTurn(KEY, TOKEN_A, 30_000, 0, bytes("waiter"), 1_000));
-    NodeCommand release = submit(NodeCommand.releaseAtGate(KEY, TOKEN_A));
+        submit(
+            NodeCommand.of(
+                new Command.AcquireInTurn(KEY, TOKEN_A, 30_000, 0, bytes("waiter"), 1_000)));
+    NodeCommand release = submit(NodeCommand.of(Command.releaseAtGate(KEY, TOKEN_A)));
     NodeCommand other =
-        submit(NodeCommand.acquireInTurn(KEY, TOKEN_B, 30_000, 0, bytes("other"), 1_000));
+        submit(
+            NodeCommand.of(
+                new Command.AcquireInTurn(KEY, TOKEN_B, 30_000, 0, bytes("other"), 1_000)));
     reply(NOSCRIPT); // the acquire
     reply(1L); // the release ran: another connection reloaded the scripts between
     assertGranted(release);
@@ -124,7 +128,7 @@ class CommandPipelineTest {
 
   @Test
   void theKeptCommandsWaitForTheReloadsLastAnswer() {
-    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
     reply(NOSCRIPT);
     int written = link.written.size();
     List<LuaScript> scripts = LuaScript.ALL;
@@ -140,13 +144,13 @@ class CommandPipelineTest {
 
   @Test
   void aKeptCommandFailsWithItsLinkAndIsNeverSentOnTheNext() {
-    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
     reply(NOSCRIPT);
     pipeline.lost(link, "connection reset");
     assertTrue(extend.reply.isCompletedExceptionally(), "failed with its link");
     RecordingLink next = new RecordingLink(true);
     pipeline.connected(next, null, 0);
-    NodeCommand release = submit(NodeCommand.release(KEY, TOKEN_B));
+    NodeCommand release = submit(NodeCommand.of(Command.release(KEY, TOKEN_B)));
     assertTrue(pipeline.replied(next, NOSCRIPT));
     for (LuaScript script : LuaScript.ALL) {
       assertTrue(pipeline.replied(next, script.sha1()));
@@ -162,7 +166,7 @@ class CommandPipelineTest {
 
   @Test
   void aLinkThatBreaksWhileWritingTheReloadFailsTheCommandAtOnce() {
-    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
     link.breaksAt = "SCRIPT LOAD";
     assertFalse(pipeline.replied(link, NOSCRIPT), "the link broke: its reader stops");
     assertFailedWithTheBrokenLink(extend);
@@ -170,7 +174,7 @@ class CommandPipelineTest {
 
   @Test
   void aLinkThatBreaksWhileSendingAKeptCommandAgainFailsItAtOnce() {
-    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
     reply(NOSCRIPT);
     link.breaksAt = "EVAL extend";
     List<LuaScript> scripts = LuaScript.ALL;
@@ -198,7 +202,7 @@ class CommandPipelineTest {
 
   /** After a broken link, the next command opens a new one (the link had answered: no back-off). */
   private void assertLaterCommandsReconnect() {
-    NodeCommand release = submit(NodeCommand.release(KEY, TOKEN_B));
+    NodeCommand release = submit(NodeCommand.of(Command.release(KEY, TOKEN_B)));
     assertFalse(release.reply.isDone(), "waits for the new link");
     RecordingLink next = new RecordingLink(true);
     pipeline.connected(next, null, 0);
@@ -207,7 +211,7 @@ class CommandPipelineTest {
 
   @Test
   void aCommandIsSentAgainAtMostOnce() {
-    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
     reply(NOSCRIPT);
     answerReload();
     int written = link.written.size();
@@ -218,7 +222,7 @@ class CommandPipelineTest {
 
   @Test
   void aTransientReloadErrorSendsTheCommandWholeAndTheNextNoscriptReloadsAgain() {
-    NodeCommand extend = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
     reply(NOSCRIPT);
     for (int i = 0; i < LuaScript.ALL.size(); i++) {
       reply(new ServerError("BUSY Redis is busy running a script."));
@@ -227,7 +231,7 @@ class CommandPipelineTest {
     reply(1L);
     assertGranted(extend);
 
-    NodeCommand later = submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    NodeCommand later = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
     assertEquals("EVALSHA extend", last(), "scripts still go by SHA-1");
     reply(NOSCRIPT);
     assertEquals("SCRIPT LOAD", last(), "reloaded again");
@@ -238,13 +242,13 @@ class CommandPipelineTest {
 
   @Test
   void aPermanentReloadRefusalSendsEveryLaterScriptWhole() {
-    submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
     reply(NOSCRIPT);
     for (int i = 0; i < LuaScript.ALL.size(); i++) {
       reply(new ServerError("NOPERM User locker has no permissions to run the 'script|load'"));
     }
     reply(1L);
-    submit(NodeCommand.release(KEY, TOKEN_A));
+    submit(NodeCommand.of(Command.release(KEY, TOKEN_A)));
     assertEquals("EVAL release", last());
   }
 
@@ -254,7 +258,7 @@ class CommandPipelineTest {
     CommandPipeline<RecordingLink> other =
         new CommandPipeline<>(ticker, TimeUnit.SECONDS.toNanos(10), () -> {});
     other.connected(whole, null, 0);
-    other.submit(NodeCommand.extend(KEY, TOKEN_A, 30_000));
+    other.submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
     assertEquals(List.of("EVAL extend"), whole.written);
   }
 
@@ -287,16 +291,16 @@ class CommandPipelineTest {
     assertTrue(refused.getMessage().startsWith(QueueLimit.QUEUE_FULL), refused.getMessage());
     assertEquals(Trouble.CLIENT_LIMIT, Trouble.ofError(refused.getMessage()));
     assertTrue(
-        failure(submit(NodeCommand.releaseQuietly(bytes("k0"), TOKEN_A))).clientSide(),
+        failure(submit(NodeCommand.of(Command.releaseQuietly(bytes("k0"), TOKEN_A)))).clientSide(),
         "a failed acquire's cleanup is held to the acquires' share too");
 
-    NodeCommand fence = submit(NodeCommand.fence(KEY, TOKEN_B, 7));
+    NodeCommand fence = submit(NodeCommand.of(new Command.Fence(KEY, TOKEN_B, 7)));
     assertEquals("EVALSHA fence", last(), "a held lease's command is written at once");
     assertFalse(fence.reply.isDone());
     for (int i = share + 1; i < QueueLimit.COMMANDS; i++) {
-      submit(NodeCommand.release(KEY, TOKEN_B));
+      submit(NodeCommand.of(Command.release(KEY, TOKEN_B)));
     }
-    NodeUnavailableException full = failure(submit(NodeCommand.release(KEY, TOKEN_B)));
+    NodeUnavailableException full = failure(submit(NodeCommand.of(Command.release(KEY, TOKEN_B))));
     assertTrue(full.clientSide(), "beyond the whole bound, any command is refused");
     assertTrue(full.getMessage().contains("the limit is " + QueueLimit.COMMANDS + " commands"));
 
@@ -305,16 +309,16 @@ class CommandPipelineTest {
     assertTrue(
         failure(submit(NodeCommand.set(bytes("again"), TOKEN_A, 10_000))).clientSide(),
         "not an acquire: the queue still holds more than the acquires' share");
-    NodeCommand release = submit(NodeCommand.release(KEY, TOKEN_B));
+    NodeCommand release = submit(NodeCommand.of(Command.release(KEY, TOKEN_B)));
     assertFalse(release.reply.isDone(), "written, not refused");
   }
 
   @Test
   void aCommandAfterTheCloseFailsAsTheClientsOwn() {
-    NodeCommand inFlight = submit(NodeCommand.release(KEY, TOKEN_A));
+    NodeCommand inFlight = submit(NodeCommand.of(Command.release(KEY, TOKEN_A)));
     pipeline.close();
     assertTrue(failure(inFlight).clientSide(), "cut off by the client's close");
-    assertTrue(failure(submit(NodeCommand.release(KEY, TOKEN_A))).clientSide());
+    assertTrue(failure(submit(NodeCommand.of(Command.release(KEY, TOKEN_A)))).clientSide());
   }
 
   private static NodeUnavailableException failure(NodeCommand command) {

@@ -52,12 +52,6 @@ public final class FakeNode implements NodeClient {
   public final java.util.concurrent.atomic.AtomicLong fenceCounter =
       new java.util.concurrent.atomic.AtomicLong();
 
-  /**
-   * Per-resource fence counters that earlier versions stored: read by the acquire, never raised.
-   */
-  public final java.util.Map<String, Long> legacyFences =
-      new java.util.concurrent.ConcurrentHashMap<>();
-
   /** This master's clock, in microseconds, as the acquire reports it. */
   public volatile long timeMicros;
 
@@ -66,8 +60,8 @@ public final class FakeNode implements NodeClient {
   /** The token the last fence, release, extend or shorten was sent. */
   public volatile byte[] lastToken;
 
-  /** The legacy fence key the last acquire was sent (null: none, a plain SET). */
-  public volatile byte[] lastLegacyFenceKey;
+  /** Whether the last acquire asked for the fence counter (false: a plain SET, or none yet). */
+  public volatile boolean lastFenced;
 
   /** Each HANG answer not given yet, for a test to give later from its own thread (or never). */
   public final java.util.Queue<CompletableFuture<Vote>> hanging =
@@ -89,23 +83,43 @@ public final class FakeNode implements NodeClient {
     this.ticker = ticker;
   }
 
+  /** Answers as a master that keeps no queue: an acquire in turn is the plain acquire. */
   @Override
-  public CompletableFuture<NodeReply> acquire(
-      byte[] key, byte[] legacyFenceKey, byte[] token, long ttlMillis, long guardMillis) {
+  @SuppressWarnings("unchecked") // a Query is a Command<Object>, every other a Command<NodeReply>
+  public <R> CompletableFuture<R> send(Command<R> command) {
+    return (CompletableFuture<R>)
+        switch (command.kind()) {
+          case ACQUIRE -> acquire((Command.Acquire) command);
+          case ACQUIRE_IN_TURN -> acquire(((Command.AcquireInTurn) command).plain());
+          case FENCE -> fence((Command.Fence) command);
+          case RELEASE ->
+              release(((Command.Release) command).key(), ((Command.Release) command).token());
+          case EXTEND -> extend((Command.Extend) command);
+          case SHORTEN -> shorten((Command.Shorten) command);
+          case LEAVE, NOTICE -> CompletableFuture.completedFuture(NodeReply.of(Vote.GRANTED));
+          case ADMIT -> admit();
+          case QUERY -> query((Command.Query) command);
+        };
+  }
+
+  private CompletableFuture<NodeReply> acquire(Command.Acquire acquire) {
+    byte[] key = acquire.key();
+    long ttlMillis = acquire.ttlMillis();
     received.add("SET " + text(key) + " PX " + ttlMillis);
-    tokens.add(token);
-    lastGuardMillis = guardMillis;
-    lastLegacyFenceKey = legacyFenceKey;
+    tokens.add(acquire.token());
+    lastGuardMillis = acquire.guardMillis();
+    lastFenced = acquire.fenced();
     Answer next = nextSets.poll();
     ticker.advance(latency);
-    long fence = Math.max(fenceCounter.get(), legacyFences.getOrDefault(text(key), 0L));
+    long fence = fenceCounter.get();
     return answer(next != null ? next : onSet)
         .thenApply(status -> new NodeReply(status, fence, timeMicros));
   }
 
-  @Override
-  public CompletableFuture<NodeReply> fence(byte[] key, byte[] token, long fence) {
-    lastToken = token;
+  private CompletableFuture<NodeReply> fence(Command.Fence command) {
+    byte[] key = command.key();
+    long fence = command.fence();
+    lastToken = command.token();
     received.add("FENCE " + text(key) + " " + fence);
     CompletableFuture<Vote> reply = answer(onFence);
     if (onFence == Answer.GRANT) {
@@ -114,8 +128,7 @@ public final class FakeNode implements NodeClient {
     return reply.thenApply(NodeReply::of);
   }
 
-  @Override
-  public CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
+  private CompletableFuture<NodeReply> release(byte[] key, byte[] token) {
     lastToken = token;
     received.add("RELEASE " + text(key));
     whenReleased.run();
@@ -127,18 +140,16 @@ public final class FakeNode implements NodeClient {
     return answer(answer).thenApply(NodeReply::of);
   }
 
-  @Override
-  public CompletableFuture<NodeReply> extend(byte[] key, byte[] token, long ttlMillis) {
-    lastToken = token;
-    received.add("EXTEND " + text(key) + " PX " + ttlMillis);
+  private CompletableFuture<NodeReply> extend(Command.Extend command) {
+    lastToken = command.token();
+    received.add("EXTEND " + text(command.key()) + " PX " + command.ttlMillis());
     ticker.advance(latency);
     return answer(onExtend).thenApply(NodeReply::of);
   }
 
-  @Override
-  public CompletableFuture<NodeReply> shorten(byte[] key, byte[] token, long ttlMillis) {
-    lastToken = token;
-    received.add("SHORTEN " + text(key) + " PX " + ttlMillis);
+  private CompletableFuture<NodeReply> shorten(Command.Shorten command) {
+    lastToken = command.token();
+    received.add("SHORTEN " + text(command.key()) + " PX " + command.ttlMillis());
     return answer(onRelease).thenApply(NodeReply::of);
   }
 
@@ -161,9 +172,8 @@ public final class FakeNode implements NodeClient {
               "CONFIG GET no-appendfsync-on-rewrite", List.of("no-appendfsync-on-rewrite", "no"),
               "MGET redlock:dataset-born redlock:admitted", List.of("1", "none")));
 
-  @Override
-  public CompletableFuture<Object> query(NodeCommand.Verb verb, String... args) {
-    String command = (verb + " " + String.join(" ", args)).trim();
+  private CompletableFuture<Object> query(Command.Query query) {
+    String command = (query.verb() + " " + String.join(" ", query.args())).trim();
     synchronized (queried) {
       queried.add(command);
     }
@@ -200,8 +210,7 @@ public final class FakeNode implements NodeClient {
     return text.getBytes(StandardCharsets.UTF_8);
   }
 
-  @Override
-  public CompletableFuture<NodeReply> admit() {
+  private CompletableFuture<NodeReply> admit() {
     received.add("ADMIT");
     return answer(onAdmit).thenApply(NodeReply::of);
   }

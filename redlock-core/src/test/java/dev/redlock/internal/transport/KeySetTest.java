@@ -52,11 +52,11 @@ class KeySetTest {
     byte[] token = bytes("t");
     for (NodeCommand command :
         List.of(
-            NodeCommand.acquire(set, null, token, 1000, 0),
-            NodeCommand.release(set, token),
-            NodeCommand.extend(set, token, 1000),
-            NodeCommand.shorten(set, token, 1000),
-            NodeCommand.fence(set, token, 7))) {
+            NodeCommand.of(new Command.Acquire(set, token, 1000, false, 0)),
+            NodeCommand.of(Command.release(set, token)),
+            NodeCommand.of(new Command.Extend(set, token, 1000)),
+            NodeCommand.of(new Command.Shorten(set, token, 1000)),
+            NodeCommand.of(new Command.Fence(set, token, 7)))) {
       assertTrue(command.callsScript());
       assertEquals(1, command.parts());
       byte[][] words = command.arguments();
@@ -64,10 +64,14 @@ class KeySetTest {
       assertArrayEquals(bytes("a"), words[2]);
       assertArrayEquals(bytes("b"), words[3]);
     }
-    // The acquire reads each resource's legacy counter, the fence counter, marker and admitted run.
-    byte[][] acquire = NodeCommand.acquire(set, null, token, 1000, 0).arguments();
-    assertEquals("7", new String(acquire[1], StandardCharsets.US_ASCII), "2 keys, 2 legacy, 3");
-    assertTrue(NodeCommand.release(set, token).sameLease(NodeCommand.extend(set, token, 5)));
-    assertFalse(NodeCommand.release(set, token).sameLease(NodeCommand.release(set, bytes("u"))));
+    // The acquire's keys: the lock keys, then the fence counter, the marker and the admitted run.
+    byte[][] acquire = NodeCommand.of(new Command.Acquire(set, token, 1000, false, 0)).arguments();
+    assertEquals("5", new String(acquire[1], StandardCharsets.US_ASCII), "2 keys, then 3");
+    assertTrue(
+        NodeCommand.of(Command.release(set, token))
+            .sameLease(NodeCommand.of(new Command.Extend(set, token, 5))));
+    assertFalse(
+        NodeCommand.of(Command.release(set, token))
+            .sameLease(NodeCommand.of(Command.release(set, bytes("u")))));
   }
 }

@@ -49,9 +49,9 @@ class NodeCommandTest {
     return time(MASTER_SECONDS, MASTER_MICROS_PART);
   }
 
-  /** {@code MGET counter legacyCounter marker admitted}: each null or the stored text. */
-  private static List<Object> read(Object counter, Object legacy, Object marker, Object admitted) {
-    return Arrays.asList(counter, legacy, marker, admitted);
+  /** {@code MGET counter marker admitted}: each null or the stored text. */
+  private static List<Object> read(Object counter, Object marker, Object admitted) {
+    return Arrays.asList(counter, marker, admitted);
   }
 
   private static byte[] number(long value) {
@@ -73,7 +73,8 @@ class NodeCommandTest {
   }
 
   private static NodeCommand guarded(Incarnation incarnation) {
-    NodeCommand command = NodeCommand.acquire(KEY, bytes("legacy"), TOKEN, 10_000, GUARD_MILLIS);
+    NodeCommand command =
+        NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, GUARD_MILLIS));
     command.incarnation = incarnation;
     return command;
   }
@@ -87,7 +88,7 @@ class NodeCommandTest {
 
   @Test
   void thePlainAcquireIsSetNxPxAndItsVoteIsWhetherTheKeyWasSet() {
-    NodeCommand set = NodeCommand.acquire(KEY, null, TOKEN, 10_000, 0);
+    NodeCommand set = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, false, 0));
     assertEquals(1, set.parts());
     assertEquals(NodeCommand.Verb.SET, set.verb(0));
     assertArrayEquals(
@@ -120,16 +121,16 @@ class NodeCommandTest {
     assertFalse(listening.waitersTold());
     assertFalse(scriptAnswer(1L).waitersKnown());
 
-    NodeCommand text = NodeCommand.release(KEY, TOKEN);
+    NodeCommand text = NodeCommand.of(Command.release(KEY, TOKEN));
     text.complete(bytes("1"));
     assertEquals("unexpected reply to SCRIPT", failure(text), "only an integer is a vote");
-    NodeCommand error = NodeCommand.extend(KEY, TOKEN, 10_000);
+    NodeCommand error = NodeCommand.of(new Command.Extend(KEY, TOKEN, 10_000));
     error.complete(new ServerError("BUSY Redis is busy running a script"));
     assertEquals("BUSY Redis is busy running a script", failure(error));
   }
 
   private static NodeReply scriptAnswer(long code) {
-    NodeCommand release = NodeCommand.release(KEY, TOKEN);
+    NodeCommand release = NodeCommand.of(Command.release(KEY, TOKEN));
     assertFalse(release.collect(code));
     release.complete(code);
     return release.reply.join();
@@ -137,8 +138,7 @@ class NodeCommandTest {
 
   @Test
   void theFencedAcquireIsTimeThenSetThenTheReadOfTheCountersAndTheGuardsKeys() {
-    byte[] legacy = bytes("legacy");
-    NodeCommand acquire = NodeCommand.acquire(KEY, legacy, TOKEN, 10_000, 0);
+    NodeCommand acquire = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0));
     assertEquals(3, acquire.parts());
     assertEquals(
         List.of(NodeCommand.Verb.TIME, NodeCommand.Verb.SET, NodeCommand.Verb.MGET),
@@ -147,9 +147,7 @@ class NodeCommandTest {
     assertArrayEquals(
         new byte[][] {KEY, TOKEN, bytes("NX"), bytes("PX"), bytes("10000")}, acquire.arguments(1));
     assertArrayEquals(
-        new byte[][] {
-          LuaScript.FENCE_COUNTER, legacy, LuaScript.DATASET_MARKER, LuaScript.ADMITTED
-        },
+        new byte[][] {LuaScript.FENCE_COUNTER, LuaScript.DATASET_MARKER, LuaScript.ADMITTED},
         acquire.arguments(2));
     assertTrue(acquire.ofAttempt());
     assertFalse(acquire.callsScript(), "three plain commands");
@@ -157,41 +155,36 @@ class NodeCommandTest {
 
   @Test
   void theMastersClockIsTimesSecondsAndMicrosecondsInMicroseconds() {
-    NodeCommand acquire = NodeCommand.acquire(KEY, bytes("legacy"), TOKEN, 10_000, 0);
-    NodeReply reply =
-        answer(acquire, masterTime(), bytes("OK"), read(number(41), null, number(1), null));
+    NodeCommand acquire = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0));
+    NodeReply reply = answer(acquire, masterTime(), bytes("OK"), read(number(41), number(1), null));
     assertEquals(Vote.GRANTED, reply.status());
     // 1,700,000,000.123456 s: the token floor is the master's clock in µs, never in ms.
     assertEquals(1_700_000_000_123_456L, reply.timeMicros());
     assertEquals(41, reply.fence());
 
-    NodeCommand microsOnly = NodeCommand.acquire(KEY, bytes("legacy"), TOKEN, 10_000, 0);
+    NodeCommand microsOnly = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0));
     assertEquals(
-        999_999L,
-        answer(microsOnly, time(0, 999_999), null, read(null, null, null, null)).timeMicros());
+        999_999L, answer(microsOnly, time(0, 999_999), null, read(null, null, null)).timeMicros());
   }
 
   @Test
-  void theFenceIsTheHigherOfTheCounterAndTheResourcesLegacyCounter() {
-    assertEquals(9, fenceOf(number(5), number(9)));
-    assertEquals(9, fenceOf(number(9), number(5)));
-    assertEquals(7, fenceOf(null, number(7)));
-    assertEquals(7, fenceOf(number(7), null));
-    assertEquals(0, fenceOf(null, null), "no lease was ever fenced there");
-    // A counter Lua stored as a float (1.7e+12), as earlier versions could.
-    assertEquals(1_700_000_000_000L, fenceOf(bytes("1.7e+12"), number(3)));
+  void theFenceIsTheMastersCounter() {
+    assertEquals(9, fenceOf(number(9)));
+    assertEquals(0, fenceOf(null), "no lease was ever fenced there");
+    // A counter Lua stored as a float (1.7e+12), as fence.lua may once have.
+    assertEquals(1_700_000_000_000L, fenceOf(bytes("1.7e+12")));
   }
 
-  private static long fenceOf(Object counter, Object legacy) {
-    NodeCommand acquire = NodeCommand.acquire(KEY, bytes("legacy"), TOKEN, 10_000, 0);
-    NodeReply reply = answer(acquire, masterTime(), null, read(counter, legacy, number(1), null));
+  private static long fenceOf(Object counter) {
+    NodeCommand acquire = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0));
+    NodeReply reply = answer(acquire, masterTime(), null, read(counter, number(1), null));
     assertEquals(Vote.TAKEN, reply.status(), "the SET answered nil: the key is held");
     return reply.fence();
   }
 
   @Test
   void anyPartsErrorFailsTheAcquire() {
-    List<Object> values = read(null, null, number(1), null);
+    List<Object> values = read(null, number(1), null);
     ServerError error = new ServerError("NOPERM no permissions\nmore");
     NodeCommand time = guarded(oldRun());
     answer(time, error, bytes("OK"), values);
@@ -206,7 +199,7 @@ class NodeCommandTest {
 
   @Test
   void aMalformedReplyIsNoVote() {
-    List<Object> values = read(null, null, number(1), null);
+    List<Object> values = read(null, number(1), null);
     NodeCommand shortTime = guarded(oldRun());
     answer(shortTime, List.of(number(MASTER_SECONDS)), bytes("OK"), values);
     assertEquals("unexpected reply to ACQUIRE", failure(shortTime));
@@ -214,7 +207,7 @@ class NodeCommandTest {
     answer(noList, number(MASTER_SECONDS), bytes("OK"), values);
     assertEquals("unexpected reply to ACQUIRE", failure(noList));
     NodeCommand shortRead = guarded(oldRun());
-    answer(shortRead, masterTime(), bytes("OK"), Arrays.asList(null, null, number(1)));
+    answer(shortRead, masterTime(), bytes("OK"), Arrays.asList(null, number(1)));
     assertEquals("unexpected reply to ACQUIRE", failure(shortRead));
     NodeCommand readNoList = guarded(oldRun());
     answer(readNoList, masterTime(), bytes("OK"), number(1));
@@ -223,13 +216,10 @@ class NodeCommandTest {
     answer(setNumber, masterTime(), 1L, values);
     assertEquals("unexpected reply to ACQUIRE", failure(setNumber));
     NodeCommand textFence = guarded(oldRun());
-    answer(textFence, masterTime(), bytes("OK"), read(bytes("x"), null, number(1), null));
+    answer(textFence, masterTime(), bytes("OK"), read(bytes("x"), number(1), null));
     assertEquals("unexpected reply to ACQUIRE", failure(textFence));
-    NodeCommand textLegacy = guarded(oldRun());
-    answer(textLegacy, masterTime(), bytes("OK"), read(null, bytes("x"), number(1), null));
-    assertEquals("unexpected reply to ACQUIRE", failure(textLegacy));
     NodeCommand textMarker = guarded(oldRun());
-    answer(textMarker, masterTime(), bytes("OK"), read(null, null, bytes("x"), null));
+    answer(textMarker, masterTime(), bytes("OK"), read(null, bytes("x"), null));
     assertEquals("unexpected reply to ACQUIRE", failure(textMarker));
   }
 
@@ -241,7 +231,7 @@ class NodeCommandTest {
             guarded(oldRun()),
             masterTime(),
             bytes("OK"),
-            read(null, null, number(MASTER_MILLIS - GUARD_MILLIS), null));
+            read(null, number(MASTER_MILLIS - GUARD_MILLIS), null));
     assertEquals(Vote.GRANTED, old.status(), old::detail);
     assertEquals("", old.detail());
 
@@ -250,7 +240,7 @@ class NodeCommandTest {
             guarded(oldRun()),
             masterTime(),
             bytes("OK"),
-            read(number(3), null, number(MASTER_MILLIS - GUARD_MILLIS + 1), null));
+            read(number(3), number(MASTER_MILLIS - GUARD_MILLIS + 1), null));
     assertEquals(Vote.RESTARTED, young.status());
     assertEquals("dataset 59 s old: votes in 1 s, or once admitted", young.detail());
     assertEquals(3, young.fence(), "a refused vote still reports the counter");
@@ -261,16 +251,16 @@ class NodeCommandTest {
             guarded(oldRun()),
             masterTime(),
             null,
-            read(null, null, number(MASTER_MILLIS - 2 * GUARD_MILLIS), null));
+            read(null, number(MASTER_MILLIS - 2 * GUARD_MILLIS), null));
     assertEquals(Vote.TAKEN, taken.status(), "old enough, and the key is held");
   }
 
   @Test
   void withoutTheGuardAYoungDatasetVotes() {
-    NodeCommand acquire = NodeCommand.acquire(KEY, bytes("legacy"), TOKEN, 10_000, 0);
+    NodeCommand acquire = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0));
     acquire.incarnation = new Incarnation(RUN, 0, RUN, false, false, null);
     NodeReply reply =
-        answer(acquire, masterTime(), bytes("OK"), read(null, null, number(MASTER_MILLIS), null));
+        answer(acquire, masterTime(), bytes("OK"), read(null, number(MASTER_MILLIS), null));
     assertEquals(Vote.GRANTED, reply.status());
   }
 
@@ -279,7 +269,7 @@ class NodeCommandTest {
     AtomicInteger stored = new AtomicInteger();
     NodeCommand acquire = guarded(oldRun());
     acquire.onNewDataset = stored::incrementAndGet;
-    NodeReply reply = answer(acquire, masterTime(), bytes("OK"), read(null, null, null, null));
+    NodeReply reply = answer(acquire, masterTime(), bytes("OK"), read(null, null, null));
     assertEquals(Vote.RESTARTED, reply.status());
     assertEquals(
         "no dataset-birth marker (a new, flushed or emptied dataset; one is stored now): votes in"
@@ -290,24 +280,23 @@ class NodeCommandTest {
     // Without the guard the marker is stored too (the guard may be turned on later), the vote
     // counts.
     AtomicInteger unguarded = new AtomicInteger();
-    NodeCommand plain = NodeCommand.acquire(KEY, bytes("legacy"), TOKEN, 10_000, 0);
+    NodeCommand plain = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0));
     plain.onNewDataset = unguarded::incrementAndGet;
     assertEquals(
-        Vote.GRANTED,
-        answer(plain, masterTime(), bytes("OK"), read(null, null, null, null)).status());
+        Vote.GRANTED, answer(plain, masterTime(), bytes("OK"), read(null, null, null)).status());
     assertEquals(1, unguarded.get());
 
     AtomicInteger marked = new AtomicInteger();
     NodeCommand withMarker = guarded(oldRun());
     withMarker.onNewDataset = marked::incrementAndGet;
-    answer(withMarker, masterTime(), bytes("OK"), read(null, null, number(1), null));
+    answer(withMarker, masterTime(), bytes("OK"), read(null, number(1), null));
     assertEquals(0, marked.get(), "a marker is stored only where there is none");
   }
 
   @Test
   void aRunTheClientCannotSeeIsRefused() {
     NodeReply notConnected =
-        answer(guarded(null), masterTime(), bytes("OK"), read(null, null, number(1), null));
+        answer(guarded(null), masterTime(), bytes("OK"), read(null, number(1), null));
     assertEquals(Vote.RESTARTED, notConnected.status());
     assertEquals("the server run is unknown", notConnected.detail());
 
@@ -316,7 +305,7 @@ class NodeCommandTest {
             guarded(new Incarnation(null, 0, null, true, false, "INFO refused: NOPERM")),
             masterTime(),
             bytes("OK"),
-            read(null, null, number(1), null));
+            read(null, number(1), null));
     assertEquals(Vote.RESTARTED, unseen.status());
     assertEquals(
         "the restart guard cannot see this master's restarts (INFO refused: NOPERM)",
@@ -328,7 +317,7 @@ class NodeCommandTest {
     // Up since 0 on this client's ticker, written at 59 s: a minute's guard refuses it.
     NodeCommand early = guarded(new Incarnation(RUN, 0, RUN, false, false, null));
     early.writtenAt = 59 * SECOND;
-    NodeReply refused = answer(early, masterTime(), bytes("OK"), read(null, null, number(1), null));
+    NodeReply refused = answer(early, masterTime(), bytes("OK"), read(null, number(1), null));
     assertEquals(Vote.RESTARTED, refused.status());
     assertEquals("restarted 59 s ago: votes in 1 s, or once admitted", refused.detail());
 
@@ -336,7 +325,7 @@ class NodeCommandTest {
     late.writtenAt = 60 * SECOND;
     assertEquals(
         Vote.GRANTED,
-        answer(late, masterTime(), bytes("OK"), read(null, null, number(1), null)).status());
+        answer(late, masterTime(), bytes("OK"), read(null, number(1), null)).status());
 
     // Its configuration does not vouch for a young run (Incarnation dates a restart that lost
     // nothing as the run before it): a lossless run is refused as young as any.
@@ -344,7 +333,7 @@ class NodeCommandTest {
     lossless.writtenAt = 1;
     assertEquals(
         Vote.RESTARTED,
-        answer(lossless, masterTime(), bytes("OK"), read(null, null, number(1), null)).status(),
+        answer(lossless, masterTime(), bytes("OK"), read(null, number(1), null)).status(),
         "a young run that loses nothing on a restart");
   }
 
@@ -359,11 +348,11 @@ class NodeCommandTest {
     String next = "c".repeat(40);
     NodeCommand kept = guarded(new Incarnation(next, 0, RUN, true, false, null));
     kept.writtenAt = 1;
-    NodeReply reply = answer(kept, masterTime(), bytes("OK"), read(null, null, marker, record));
+    NodeReply reply = answer(kept, masterTime(), bytes("OK"), read(null, marker, record));
     assertEquals(Vote.GRANTED, reply.status(), reply::detail);
     NodeCommand other = guarded(new Incarnation(next, 0, next, true, false, null));
     other.writtenAt = 1;
-    NodeReply refused = answer(other, masterTime(), bytes("OK"), read(null, null, marker, record));
+    NodeReply refused = answer(other, masterTime(), bytes("OK"), read(null, marker, record));
     assertEquals(Vote.RESTARTED, refused.status(), refused::detail);
   }
 
@@ -375,7 +364,7 @@ class NodeCommandTest {
 
     NodeCommand admitted = guarded(young);
     admitted.writtenAt = 1;
-    NodeReply reply = answer(admitted, masterTime(), bytes("OK"), read(null, null, marker, record));
+    NodeReply reply = answer(admitted, masterTime(), bytes("OK"), read(null, marker, record));
     assertEquals(Vote.GRANTED, reply.status(), reply::detail);
 
     // Another marker: the admitted dataset was lost and a new one began; its age counts again.
@@ -383,10 +372,7 @@ class NodeCommandTest {
     newDataset.writtenAt = 1;
     NodeReply lost =
         answer(
-            newDataset,
-            masterTime(),
-            bytes("OK"),
-            read(null, null, number(MASTER_MILLIS - 1), record));
+            newDataset, masterTime(), bytes("OK"), read(null, number(MASTER_MILLIS - 1), record));
     assertEquals(Vote.RESTARTED, lost.status());
     assertTrue(lost.detail().startsWith("dataset 0 s old"), lost.detail());
 
@@ -394,7 +380,7 @@ class NodeCommandTest {
     NodeCommand restarted =
         guarded(new Incarnation("b".repeat(40), 0, "b".repeat(40), false, false, null));
     restarted.writtenAt = SECOND;
-    NodeReply run = answer(restarted, masterTime(), bytes("OK"), read(null, null, marker, record));
+    NodeReply run = answer(restarted, masterTime(), bytes("OK"), read(null, marker, record));
     assertEquals(Vote.RESTARTED, run.status());
     assertEquals("restarted 1 s ago: votes in 59 s, or once admitted", run.detail());
 
@@ -403,24 +389,21 @@ class NodeCommandTest {
     oldDataset.writtenAt = 1;
     assertEquals(
         Vote.GRANTED,
-        answer(
-                oldDataset,
-                masterTime(),
-                bytes("OK"),
-                read(null, null, number(1), bytes(RUN + " 1")))
+        answer(oldDataset, masterTime(), bytes("OK"), read(null, number(1), bytes(RUN + " 1")))
             .status());
   }
 
   @Test
-  void theKeySetAcquireReadsAsTheThreeRepliesWithTheHighestLegacyCounter() {
+  void theKeySetAcquireReadsAsTheThreeReplies() {
     byte[] set = KeySet.encode(List.of(bytes("a"), bytes("b"), bytes("c")));
-    NodeCommand acquire = NodeCommand.acquire(set, null, TOKEN, 10_000, GUARD_MILLIS);
+    NodeCommand acquire =
+        NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, GUARD_MILLIS));
     acquire.incarnation = oldRun();
     assertEquals(1, acquire.parts());
     assertEquals(NodeCommand.Verb.EVALSHA, acquire.verb());
     assertTrue(acquire.ofAttempt());
-    // counter, marker, admitted, then each key's legacy counter
-    List<Object> read = Arrays.asList(number(4), number(1), null, number(6), null, number(11));
+    // counter, marker, admitted
+    List<Object> read = Arrays.asList(number(11), number(1), null);
     assertFalse(acquire.collect(List.of(masterTime(), bytes("OK"), read)));
     acquire.complete(List.of(masterTime(), bytes("OK"), read));
     NodeReply reply = acquire.reply.join();
@@ -428,11 +411,15 @@ class NodeCommandTest {
     assertEquals(11, reply.fence());
     assertEquals(1_700_000_000_123_456L, reply.timeMicros());
 
-    assertEquals(4, keySetFence(number(4), number(3)), "the counter above every legacy one");
     assertEquals(4, keySetFence(number(4)));
-    assertEquals(9, keySetFence(number(0), number(9), number(2)));
+    assertEquals(0, keySetFence(null));
+    assertEquals(
+        "unexpected reply to ACQUIRE_SET",
+        keySetFailure(Arrays.asList(number(4), number(1), null, number(9))),
+        "a read of another shape (a script of another version) is no vote");
 
-    NodeCommand young = NodeCommand.acquire(set, null, TOKEN, 10_000, GUARD_MILLIS);
+    NodeCommand young =
+        NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, GUARD_MILLIS));
     young.incarnation = oldRun();
     young.complete(
         List.of(
@@ -441,17 +428,22 @@ class NodeCommandTest {
             Arrays.asList(null, number(MASTER_MILLIS - GUARD_MILLIS + 1), null)));
     assertEquals(Vote.RESTARTED, young.reply.join().status(), "the guard reads the marker");
 
-    NodeCommand taken = NodeCommand.acquire(set, null, TOKEN, 10_000, 0);
-    taken.complete(List.of(masterTime(), new ArrayList<>(List.of()), read(null, null, null, null)));
+    NodeCommand taken = NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, 0));
+    taken.complete(List.of(masterTime(), new ArrayList<>(List.of()), read(null, null, null)));
     assertEquals("unexpected reply to ACQUIRE", failure(taken), "the SET part must be nil or OK");
   }
 
-  private static long keySetFence(Object counter, Object... legacy) {
+  private static String keySetFailure(List<Object> read) {
     byte[] set = KeySet.encode(List.of(bytes("a"), bytes("b"), bytes("c")));
-    NodeCommand acquire = NodeCommand.acquire(set, null, TOKEN, 10_000, 0);
-    List<Object> read = new ArrayList<>(Arrays.asList(counter, number(1), null));
-    read.addAll(Arrays.asList(legacy));
+    NodeCommand acquire = NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, 0));
     acquire.complete(Arrays.asList(masterTime(), null, read));
+    return failure(acquire);
+  }
+
+  private static long keySetFence(Object counter) {
+    byte[] set = KeySet.encode(List.of(bytes("a"), bytes("b"), bytes("c")));
+    NodeCommand acquire = NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, 0));
+    acquire.complete(Arrays.asList(masterTime(), null, Arrays.asList(counter, number(1), null)));
     NodeReply reply = acquire.reply.join();
     assertEquals(Vote.TAKEN, reply.status());
     return reply.fence();
@@ -468,18 +460,18 @@ class NodeCommandTest {
             Arrays.asList(masterTime(), bytes("OK"), Arrays.asList(null, null)),
             Arrays.asList(
                 masterTime(), bytes("OK"), Arrays.asList(null, number(1), null, bytes("x"))))) {
-      NodeCommand acquire = NodeCommand.acquire(set, null, TOKEN, 10_000, 0);
+      NodeCommand acquire = NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, 0));
       acquire.complete(answer);
       assertTrue(failure(acquire).startsWith("unexpected reply to ACQUIRE"), answer::toString);
     }
-    NodeCommand error = NodeCommand.acquire(set, null, TOKEN, 10_000, 0);
+    NodeCommand error = NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, 0));
     error.complete(new ServerError("NOSCRIPT No matching script"));
     assertEquals("NOSCRIPT No matching script", failure(error));
   }
 
   @Test
   void theAdmitNamesTheRunOfItsLinkAndFailsWhenTheRunIsUnknown() {
-    NodeCommand admit = NodeCommand.admit();
+    NodeCommand admit = NodeCommand.of(new Command.Admit());
     admit.incarnation = oldRun();
     byte[][] words = admit.arguments();
     assertArrayEquals(bytes(RUN), words[words.length - 1]);
@@ -488,11 +480,11 @@ class NodeCommandTest {
     admit.complete(1L);
     assertEquals(Vote.GRANTED, admit.reply.join().status());
 
-    NodeCommand unconnected = NodeCommand.admit();
+    NodeCommand unconnected = NodeCommand.of(new Command.Admit());
     unconnected.complete(1L);
     assertEquals("cannot admit: the server run is unknown (not connected)", failure(unconnected));
 
-    NodeCommand unseen = NodeCommand.admit();
+    NodeCommand unseen = NodeCommand.of(new Command.Admit());
     unseen.incarnation = new Incarnation(null, 0, null, false, false, "INFO refused: NOPERM");
     assertEquals(0, unseen.arguments()[unseen.arguments().length - 1].length, "no run to admit");
     unseen.complete(1L);
@@ -503,7 +495,8 @@ class NodeCommandTest {
     assertEquals(0, mark.arguments()[mark.arguments().length - 1].length, "admits no run");
     mark.complete(0L);
     assertEquals(Vote.TAKEN, mark.reply.join().status());
-    assertFalse(mark.sameLease(NodeCommand.admit()), "the admit belongs to no lease");
+    assertFalse(
+        mark.sameLease(NodeCommand.of(new Command.Admit())), "the admit belongs to no lease");
   }
 
   @Test
@@ -525,7 +518,7 @@ class NodeCommandTest {
 
   @Test
   void aScriptIsSentBySha1UntilItMustGoWhole() {
-    NodeCommand extend = NodeCommand.extend(KEY, TOKEN, 5_000);
+    NodeCommand extend = NodeCommand.of(new Command.Extend(KEY, TOKEN, 5_000));
     assertEquals(NodeCommand.Verb.EVALSHA, extend.verb());
     assertArrayEquals(
         new byte[][] {LuaScript.EXTEND.sha1(), bytes("1"), KEY, TOKEN, bytes("5000")},
@@ -548,35 +541,49 @@ class NodeCommandTest {
 
   @Test
   void onlyTheCleanupOfAnAcquireCountsAsAnAttemptAmongTheReleases() {
-    assertTrue(NodeCommand.releaseQuietly(KEY, TOKEN).ofAttempt());
-    assertFalse(NodeCommand.release(KEY, TOKEN).ofAttempt());
-    assertFalse(NodeCommand.extend(KEY, TOKEN, 1).ofAttempt());
+    assertTrue(NodeCommand.of(Command.releaseQuietly(KEY, TOKEN)).ofAttempt());
+    assertFalse(NodeCommand.of(Command.release(KEY, TOKEN)).ofAttempt());
+    assertFalse(NodeCommand.of(new Command.Extend(KEY, TOKEN, 1)).ofAttempt());
     assertTrue(NodeCommand.set(KEY, TOKEN, 1).ofAttempt());
-    assertTrue(NodeCommand.releaseQuietly(KeySet.encode(List.of(KEY)), TOKEN).ofAttempt());
-    assertTrue(NodeCommand.acquireInTurn(KEY, TOKEN, 1, 0, bytes("w"), 1).ofAttempt());
-    assertTrue(NodeCommand.release(KEY, TOKEN).callsScript());
-    assertTrue(NodeCommand.acquireInTurn(KEY, TOKEN, 1, 0, bytes("w"), 1).callsScript());
+    assertTrue(
+        NodeCommand.of(Command.releaseQuietly(KeySet.encode(List.of(KEY)), TOKEN)).ofAttempt());
+    assertTrue(
+        NodeCommand.of(new Command.AcquireInTurn(KEY, TOKEN, 1, 0, bytes("w"), 1)).ofAttempt());
+    assertTrue(NodeCommand.of(Command.release(KEY, TOKEN)).callsScript());
+    assertTrue(
+        NodeCommand.of(new Command.AcquireInTurn(KEY, TOKEN, 1, 0, bytes("w"), 1)).callsScript());
   }
 
   @Test
   void commandsOfOneLeaseAreTheScriptsWithItsKeyAndToken() {
     byte[] other = bytes("other");
-    assertTrue(NodeCommand.release(KEY, TOKEN).sameLease(NodeCommand.extend(KEY, TOKEN, 1)));
-    assertTrue(NodeCommand.fence(KEY, TOKEN, 3).sameLease(NodeCommand.shorten(KEY, TOKEN, 1)));
-    assertFalse(NodeCommand.release(KEY, TOKEN).sameLease(NodeCommand.release(KEY, other)));
-    assertFalse(NodeCommand.release(KEY, TOKEN).sameLease(NodeCommand.release(other, TOKEN)));
-    assertFalse(NodeCommand.release(KEY, TOKEN).sameLease(NodeCommand.set(KEY, TOKEN, 1)));
-    assertFalse(NodeCommand.set(KEY, TOKEN, 1).sameLease(NodeCommand.release(KEY, TOKEN)));
+    assertTrue(
+        NodeCommand.of(Command.release(KEY, TOKEN))
+            .sameLease(NodeCommand.of(new Command.Extend(KEY, TOKEN, 1))));
+    assertTrue(
+        NodeCommand.of(new Command.Fence(KEY, TOKEN, 3))
+            .sameLease(NodeCommand.of(new Command.Shorten(KEY, TOKEN, 1))));
     assertFalse(
-        NodeCommand.acquire(KEY, bytes("legacy"), TOKEN, 1, 0)
-            .sameLease(NodeCommand.release(KEY, TOKEN)));
-    assertFalse(NodeCommand.admit().sameLease(NodeCommand.admit()));
+        NodeCommand.of(Command.release(KEY, TOKEN))
+            .sameLease(NodeCommand.of(Command.release(KEY, other))));
+    assertFalse(
+        NodeCommand.of(Command.release(KEY, TOKEN))
+            .sameLease(NodeCommand.of(Command.release(other, TOKEN))));
+    assertFalse(
+        NodeCommand.of(Command.release(KEY, TOKEN)).sameLease(NodeCommand.set(KEY, TOKEN, 1)));
+    assertFalse(
+        NodeCommand.set(KEY, TOKEN, 1).sameLease(NodeCommand.of(Command.release(KEY, TOKEN))));
+    assertFalse(
+        NodeCommand.of(new Command.Acquire(KEY, TOKEN, 1, true, 0))
+            .sameLease(NodeCommand.of(Command.release(KEY, TOKEN))));
+    assertFalse(NodeCommand.of(new Command.Admit()).sameLease(NodeCommand.of(new Command.Admit())));
     byte[] set = KeySet.encode(List.of(bytes("a"), bytes("b")));
     assertTrue(
-        NodeCommand.acquire(set, null, TOKEN, 1, 0).sameLease(NodeCommand.release(set, TOKEN)));
+        NodeCommand.of(new Command.Acquire(set, TOKEN, 1, false, 0))
+            .sameLease(NodeCommand.of(Command.release(set, TOKEN))));
     assertTrue(
-        NodeCommand.acquireInTurn(KEY, TOKEN, 1, 0, bytes("w"), 1)
-            .sameLease(NodeCommand.releaseAtGate(KEY, TOKEN)));
+        NodeCommand.of(new Command.AcquireInTurn(KEY, TOKEN, 1, 0, bytes("w"), 1))
+            .sameLease(NodeCommand.of(Command.releaseAtGate(KEY, TOKEN))));
   }
 
   @Test
@@ -590,30 +597,29 @@ class NodeCommandTest {
           LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, KEY),
           TOKEN
         },
-        NodeCommand.releaseAtGate(KEY, TOKEN).arguments());
+        NodeCommand.of(Command.releaseAtGate(KEY, TOKEN)).arguments());
     assertArrayEquals(
         new byte[][] {LuaScript.RELEASE.sha1(), bytes("1"), KEY, TOKEN, bytes("next")},
-        NodeCommand.releaseAtNext(KEY, TOKEN).arguments());
+        NodeCommand.of(Command.releaseAtNext(KEY, TOKEN)).arguments());
     assertArrayEquals(
         new byte[][] {LuaScript.RELEASE.sha1(), bytes("1"), KEY, TOKEN, bytes("notice")},
-        NodeCommand.noticeWaiters(KEY, TOKEN).arguments());
+        NodeCommand.of(new Command.Notice(KEY, TOKEN)).arguments());
     assertArrayEquals(
         new byte[][] {LuaScript.RELEASE.sha1(), bytes("1"), KEY, TOKEN, bytes("quiet")},
-        NodeCommand.releaseQuietly(KEY, TOKEN).arguments());
+        NodeCommand.of(Command.releaseQuietly(KEY, TOKEN)).arguments());
     assertArrayEquals(
         new byte[][] {
           LuaScript.FENCE.sha1(), bytes("2"), KEY, LuaScript.FENCE_COUNTER, TOKEN, bytes("7")
         },
-        NodeCommand.fence(KEY, TOKEN, 7).arguments());
+        NodeCommand.of(new Command.Fence(KEY, TOKEN, 7)).arguments());
     assertArrayEquals(
         new byte[][] {LuaScript.SHORTEN.sha1(), bytes("1"), KEY, TOKEN, bytes("900")},
-        NodeCommand.shorten(KEY, TOKEN, 900).arguments());
+        NodeCommand.of(new Command.Shorten(KEY, TOKEN, 900)).arguments());
     assertArrayEquals(
         new byte[][] {
           LuaScript.QUEUE.sha1(),
-          bytes("7"),
+          bytes("6"),
           KEY,
-          LuaScript.legacyFenceKey(KEY),
           LuaScript.FENCE_COUNTER,
           LuaScript.DATASET_MARKER,
           LuaScript.ADMITTED,
@@ -625,11 +631,11 @@ class NodeCommandTest {
           bytes("waiter"),
           bytes("0")
         },
-        NodeCommand.leaveQueue(KEY, bytes("waiter")).arguments());
+        NodeCommand.of(new Command.Leave(KEY, bytes("waiter"))).arguments());
     byte[] set = KeySet.encode(List.of(bytes("a")));
     assertArrayEquals(
-        NodeCommand.release(set, TOKEN).arguments(),
-        NodeCommand.releaseAtGate(set, TOKEN).arguments());
+        NodeCommand.of(Command.release(set, TOKEN)).arguments(),
+        NodeCommand.of(Command.releaseAtGate(set, TOKEN)).arguments());
   }
 
   @Test
@@ -640,7 +646,7 @@ class NodeCommandTest {
     assertTrue(query.reply.isCompletedExceptionally());
     CompletionException thrown = assertThrows(CompletionException.class, query.value::join);
     assertSame(gone, thrown.getCause());
-    NodeCommand release = NodeCommand.release(KEY, TOKEN);
+    NodeCommand release = NodeCommand.of(Command.release(KEY, TOKEN));
     release.fail(gone);
     assertSame(gone, assertThrows(CompletionException.class, release.reply::join).getCause());
     assertNull(release.value);
@@ -653,13 +659,15 @@ class NodeCommandTest {
     for (NodeCommand command :
         List.of(
             NodeCommand.set(KEY, TOKEN, 10_000),
-            NodeCommand.acquire(KEY, bytes("legacy"), TOKEN, 10_000, GUARD_MILLIS),
-            NodeCommand.acquire(set, null, TOKEN, 10_000, GUARD_MILLIS),
-            NodeCommand.acquireInTurn(KEY, TOKEN, 10_000, GUARD_MILLIS, bytes("waiter"), 1_000),
-            NodeCommand.release(KEY, TOKEN),
-            NodeCommand.extend(set, TOKEN, 10_000),
-            NodeCommand.fence(KEY, TOKEN, 12),
-            NodeCommand.admit(),
+            NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, GUARD_MILLIS)),
+            NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, GUARD_MILLIS)),
+            NodeCommand.of(
+                new Command.AcquireInTurn(
+                    KEY, TOKEN, 10_000, GUARD_MILLIS, bytes("waiter"), 1_000)),
+            NodeCommand.of(Command.release(KEY, TOKEN)),
+            NodeCommand.of(new Command.Extend(set, TOKEN, 10_000)),
+            NodeCommand.of(new Command.Fence(KEY, TOKEN, 12)),
+            NodeCommand.of(new Command.Admit()),
             NodeCommand.load(LuaScript.KEY_SET),
             NodeCommand.query(NodeCommand.Verb.CONFIG, "GET", "maxmemory-policy"))) {
       int written = 0;

@@ -316,7 +316,6 @@ class QueueScriptIT {
                 "queue.lua",
                 List.of(
                     resource,
-                    "redlock:fence:" + resource,
                     "redlock:fence",
                     "redlock:test:marker",
                     "redlock:test:admitted",
@@ -334,7 +333,7 @@ class QueueScriptIT {
 
   private static void leave(RedisAdmin admin, String resource, String waiter) {
     List<String> keys = new ArrayList<>();
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 4; i++) {
       keys.add(resource + ":unused" + i);
     }
     keys.add(queueKey(resource));

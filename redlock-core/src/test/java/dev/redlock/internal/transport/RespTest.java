@@ -204,8 +204,8 @@ class RespTest {
     List<NodeCommand> commands =
         List.of(
             NodeCommand.set(key, ascii("token"), 10_000),
-            NodeCommand.acquire(key, ascii("redlock:fence:k"), ascii("token"), 10_000, 60_000),
-            NodeCommand.release(key, ascii("token")),
+            NodeCommand.of(new Command.Acquire(key, ascii("token"), 10_000, true, 60_000)),
+            NodeCommand.of(Command.release(key, ascii("token"))),
             NodeCommand.load(LuaScript.FENCE),
             NodeCommand.query(NodeCommand.Verb.CONFIG, "GET", "maxmemory"),
             NodeCommand.query(NodeCommand.Verb.TIME));

@@ -118,7 +118,9 @@ class ScriptCacheIT {
     byte[] token = bytes("0123456789abcdef0123456789abcdef");
     try (Clients clients = Clients.open(cluster)) {
       for (int i = 0; i < 5; i++) {
-        assertEquals(Vote.GRANTED, answer(clients.get(i).acquire(key, null, token, 10_000, 0)));
+        assertEquals(
+            Vote.GRANTED,
+            answer(clients.get(i).send(new Command.Acquire(key, token, 10_000, false, 0))));
       }
 
       // Extend, extend, shorten: each written before any answer came back.
@@ -128,9 +130,9 @@ class ScriptCacheIT {
         NodeClient client = clients.get(i);
         sent.add(
             List.of(
-                client.extend(key, token, 60_000),
-                client.extend(key, token, 60_000),
-                client.shorten(key, token, 2_000)));
+                client.send(new Command.Extend(key, token, 60_000)),
+                client.send(new Command.Extend(key, token, 60_000)),
+                client.send(new Command.Shorten(key, token, 2_000))));
       }
       for (int i = 0; i < 5; i++) {
         for (CompletableFuture<NodeReply> reply : sent.get(i)) {
@@ -145,7 +147,10 @@ class ScriptCacheIT {
       sent.clear();
       for (int i = 0; i < 5; i++) {
         NodeClient client = clients.get(i);
-        sent.add(List.of(client.extend(key, token, 60_000), client.release(key, token)));
+        sent.add(
+            List.of(
+                client.send(new Command.Extend(key, token, 60_000)),
+                client.send(Command.release(key, token))));
       }
       for (int i = 0; i < 5; i++) {
         assertEquals(Vote.GRANTED, answer(sent.get(i).get(0)), "extended on master " + i);

@@ -60,7 +60,8 @@ class SelectorNodeClientIT {
       throws InterruptedException {
     Duration timeout = Duration.ofMillis(20);
     SelectorNodeClient client = client(cluster.node(0).uri(), timeout, Ticker.system());
-    assertEquals(Vote.GONE, client.release(bytes("warm"), bytes("up")).join().status());
+    assertEquals(
+        Vote.GONE, client.send(Command.release(bytes("warm"), bytes("up"))).join().status());
     List<BreakerState> told = new CopyOnWriteArrayList<>();
     BreakerNodeClient breaker =
         new BreakerNodeClient(
@@ -88,7 +89,8 @@ class SelectorNodeClientIT {
     try {
       for (int i = 0; System.nanoTime() - until < 0 || i < 2 * BreakerNodeClient.WINDOW; i++) {
         assertTrue(breaker.permits(), "call " + i + " permitted: " + told);
-        sent.add(breaker.acquire(bytes("busy-" + i), null, bytes("t"), 60_000, 0));
+        sent.add(
+            breaker.send(new Command.Acquire(bytes("busy-" + i), bytes("t"), 60_000, false, 0)));
         LockSupport.parkNanos(timeout.toNanos() / 4); // time passes while the reader is kept
       }
     } finally {
@@ -105,7 +107,8 @@ class SelectorNodeClientIT {
   void aPausedMasterNeverBlocksACallerAndCommandsBeyondTheCapFailAtOnce(RedisCluster cluster) {
     RedisProcess node = cluster.node(0);
     SelectorNodeClient client = client(node.uri(), Duration.ofSeconds(2), Ticker.system());
-    assertEquals(Vote.GONE, client.release(bytes("warm"), bytes("up")).join().status());
+    assertEquals(
+        Vote.GONE, client.send(Command.release(bytes("warm"), bytes("up"))).join().status());
     byte[] token = new byte[32 * 1024];
     java.util.Arrays.fill(token, (byte) 't');
     List<CompletableFuture<NodeReply>> sent = new ArrayList<>();
@@ -114,7 +117,7 @@ class SelectorNodeClientIT {
     try {
       for (int i = 0; i < 400; i++) {
         long start = System.nanoTime();
-        sent.add(client.acquire(bytes("key-" + i), null, token, 60_000, 0));
+        sent.add(client.send(new Command.Acquire(bytes("key-" + i), token, 60_000, false, 0)));
         slowest = Math.max(slowest, System.nanoTime() - start);
       }
     } finally {
@@ -142,14 +145,15 @@ class SelectorNodeClientIT {
     FakeTicker ticker = new FakeTicker();
     Duration timeout = Duration.ofSeconds(2);
     SelectorNodeClient client = client(node.uri(), timeout, ticker);
-    assertEquals(Vote.GONE, client.release(bytes("job"), bytes("token")).join().status());
+    assertEquals(
+        Vote.GONE, client.send(Command.release(bytes("job"), bytes("token"))).join().status());
     CompletableFuture<NodeReply> stuck;
     CompletableFuture<NodeReply> next;
     node.pause();
     try {
-      stuck = client.release(bytes("job"), bytes("token"));
+      stuck = client.send(Command.release(bytes("job"), bytes("token")));
       ticker.advance(Duration.ofNanos(CommandPipeline.stallNanos(timeout.toNanos()) + 1));
-      next = client.release(bytes("job"), bytes("token"));
+      next = client.send(Command.release(bytes("job"), bytes("token")));
       assertEquals("connection dropped: no reply for 40000 ms", failure(stuck));
       assertFalse(next.isDone(), "waits for the new connection");
     } finally {
@@ -169,12 +173,12 @@ class SelectorNodeClientIT {
     FakeTicker ticker = new FakeTicker();
     SelectorNodeClient client =
         client("redis://127.0.0.1:" + closedPort, Duration.ofMillis(200), ticker);
-    CompletableFuture<NodeReply> early = client.release(bytes("job"), bytes("token"));
+    CompletableFuture<NodeReply> early = client.send(Command.release(bytes("job"), bytes("token")));
     assertTrue(early.isCompletedExceptionally(), "failed at once, no new attempt");
     assertTrue(failure(early).contains("Connection refused"), failure(early));
 
     ticker.advance(Duration.ofNanos(CommandPipeline.RECONNECT_DELAY_NANOS));
-    CompletableFuture<NodeReply> later = client.release(bytes("job"), bytes("token"));
+    CompletableFuture<NodeReply> later = client.send(Command.release(bytes("job"), bytes("token")));
     CompletionException failed =
         org.junit.jupiter.api.Assertions.assertThrows(
             CompletionException.class, () -> later.orTimeout(5, TimeUnit.SECONDS).join());
@@ -195,14 +199,18 @@ class SelectorNodeClientIT {
       waiter.getOutputStream().write(bytes("SUBSCRIBE redlock:wake:qs-b\r\n"));
       awaitText(waiter.getInputStream(), ":1\r\n"); // the subscription is confirmed
 
-      assertEquals(Vote.GRANTED, client.acquire(set, null, token, 60_000, 0).join().status());
-      NodeReply quiet = client.releaseQuietly(set, token).join();
+      assertEquals(
+          Vote.GRANTED,
+          client.send(new Command.Acquire(set, token, 60_000, false, 0)).join().status());
+      NodeReply quiet = client.send(Command.releaseQuietly(set, token)).join();
       assertEquals(Vote.GRANTED, quiet.status(), "the cleanup deleted the set's keys");
       assertFalse(quiet.waitersTold(), "the cleanup told no one");
       assertEquals(0L, node.admin().command("EXISTS", "qs-a", "qs-b"));
 
-      assertEquals(Vote.GRANTED, client.acquire(set, null, token, 60_000, 0).join().status());
-      NodeReply told = client.release(set, token).join();
+      assertEquals(
+          Vote.GRANTED,
+          client.send(new Command.Acquire(set, token, 60_000, false, 0)).join().status());
+      NodeReply told = client.send(Command.release(set, token)).join();
       assertTrue(told.waitersTold(), "the release answered 2: the waiter on qs-b heard it");
       // The one message the waiter got is the release's, on qs-b's channel, naming it by SHA-1.
       String heard = awaitText(waiter.getInputStream(), "\r\n" + sha1Hex(token) + "\r\n");
