@@ -547,7 +547,8 @@ public final class RedLockBuilder {
         // Which releases some waiter heard: this RedLock then lets it have the lock first.
         client = new HandOffNodeClient(client, wakeups::releasedToWaiters);
         // Each kind of misconfiguration at WARN once, at INFO when it clears, on the event thread.
-        client = new DiagnosingNodeClient(client, addresses.get(i).toString(), events::run);
+        client =
+            new DiagnosingNodeClient(client, addresses.get(i).toString(), guardMillis, events::run);
         if (circuitBreakers) {
           client =
               new BreakerNodeClient(

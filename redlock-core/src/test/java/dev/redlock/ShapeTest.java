@@ -4,8 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.NodeClient;
+import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -52,5 +55,25 @@ class ShapeTest {
       }
     }
     assertEquals(List.of("send[" + Command.class + "]"), commands);
+  }
+
+  /**
+   * The codec (the command encodings and their replies' decoding) decides no vote: the restart
+   * guard's decision is the quorum layer's ({@code RestartGuardRule.judge}, applied by the
+   * coordinator), so the codec neither names the rule nor answers RESTARTED.
+   */
+  @Test
+  void theCodecDecidesNoVote() throws IOException {
+    List<String> found = new ArrayList<>();
+    for (String codec : List.of("NodeCommand", "KeySetCommands", "Resp")) {
+      Path file = Path.of("src/main/java/dev/redlock/internal/transport/" + codec + ".java");
+      String source = Files.readString(file);
+      for (String decision : List.of("RestartGuardRule.", "Vote.RESTARTED")) {
+        if (source.contains(decision)) {
+          found.add(codec + " names " + decision);
+        }
+      }
+    }
+    assertEquals(List.of(), found);
   }
 }

@@ -5,6 +5,7 @@ import dev.redlock.internal.preflight.Findings;
 import dev.redlock.internal.preflight.Preflight;
 import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.NodeReply;
+import dev.redlock.internal.transport.RestartGuardRule;
 import dev.redlock.internal.transport.SelectorLoop;
 import dev.redlock.internal.transport.Ticker;
 import dev.redlock.internal.transport.Vote;
@@ -419,11 +420,19 @@ public final class Coordinator {
   /**
    * The acquire a round sends each master; at {@code gate} (if at least 0), the waiter's acquire in
    * turn ({@link Turn#acquire}). With fencing, it also reads each master's fence counter and clock.
+   * With the restart guard, each answer's vote is the guard's ({@link RestartGuardRule#judge}):
+   * decided here, in the quorum layer, from what the codec read.
    */
   private Masters.Call acquireCall(byte[] key, byte[] token, long ttlMillis, Turn turn, int gate) {
+    long guardMillis = settings.guardMillis();
     Command.Acquire acquire =
-        new Command.Acquire(key, token, ttlMillis, settings.fencing(), settings.guardMillis());
-    return (node, i) -> i == gate ? turn.acquire(node, gate, acquire) : node.send(acquire);
+        new Command.Acquire(key, token, ttlMillis, settings.fencing(), guardMillis);
+    if (guardMillis == 0) {
+      return (node, i) -> i == gate ? turn.acquire(node, gate, acquire) : node.send(acquire);
+    }
+    return (node, i) ->
+        (i == gate ? turn.acquire(node, gate, acquire) : node.send(acquire))
+            .thenApply(reply -> RestartGuardRule.judge(reply, guardMillis));
   }
 
   /** How long a round gated by {@code gate} waits for it before asking the others; 0 if none. */

@@ -54,6 +54,7 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
           "time");
 
   private final String name;
+  private final long guardMillis;
   private final Executor logging;
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<String, String> troubles = new HashMap<>(); // guarded by lock: key -> what
@@ -64,11 +65,16 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
    *
    * @param delegate the master's transport client
    * @param name the master's {@code host:port}
+   * @param guardMillis the restart guard's time, or 0: whether an acquire's vote counted is the
+   *     guard's decision ({@link RestartGuardRule#judge}), which the log reports as the quorum
+   *     layer decides it
    * @param logging where the log lines are written from: off the I/O thread
    */
-  public DiagnosingNodeClient(NodeClient delegate, String name, Executor logging) {
+  public DiagnosingNodeClient(
+      NodeClient delegate, String name, long guardMillis, Executor logging) {
     super(delegate);
     this.name = name;
+    this.guardMillis = guardMillis;
     this.logging = logging;
     delegate.watch(this);
   }
@@ -117,6 +123,9 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
         start(Trouble.deniedCommand(message), Trouble.PERMISSION, message);
       }
       return;
+    }
+    if (acquire) {
+      answer = RestartGuardRule.judge(answer, guardMillis);
     }
     if (answer.status() == Vote.RESTARTED) {
       if (answer.detail().contains("NOPERM")) {

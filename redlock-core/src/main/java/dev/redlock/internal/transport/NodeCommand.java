@@ -98,8 +98,8 @@ public final class NodeCommand {
   private final Verb queryVerb; // for a QUERY
 
   /**
-   * For an ACQUIRE: how old (ms) the master's dataset and server run must be for its vote to count,
-   * unless both were admitted; 0: no restart guard.
+   * For an ACQUIRE: the restart guard's age (ms), of which the codec reads only whether it is on
+   * (then the reply carries what the guard judges); 0: no restart guard.
    */
   private final long guardMillis;
 
@@ -237,10 +237,11 @@ public final class NodeCommand {
    *       with the lease, or at once when the acquire fails, like any other master's.
    * </ul>
    *
-   * A master without a marker (new, restarted without its data, or flushed) answers RESTARTED when
-   * the guard is on, and {@link #onNewDataset} has the marker stored (by the admit script, with the
-   * master's own clock). So does a master whose server run is too young ({@link
-   * Incarnation#refusal}): the marker survives a restart that reloads a snapshot, the run does not.
+   * With the guard on, the reply carries what the guard judges ({@link NodeReply.GuardReading}): a
+   * master without a marker (new, restarted without its data, or flushed) is judged RESTARTED, and
+   * {@link #onNewDataset} has the marker stored (by the admit script, with the master's own clock);
+   * so is a master whose server run is too young ({@link Incarnation#refusal}): the marker survives
+   * a restart that reloads a snapshot, the run does not.
    */
   private static NodeCommand acquire(Command.Acquire acquire) {
     byte[] key = acquire.key();
@@ -623,8 +624,9 @@ public final class NodeCommand {
 
   /**
    * Decodes the three replies of an ACQUIRE: {@code TIME}, {@code SET}, {@code MGET counter marker
-   * admitted}; with the restart guard, a master whose dataset or server run is too young answers
-   * RESTARTED, with why in the reply's detail.
+   * admitted}; with the restart guard, the reply carries what the guard judges ({@link
+   * NodeReply.GuardReading}): the codec decides no vote, the quorum layer has {@link
+   * RestartGuardRule#judge} do it.
    */
   private void completeAcquire(Object time, Object set, Object values) {
     ServerError error =
@@ -658,16 +660,16 @@ public final class NodeCommand {
     if (born == null && onNewDataset != null) {
       onNewDataset.run();
     }
-    String young =
+    Vote vote = set == null ? Vote.TAKEN : Vote.GRANTED;
+    reply.complete(
         guardMillis > 0
-            ? RestartGuardRule.refusal(
-                incarnation, born, marker, micros / 1000, admitted, guardMillis, writtenAt)
-            : null;
-    if (young != null) {
-      reply.complete(new NodeReply(Vote.RESTARTED, fence, micros, young));
-    } else {
-      reply.complete(new NodeReply(set == null ? Vote.TAKEN : Vote.GRANTED, fence, micros));
-    }
+            ? new NodeReply(
+                vote,
+                fence,
+                micros,
+                "",
+                new NodeReply.GuardReading(born, marker, admitted, incarnation, writtenAt))
+            : new NodeReply(vote, fence, micros));
   }
 
   static long parse(Object word) {

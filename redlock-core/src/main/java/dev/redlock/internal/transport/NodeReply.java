@@ -2,10 +2,32 @@ package dev.redlock.internal.transport;
 
 /**
  * One master's answer to one command. Only an acquire fills {@code fence} (the fence counter the
- * master had stored) and {@code timeMicros} (the master's clock); {@code detail} says why a master
- * answered RESTARTED, and is empty otherwise.
+ * master had stored), {@code timeMicros} (the master's clock) and, when guarded, {@code reading}
+ * (what the restart guard judges: the codec reads it and decides nothing, {@link
+ * RestartGuardRule#judge} does); {@code detail} says why a master answered RESTARTED, and is empty
+ * otherwise.
+ *
+ * @param status the vote
+ * @param fence the master's fence counter, read by an acquire; else 0
+ * @param timeMicros the master's clock, read by an acquire; else 0
+ * @param detail why the vote is RESTARTED; else empty
+ * @param reading what a guarded acquire read for the restart guard; else null
  */
-public record NodeReply(Vote status, long fence, long timeMicros, String detail) {
+public record NodeReply(
+    Vote status, long fence, long timeMicros, String detail, GuardReading reading) {
+
+  /**
+   * What a guarded acquire read of the master's dataset and server run, for the restart guard to
+   * judge ({@link RestartGuardRule#judge}).
+   *
+   * @param born the dataset-birth marker's time (ms by the master's clock), or null if absent
+   * @param marker the marker's bytes, or null
+   * @param admitted the admission record's bytes, or null
+   * @param incarnation the server run of the connection the acquire was written on, or null
+   * @param writtenAtNanos when the acquire was written, on the client's ticker
+   */
+  public record GuardReading(
+      Long born, byte[] marker, byte[] admitted, Incarnation incarnation, long writtenAtNanos) {}
 
   private static final NodeReply GRANTED = new NodeReply(Vote.GRANTED, 0, 0);
   private static final NodeReply TAKEN = new NodeReply(Vote.TAKEN, 0, 0);
@@ -19,7 +41,19 @@ public record NodeReply(Vote status, long fence, long timeMicros, String detail)
 
   /** An answer without a detail. */
   NodeReply(Vote status, long fence, long timeMicros) {
-    this(status, fence, timeMicros, "");
+    this(status, fence, timeMicros, "", null);
+  }
+
+  /**
+   * An answer with a detail and no reading.
+   *
+   * @param status the vote
+   * @param fence the fence counter, or 0
+   * @param timeMicros the master's clock, or 0
+   * @param detail why, or empty
+   */
+  public NodeReply(Vote status, long fence, long timeMicros, String detail) {
+    this(status, fence, timeMicros, detail, null);
   }
 
   /**

@@ -3,8 +3,9 @@ package dev.redlock.internal.transport;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The restart guard's rule, in one place for the acquire ({@link NodeCommand}) and the preflight,
- * so that the two never tell one master's story two ways.
+ * The restart guard's rule, in one place for the acquire's vote ({@link #judge}, which the quorum
+ * layer applies to each master's answer) and the preflight, so that the two never tell one master's
+ * story two ways.
  *
  * <p>A master's vote counts, with the guard on, when this client can see its server run ({@code
  * INFO}), its dataset has a birth marker, and
@@ -150,6 +151,35 @@ public final class RestartGuardRule {
   }
 
   /**
+   * The restart guard's decision on one master's answer to an acquire: RESTARTED, with why in its
+   * detail, if the guard does not count the vote ({@link #refusal}); else the answer as it is (also
+   * an answer that read nothing for the guard: a plain {@code SET}, or a scripted fake's). Made by
+   * the quorum layer, never by the codec, which only reads what is judged here.
+   *
+   * @param reply the master's answer
+   * @param guardMillis the guard's time; 0 without the guard
+   * @return the vote as the guard counts it
+   */
+  public static NodeReply judge(NodeReply reply, long guardMillis) {
+    NodeReply.GuardReading read = reply.reading();
+    if (read == null || guardMillis <= 0 || reply.status() == Vote.RESTARTED) {
+      return reply;
+    }
+    String young =
+        refusal(
+            read.incarnation(),
+            read.born(),
+            read.marker(),
+            reply.timeMicros() / 1000,
+            read.admitted(),
+            guardMillis,
+            read.writtenAtNanos());
+    return young == null
+        ? reply
+        : new NodeReply(Vote.RESTARTED, reply.fence(), reply.timeMicros(), young, read);
+  }
+
+  /**
    * Why the restart guard does not count a master's vote in an acquire, or null if it does: this
    * client must see the server run; the dataset must have a birth marker (a {@code FLUSHALL}, or a
    * failover to an empty replica, removes it), the one its admission record names or one at least
@@ -167,7 +197,7 @@ public final class RestartGuardRule {
    * @param writtenAtNanos when the acquire was written, on the client's ticker
    * @return the refusal, or null if the vote counts
    */
-  static String refusal(
+  private static String refusal(
       Incarnation incarnation,
       Long born,
       byte[] marker,

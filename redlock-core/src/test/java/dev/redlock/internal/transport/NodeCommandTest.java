@@ -3,6 +3,7 @@ package dev.redlock.internal.transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -63,13 +64,28 @@ class NodeCommandTest {
     return new Incarnation(RUN, -1000 * SECOND, RUN, false, false, null);
   }
 
-  /** Answers a three-part acquire with its three replies, as the pipeline hands them over. */
+  /**
+   * Answers a three-part acquire with its three replies, as the pipeline hands them over, and
+   * returns the vote as the quorum layer counts it: the codec's answer judged by the restart guard
+   * ({@link RestartGuardRule#judge}). The codec's own answer is never RESTARTED: it decides no
+   * vote.
+   */
   private static NodeReply answer(NodeCommand command, Object time, Object set, Object values) {
     assertTrue(command.collect(time), "the TIME reply is kept");
     assertTrue(command.collect(set), "the SET reply is kept");
     assertFalse(command.collect(values), "the MGET reply is the last");
     command.complete(values);
-    return command.reply.isCompletedExceptionally() ? null : command.reply.getNow(null);
+    return judged(command);
+  }
+
+  /** The command's answer as the quorum layer counts it; null if it failed. */
+  private static NodeReply judged(NodeCommand command) {
+    if (command.reply.isCompletedExceptionally()) {
+      return null;
+    }
+    NodeReply codec = command.reply.getNow(null);
+    assertNotEquals(Vote.RESTARTED, codec.status(), "the codec decides no vote");
+    return RestartGuardRule.judge(codec, GUARD_MILLIS);
   }
 
   private static NodeCommand guarded(Incarnation incarnation) {
@@ -426,7 +442,7 @@ class NodeCommandTest {
             masterTime(),
             bytes("OK"),
             Arrays.asList(null, number(MASTER_MILLIS - GUARD_MILLIS + 1), null)));
-    assertEquals(Vote.RESTARTED, young.reply.join().status(), "the guard reads the marker");
+    assertEquals(Vote.RESTARTED, judged(young).status(), "the guard reads the marker");
 
     NodeCommand taken = NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, 0));
     taken.complete(List.of(masterTime(), new ArrayList<>(List.of()), read(null, null, null)));
