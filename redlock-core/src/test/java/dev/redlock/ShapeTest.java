@@ -76,4 +76,33 @@ class ShapeTest {
     }
     assertEquals(List.of(), found);
   }
+
+  /**
+   * The blocking and the asynchronous acquires run one wait engine ({@code Wait}): the contention
+   * rules it owns (the hand-off pause, queuing at the gate at once, the split back-off, entering
+   * the wake-up group, a named round) are called from no other class of the lease layer than the
+   * engine and the classes that define them, so no rule can be written, or fixed, twice.
+   */
+  @Test
+  void theBlockingAndAsyncAcquiresRunOneWaitEngine() throws IOException {
+    Path lease = Path.of("src/main/java/dev/redlock/internal/lease");
+    List<String> rules =
+        List.of("spreadNanos(", ".handOff(", "queueAtOnce(", "wakeups.enter(", "wasNamed(");
+    List<String> found = new ArrayList<>();
+    try (var files = Files.list(lease)) {
+      for (Path file : files.sorted().toList()) {
+        String name = file.getFileName().toString();
+        if (List.of("Wait.java", "Wakeups.java", "Turn.java").contains(name)) {
+          continue;
+        }
+        String source = Files.readString(file);
+        for (String rule : rules) {
+          if (source.contains(rule)) {
+            found.add(name + " calls " + rule);
+          }
+        }
+      }
+    }
+    assertEquals(List.of(), found, "a contention rule outside the wait engine");
+  }
 }

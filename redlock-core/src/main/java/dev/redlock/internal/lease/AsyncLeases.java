@@ -11,7 +11,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
@@ -31,14 +30,12 @@ import org.slf4j.LoggerFactory;
  * scheduled tasks, not a thousand threads. The timer thread never blocks, and runs no caller's
  * stage: only the listener's round events, as the renewal thread does.
  *
- * <p><b>Wake-ups.</b> As the blocking path does ({@link Coordinator#retry}): after its first
- * refused round an acquisition enters the resource's wake-up group ({@link Wakeups#enter}), arms
- * {@link Wakeups.Waiter#next} before each round, and a notice that completes it ends the pause at
- * once (the future completes on the notice link's thread, the next round is sent from the timer). A
- * woken round whose votes split pauses a random part of a few rounds instead; a round right after
- * this RedLock released the resource to a waiter starts after the hand-off pause ({@link
- * Wakeups#handOffNanos}). The acquisition leaves the group however it ends: granted, timed out,
- * failed, cancelled or closed.
+ * <p><b>One wait engine.</b> What to do after each round is decided by the acquisition's {@link
+ * Wait}, the engine the blocking path ({@link Coordinator#retry}) drives too: the hand-off pause,
+ * queuing at the gate at once, the split back-off, the retry delay and the deadline are its rules.
+ * This class only carries its steps out: a round sent now, or a pause on the timer that a notice
+ * (completing on the notice link's thread) ends early, the next round then sent from the timer. The
+ * wait is closed however the acquisition ends: granted, timed out, failed, cancelled or closed.
  *
  * <p><b>Where the caller's future completes.</b> On the RedLock's event thread ({@link
  * Events#offer}), as the listener's I/O-learned events are told: never on an I/O thread, never
@@ -99,28 +96,15 @@ final class AsyncLeases {
    *
    * @param <T> the caller's result
    * @param resource the resource, as the caller named it
-   * @param key its key, for the pause
-   * @param waitNanos how long to keep trying; 0 for one round
-   * @param retryDelayNanos the mean pause between rounds
-   * @param wakeups the wake-ups that end a pause early, and the hand-off pause
-   * @param turn the acquisition's place among the resource's waiters
+   * @param wait the acquisition's wait engine, which decides each next step
    * @param round sends one round
    * @param result the caller's value of the last attempt; may throw the caller's exception
    * @return the caller's future; cancelling it stops the acquisition and releases what it got
    * @throws IllegalStateException if closed
    */
   <T> CompletableFuture<T> acquire(
-      String resource,
-      byte[] key,
-      long waitNanos,
-      long retryDelayNanos,
-      Wakeups wakeups,
-      Turn turn,
-      Round round,
-      Function<Attempt, T> result) {
-    Acquisition<T> acquisition =
-        new Acquisition<>(resource, key, waitNanos, retryDelayNanos, wakeups, round, result);
-    acquisition.turn = turn;
+      String resource, Wait wait, Round round, Function<Attempt, T> result) {
+    Acquisition<T> acquisition = new Acquisition<>(resource, wait, round, result);
     lock.lock();
     try {
       checkOpenLocked();
@@ -129,13 +113,7 @@ final class AsyncLeases {
       lock.unlock();
     }
     acquisition.future.whenComplete((value, error) -> acquisition.stop());
-    // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
-    long handOff = once(waitNanos) ? 0 : wakeups.handOff(key, turn);
-    if (handOff > 0) {
-      acquisition.pauseThenNext(Math.min(handOff, waitNanos), null);
-    } else {
-      acquisition.next();
-    }
+    acquisition.carryOut(wait.start());
     return acquisition.future;
   }
 
@@ -301,10 +279,6 @@ final class AsyncLeases {
     }
   }
 
-  private static boolean once(long waitNanos) {
-    return waitNanos == 0;
-  }
-
   private void checkOpenLocked() {
     if (closed) {
       throw new IllegalStateException("RedLock is closed");
@@ -349,37 +323,52 @@ final class AsyncLeases {
   /** One acquisition in progress: its rounds, its pauses, and the caller's future. */
   private final class Acquisition<T> {
     private final String resource;
-    private final byte[] key;
-    private final boolean once;
-    private final long deadlineNanos;
-    private final long retryDelayNanos;
-    private final Wakeups wakeups;
+    private final Wait wait;
     private final Round round;
     private final Function<Attempt, T> result;
     private final CompletableFuture<T> future = new CompletableFuture<>();
     private volatile boolean stopped; // the caller's future is complete: no more rounds
     private volatile CompletableFuture<Void> pause; // the current pause, if any
-    private volatile Wakeups.Waiter waiter; // entered after the first refused round
-    private volatile CompletableFuture<Void> wake; // armed before the round in flight
-    private int splits; // on the timer: woken rounds in a row whose votes split
-    private volatile Turn turn; // the acquisition's place among the resource's waiters
 
-    Acquisition(
-        String resource,
-        byte[] key,
-        long waitNanos,
-        long retryDelayNanos,
-        Wakeups wakeups,
-        Round round,
-        Function<Attempt, T> result) {
+    Acquisition(String resource, Wait wait, Round round, Function<Attempt, T> result) {
       this.resource = resource;
-      this.key = key;
-      this.once = once(waitNanos);
-      this.deadlineNanos = ticker.read() + waitNanos;
-      this.retryDelayNanos = retryDelayNanos;
-      this.wakeups = wakeups;
+      this.wait = wait;
       this.round = round;
       this.result = result;
+    }
+
+    /** Carries out the wait engine's step: a round now, a pause, or the end. */
+    void carryOut(Wait.Step step) {
+      if (step instanceof Wait.Pause p) {
+        pauseThenNext(p.nanos(), p.wake());
+      } else if (step instanceof Wait.Finish finish) {
+        Attempt last = finish.attempt();
+        Grant grant = last.grant();
+        if (grant != null) {
+          if (stopped) {
+            leases.discard(grant); // cancelled (or closed) while the round was in flight
+            return;
+          }
+          T value = result.apply(last);
+          finish(
+              () -> {
+                if (!future.complete(value)) {
+                  leases.discard(grant); // cancelled just before the lease could be handed over
+                }
+              });
+          return;
+        }
+        finish(
+            () -> {
+              try {
+                future.complete(result.apply(last));
+              } catch (RuntimeException e) {
+                future.completeExceptionally(e);
+              }
+            });
+      } else {
+        next();
+      }
     }
 
     /** Sends the next round, unless stopped or closed; its decision comes on the timer. */
@@ -389,9 +378,7 @@ final class AsyncLeases {
       }
       CompletableFuture<Attempt> attempt;
       try {
-        // Armed before the round: a release while the round runs ends the next pause at once.
-        Wakeups.Waiter entered = waiter;
-        wake = entered == null ? null : entered.next();
+        wait.beforeRound();
         attempt = round.send(timer);
       } catch (RuntimeException | Error e) {
         leave();
@@ -414,64 +401,11 @@ final class AsyncLeases {
         finish(() -> future.completeExceptionally(QuorumRound.cause(error)));
         return;
       }
-      Grant grant = attempt.grant();
-      if (grant != null) {
-        if (stopped) {
-          leases.discard(grant); // cancelled (or closed) while the round was in flight
-          return;
-        }
-        T value = result.apply(attempt);
-        finish(
-            () -> {
-              if (!future.complete(value)) {
-                leases.discard(grant); // cancelled just before the lease could be handed over
-              }
-            });
+      Wait.Step step = wait.decided(attempt);
+      if (stopped && !(step instanceof Wait.Finish)) {
         return;
       }
-      long left = deadlineNanos - ticker.read();
-      if (once || left <= 0) {
-        finish(
-            () -> {
-              try {
-                future.complete(result.apply(attempt));
-              } catch (RuntimeException e) {
-                future.completeExceptionally(e);
-              }
-            });
-        return;
-      }
-      if (stopped) {
-        return;
-      }
-      Wakeups.Waiter entered = waiter;
-      CompletableFuture<Void> woken = wake;
-      if (entered == null) {
-        entered = wakeups.enter(key);
-        entered.follow(turn);
-        waiter = entered;
-        if (stopped) {
-          entered.close(); // stop() ran while it was entering: it may not have seen it
-          return;
-        }
-        if (turn.queueAtOnce()) {
-          pauseThenNext(0, null); // queue at the gate at once, as the blocking path does
-          return;
-        }
-        woken = entered.next();
-      } else if (entered.woken() && (Coordinator.split(attempt) || turn.wasNamed())) {
-        // Woken with others, the votes split: retry after a random part of a few rounds, the
-        // spread doubling with each split in a row, as the blocking path does; a notice the round
-        // did not see ends the pause, as there.
-        long spread = wakeups.spreadNanos(splits++, Math.min(left, retryDelayNanos));
-        pauseThenNext(ThreadLocalRandom.current().nextLong(spread), entered.next());
-        return;
-      }
-      splits = 0;
-      long wait =
-          Math.min(
-              left, retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos));
-      pauseThenNext(wait, woken);
+      carryOut(step);
     }
 
     /**
@@ -511,10 +445,7 @@ final class AsyncLeases {
       if (waiting != null) {
         waiting.cancel(false);
       }
-      Wakeups.Waiter entered = waiter;
-      if (entered != null) {
-        entered.close(); // leaves the wake-up group (idempotent)
-      }
+      wait.close(); // leaves the wake-up group and the gate's queue (idempotent)
       lock.lock();
       try {
         pending.remove(this);

@@ -18,7 +18,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -162,72 +161,51 @@ public final class Coordinator {
     if (interruptible && Thread.interrupted()) {
       throw new InterruptedException();
     }
-    Ticker ticker = masters.ticker();
-    long started = ticker.read();
-    long deadline = waitNanos == Long.MAX_VALUE ? 0 : started + waitNanos;
+    long started = masters.ticker().read();
     boolean interrupted = false;
-    Wakeups.Waiter waiter = null; // entered after the first round fails
     Turn turn = wakeups.turn(masters, key, settings.retryDelayNanos());
-    int splits = 0; // split rounds in a row
-    Outcome heldBack = null; // a master this client's own limit kept a round from, the latest
+    Wait wait = wait(resource, key, turn, started, waitNanos);
     try {
-      // Hand-off: this RedLock's last release of the key was heard by a waiter; let it go first.
-      long handOff = wakeups.handOff(key, turn);
-      if (handOff > 0) {
-        long left = waitNanos == Long.MAX_VALUE ? handOff : deadline - ticker.read();
-        interrupted |= await(new CompletableFuture<>(), Math.min(handOff, left), interruptible);
-      }
+      Wait.Step step = wait.start();
       while (true) {
-        // Armed before the round: a release while the round runs wakes the next wait at once.
-        CompletableFuture<Void> wake = waiter == null ? null : waiter.next();
-        Attempt attempt = attempt(resource, key, ttlMillis, turn);
-        long left = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - ticker.read();
-        if (attempt.grant() != null || left <= 0) {
-          return attempt.after(heldBack);
-        }
-        Outcome limited = Attempt.heldBackIn(attempt.outcomes());
-        heldBack = limited != null ? limited : heldBack;
-        stalls.after(
-            resource, started, waitNanos, attempt, masters.quorum(), settings.guardMillis());
-        if (waiter == null) {
-          waiter = wakeups.enter(key);
-          waiter.follow(turn);
-          if (turn.queueAtOnce()) {
-            continue; // queue at the gate at once: only the waiter whose turn it is is told
-          }
-          wake = waiter.next();
-        } else if (waiter.woken() && (split(attempt) || turn.wasNamed())) {
-          // Woken with others, the votes split (or the round overtook the release on some
-          // masters): try again after a random part of two rounds rather than at the notice that
-          // woke them, so that the retries spread out; the spread doubles with each split in a
-          // row, up to the retry delay (a master that lost a majority-held key votes for us too,
-          // and must not make this spin). A notice this round did not see (a release since:
-          // failed rounds release quietly) ends the pause, as it ends the timer's: the spread
-          // grows to the retry delay, and a waiter that slept through a release would wait that
-          // long for a free lock.
-          long spread = wakeups.spreadNanos(splits++, Math.min(left, settings.retryDelayNanos()));
-          interrupted |=
-              await(waiter.next(), ThreadLocalRandom.current().nextLong(spread), interruptible);
+        if (step instanceof Wait.Pause pause) {
+          CompletableFuture<Void> wake = pause.wake();
+          interrupted |= await(wake == null ? NEVER : wake, pause.nanos(), interruptible);
           checkOpen();
-          continue;
         }
-        splits = 0;
-        long retryDelayNanos = settings.retryDelayNanos();
-        long pause =
-            Math.min(
-                left, retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos));
-        interrupted |= await(wake, pause, interruptible);
-        checkOpen();
+        wait.beforeRound();
+        step = wait.decided(attempt(resource, key, ttlMillis, turn));
+        if (step instanceof Wait.Finish finish) {
+          return finish.attempt();
+        }
       }
     } finally {
-      turn.leave();
-      if (waiter != null) {
-        waiter.close();
-      }
+      wait.close();
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /** A pause's wake-up that never comes: only the time ends it. */
+  private static final CompletableFuture<Void> NEVER = new CompletableFuture<>();
+
+  /**
+   * The wait engine of one acquisition of {@code key}, blocking or not, on this RedLock's clock and
+   * with its stall log.
+   */
+  private Wait wait(String resource, byte[] key, Turn turn, long started, long waitNanos) {
+    return new Wait(
+        wakeups,
+        turn,
+        key,
+        waitNanos,
+        settings.retryDelayNanos(),
+        masters.ticker(),
+        bound -> ThreadLocalRandom.current().nextLong(bound),
+        attempt ->
+            stalls.after(
+                resource, started, waitNanos, attempt, masters.quorum(), settings.guardMillis()));
   }
 
   /**
@@ -247,40 +225,11 @@ public final class Coordinator {
       String resource, byte[] key, long ttlMillis, long waitNanos, Function<Attempt, T> result) {
     checkOpen();
     Turn turn = wakeups.turn(masters, key, settings.retryDelayNanos());
-    long started = masters.ticker().read();
-    // A master this client's own limit kept a round from, the latest: named if the wait fails.
-    AtomicReference<Outcome> heldBack = new AtomicReference<>();
-    CompletableFuture<T> acquired =
-        leases
-            .async()
-            .acquire(
-                resource,
-                key,
-                waitNanos,
-                settings.retryDelayNanos(),
-                wakeups,
-                turn,
-                timer ->
-                    attemptAsync(resource, key, ttlMillis, timer, turn)
-                        .thenApply(
-                            attempt -> {
-                              if (attempt.grant() != null) {
-                                return attempt;
-                              }
-                              stalls.after(
-                                  resource,
-                                  started,
-                                  waitNanos,
-                                  attempt,
-                                  masters.quorum(),
-                                  settings.guardMillis());
-                              Attempt last = attempt.after(heldBack.get());
-                              heldBack.set(last.heldBack());
-                              return last;
-                            }),
-                result);
-    acquired.whenComplete((value, error) -> turn.leave());
-    return acquired;
+    Wait wait = wait(resource, key, turn, masters.ticker().read(), waitNanos);
+    return leases
+        .async()
+        .acquire(
+            resource, wait, timer -> attemptAsync(resource, key, ttlMillis, timer, turn), result);
   }
 
   /**

@@ -1,0 +1,145 @@
+package dev.redlock.internal.lease;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import dev.redlock.internal.transport.FakeTicker;
+import dev.redlock.internal.transport.Vote;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The wait engine on a fake clock with fixed randomness: each of its decisions (the hand-off pause
+ * first, the retry pause around its mean, never past the deadline, the last round's finish with
+ * what earlier rounds held back, one round for a try) to the nanosecond, with no real time and no
+ * thread. The blocking and the asynchronous API both carry these decisions out (their ITs and
+ * AsyncWaitTest show they do).
+ */
+class WaitTest {
+
+  private static final long RETRY_DELAY = Duration.ofMillis(50).toNanos();
+  private static final long JITTER = Duration.ofMillis(7).toNanos();
+  private static final byte[] KEY = "r".getBytes(StandardCharsets.UTF_8);
+  private static final List<String> NAMES = List.of("a:1", "b:2", "c:3");
+
+  private final FakeTicker ticker = new FakeTicker();
+  private final Wakeups wakeups = new Wakeups(ticker, RETRY_DELAY, true, listener -> List.of());
+  private final Masters masters = FakeMasters.of(new ArrayList<>(), List.of(), ticker);
+  private final List<Attempt> told = new ArrayList<>();
+
+  @AfterEach
+  void close() {
+    wakeups.close();
+  }
+
+  /** A wait of {@code waitNanos} whose jitter is always {@link #JITTER} (bounded by its bound). */
+  private Wait waitOf(long waitNanos) {
+    Turn turn = new Turn(masters, KEY, RETRY_DELAY, false, "0123456789abcdef");
+    return new Wait(
+        wakeups,
+        turn,
+        KEY,
+        waitNanos,
+        RETRY_DELAY,
+        ticker,
+        bound -> Math.min(JITTER, bound - 1),
+        told::add);
+  }
+
+  private static Attempt refused(Vote vote, String detail) {
+    List<Outcome> outcomes = new ArrayList<>();
+    for (String name : NAMES) {
+      outcomes.add(new Outcome(name, vote, 0, detail));
+    }
+    return new Attempt(null, outcomes, false);
+  }
+
+  @Test
+  void aRefusedRoundPausesHalfTheRetryDelayPlusItsJitterAndTellsTheStallLog() {
+    Wait wait = waitOf(Duration.ofSeconds(10).toNanos());
+    assertInstanceOf(Wait.Round.class, wait.start(), "no hand-off due: the first round at once");
+    assertSame(Wait.State.FIRST_ROUND, wait.state());
+    Attempt taken = refused(Vote.TAKEN, "");
+    Wait.Pause pause = assertInstanceOf(Wait.Pause.class, wait.decided(taken));
+    assertEquals(RETRY_DELAY / 2 + JITTER, pause.nanos());
+    assertNotNull(pause.wake(), "a notice ends it early");
+    assertSame(Wait.State.RETRYING, wait.state());
+    assertEquals(List.of(taken), told, "the stall log hears each refused round");
+  }
+
+  @Test
+  void noPauseRunsPastTheDeadline() {
+    Wait wait = waitOf(Duration.ofMillis(100).toNanos());
+    ticker.advance(Duration.ofMillis(90));
+    Wait.Pause pause = assertInstanceOf(Wait.Pause.class, wait.decided(refused(Vote.TAKEN, "")));
+    assertEquals(Duration.ofMillis(10).toNanos(), pause.nanos(), "what is left, not the delay");
+  }
+
+  @Test
+  void theLastRoundFinishesWithTheLatestMasterThisClientsLimitHeldBack() {
+    Wait wait = waitOf(Duration.ofMillis(100).toNanos());
+    Attempt limited =
+        refused(Vote.FAILED, "this client's own queue to the master is full (512 commands)");
+    wait.decided(limited);
+    ticker.advance(Duration.ofMillis(100)); // the deadline, to the nanosecond
+    Wait.Finish finish = assertInstanceOf(Wait.Finish.class, wait.decided(refused(Vote.TAKEN, "")));
+    assertNull(finish.attempt().grant());
+    assertEquals(limited.outcomes().get(0), finish.attempt().heldBack());
+    assertSame(Wait.State.DONE, wait.state());
+    assertEquals(1, told.size(), "the last round ends the wait: no stall to tell");
+  }
+
+  @Test
+  void aTryIsOneRoundWithoutTheHandOffPause() {
+    wakeups.releasedToWaiters(KEY);
+    Wait wait = waitOf(0);
+    assertInstanceOf(Wait.Round.class, wait.start(), "a try does not pause for waiters");
+    assertInstanceOf(Wait.Finish.class, wait.decided(refused(Vote.TAKEN, "")));
+  }
+
+  @Test
+  void afterAReleaseWaitersHeardTheWaitPausesForTheHandOffFirst() {
+    wakeups.releasedToWaiters(KEY);
+    Wait wait = waitOf(Duration.ofSeconds(10).toNanos());
+    Wait.Pause pause = assertInstanceOf(Wait.Pause.class, wait.start());
+    assertEquals(Wakeups.MIN_HAND_OFF_NANOS, pause.nanos(), "no round measured: the least pause");
+    assertNull(pause.wake(), "only the time ends it");
+  }
+
+  @Test
+  void theHandOffPauseIsCutToTheWaitsTime() {
+    wakeups.releasedToWaiters(KEY);
+    Wait wait = waitOf(Wakeups.MIN_HAND_OFF_NANOS / 2);
+    Wait.Pause pause = assertInstanceOf(Wait.Pause.class, wait.start());
+    assertEquals(Wakeups.MIN_HAND_OFF_NANOS / 2, pause.nanos());
+  }
+
+  @Test
+  void aGrantFinishesAtOnceEvenAfterRefusals() {
+    Wait wait = waitOf(Duration.ofSeconds(10).toNanos());
+    wait.decided(refused(Vote.TAKEN, ""));
+    long deadline = ticker.read() + Duration.ofSeconds(10).toNanos();
+    Grant grant = new Grant(null, "r", KEY, KEY, deadline, 1, null, deadline);
+    Attempt granted = new Attempt(grant, List.of(), false);
+    Wait.Finish finish = assertInstanceOf(Wait.Finish.class, wait.decided(granted));
+    assertSame(granted, finish.attempt());
+    assertSame(Wait.State.DONE, wait.state());
+  }
+
+  @Test
+  void theCloseEndsTheWaitAndCanComeTwice() {
+    Wait wait = waitOf(Duration.ofSeconds(10).toNanos());
+    wait.decided(refused(Vote.TAKEN, ""));
+    wait.close();
+    assertSame(Wait.State.DONE, wait.state());
+    wait.close();
+    assertSame(Wait.State.DONE, wait.state());
+  }
+}
