@@ -9,6 +9,7 @@ import dev.redlock.NodeOutcome.Status;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeNode.Answer;
 import dev.redlock.internal.transport.FakeTicker;
+import dev.redlock.internal.transport.NodeReply;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.UnaryOperator;
@@ -158,6 +159,31 @@ class FencingAndRestartGuardTest {
     assertEquals(Status.RESTARTED, e.outcomes().get(0).status());
     nodes.get(1).onSet = Answer.GRANT;
     assertTrue(redlock.tryAcquire("r", TTL).isPresent(), "one young master of three is fine");
+  }
+
+  /**
+   * The restart guard's vote is the quorum layer's: masters that answered GRANTED with what the
+   * guard refuses (here, a server run the connection could not see) count as RESTARTED, blocking
+   * and asynchronous alike; without the guard, the same answers count as they came.
+   */
+  @Test
+  void theCoordinatorCountsTheGuardsVoteNotTheMastersAnswer() throws Exception {
+    build(3, b -> b);
+    NodeReply.GuardReading unseenRun = new NodeReply.GuardReading(null, null, null, null, 0);
+    nodes.get(0).reading = unseenRun;
+    nodes.get(1).reading = unseenRun;
+    QuorumUnavailableException e =
+        assertThrows(QuorumUnavailableException.class, () -> redlock.tryAcquire("r", TTL));
+    assertEquals(Status.RESTARTED, e.outcomes().get(0).status());
+    assertEquals("the server run is unknown", e.outcomes().get(0).detail());
+    java.util.concurrent.ExecutionException async =
+        assertThrows(
+            java.util.concurrent.ExecutionException.class,
+            () -> redlock.tryAcquireAsync("r", TTL).get(5, java.util.concurrent.TimeUnit.SECONDS));
+    assertTrue(async.getCause() instanceof QuorumUnavailableException, async.toString());
+    redlock.close();
+    build(3, b -> b.restartGuard(false));
+    assertTrue(redlock.tryAcquire("r", TTL).isPresent(), "no guard: the answers as they came");
   }
 
   @Test

@@ -60,6 +60,12 @@ public final class FakeNode implements NodeClient {
   /** The token the last fence, release, extend or shorten was sent. */
   public volatile byte[] lastToken;
 
+  /**
+   * What each acquire's answer carries for the restart guard to judge, as a guarded acquire's does
+   * ({@link NodeReply#reading()}); null: nothing, as a scripted answer.
+   */
+  public volatile NodeReply.GuardReading reading;
+
   /** Whether the last acquire asked for the fence counter (false: a plain SET, or none yet). */
   public volatile boolean lastFenced;
 
@@ -113,7 +119,7 @@ public final class FakeNode implements NodeClient {
     ticker.advance(latency);
     long fence = fenceCounter.get();
     return answer(next != null ? next : onSet)
-        .thenApply(status -> new NodeReply(status, fence, timeMicros));
+        .thenApply(status -> new NodeReply(status, fence, timeMicros, "", reading));
   }
 
   private CompletableFuture<NodeReply> fence(Command.Fence command) {
