@@ -3,7 +3,6 @@ package dev.redlock.internal.lease;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
-import dev.redlock.NodeOutcome;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockBuilder;
 import dev.redlock.RedLockListener;
@@ -36,6 +35,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisPubSub;
 
 /**
  * Races between a release's notice and a waiter's rounds, each forced. A waiter on a set of
@@ -104,22 +105,22 @@ class WakeUpRacesIT {
     String first = held;
     String second = other;
     // The release reaches the masters other than the resource's gate late: there the key is
-    // another's until a round of the waiter has been refused after the release. Such a round is
-    // known by what it heard, not by when it was told (events come on the event thread, later):
-    // the resource's gate granted the set, which it cannot while the holder's key is there. The
-    // late release is then delivered at once, on the event thread that tells of that round.
+    // another's until a round of the waiter has asked the resource's gate after the release. Such
+    // a round is known by what it did there: the set's acquire set the other member's key, which
+    // no round can before the release (every master holds the held resource's key until then).
+    // The gate tells it by a keyspace notice, at once, whether or not the round was decided
+    // before the gate's answer (a round refused by a majority is, often: the waiter's own events
+    // then show the gate PENDING, which made this test flaky when it read them). The late release
+    // is then delivered at once, on the notice's thread.
     CountDownLatch refusedAfterTheRelease = new CountDownLatch(1);
     AtomicLong lateReleaseDone = new AtomicLong();
-    RedLockListener afterTheRelease =
-        new RedLockListener() {
+    gate.admin().command("CONFIG", "SET", "notify-keyspace-events", "K$");
+    CountDownLatch watching = new CountDownLatch(1);
+    JedisPubSub afterTheRelease =
+        new JedisPubSub() {
           @Override
-          public void denied(
-              String resource, Denial reason, List<NodeOutcome> outcomes, Duration elapsed) {
-            boolean gateGranted =
-                outcomes.stream()
-                    .anyMatch(
-                        o -> o.node().equals(gateName) && o.status() == NodeOutcome.Status.GRANTED);
-            if (gateGranted && refusedAfterTheRelease.getCount() > 0) {
+          public void onMessage(String channel, String message) {
+            if (message.equals("set") && refusedAfterTheRelease.getCount() > 0) {
               for (RedisProcess node : late) {
                 node.admin().command("DEL", first); // the release, late
               }
@@ -127,11 +128,19 @@ class WakeUpRacesIT {
               refusedAfterTheRelease.countDown();
             }
           }
+
+          @Override
+          public void onSubscribe(String channel, int count) {
+            watching.countDown();
+          }
         };
+    Jedis keyspace = new Jedis(gate.host(), gate.port());
 
     ExecutorService threads = Executors.newCachedThreadPool();
+    threads.submit(() -> keyspace.subscribe(afterTheRelease, "__keyspace@0__:" + second));
+    assertTrue(watching.await(10, TimeUnit.SECONDS), "the gate's keyspace notices subscribed");
     try (RedLock holder = redlock(cluster, null);
-        RedLock waiter = redlock(cluster, afterTheRelease)) {
+        RedLock waiter = redlock(cluster, null)) {
       Lease lease = holder.tryAcquire(held, TTL).orElseThrow();
       Future<Lease> waiting =
           threads.submit(
@@ -170,6 +179,9 @@ class WakeUpRacesIT {
               + (lateRelease - released) / 1_000_000
               + " ms after the release: not before the timer's least pause");
     } finally {
+      afterTheRelease.unsubscribe();
+      keyspace.close();
+      gate.admin().command("CONFIG", "SET", "notify-keyspace-events", "");
       threads.shutdownNow();
     }
   }
