@@ -3,6 +3,7 @@ package dev.redlock;
 import static java.util.Objects.requireNonNull;
 
 import dev.redlock.internal.lease.Arguments;
+import dev.redlock.internal.transport.LockKey;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -50,10 +51,10 @@ public final class LeaseLock implements Lock {
   private final RedLock redlock;
   private final LocalHolds holds;
   private final String resource;
-  private final byte[] key;
+  private final LockKey key;
   private final long ttlMillis;
 
-  LeaseLock(RedLock redlock, LocalHolds holds, String resource, byte[] key, long ttlMillis) {
+  LeaseLock(RedLock redlock, LocalHolds holds, String resource, LockKey key, long ttlMillis) {
     this.redlock = redlock;
     this.holds = holds;
     this.resource = resource;
@@ -77,7 +78,7 @@ public final class LeaseLock implements Lock {
    */
   @Override
   public void lock() {
-    LocalHolds.Hold hold = holds.enter(key);
+    LocalHolds.Hold hold = holds.enter(key.bytes());
     boolean held = false;
     try {
       hold.local.lock();
@@ -89,7 +90,7 @@ public final class LeaseLock implements Lock {
       throw new AssertionError("an uninterruptible wait was interrupted", e);
     } finally {
       if (!held) {
-        holds.leave(key);
+        holds.leave(key.bytes());
       }
     }
   }
@@ -104,7 +105,7 @@ public final class LeaseLock implements Lock {
    */
   @Override
   public void lockInterruptibly() throws InterruptedException {
-    LocalHolds.Hold hold = holds.enter(key);
+    LocalHolds.Hold hold = holds.enter(key.bytes());
     boolean held = false;
     try {
       hold.local.lockInterruptibly();
@@ -114,7 +115,7 @@ public final class LeaseLock implements Lock {
       }
     } finally {
       if (!held) {
-        holds.leave(key);
+        holds.leave(key.bytes());
       }
     }
   }
@@ -129,7 +130,7 @@ public final class LeaseLock implements Lock {
    */
   @Override
   public boolean tryLock() {
-    LocalHolds.Hold hold = holds.enter(key);
+    LocalHolds.Hold hold = holds.enter(key.bytes());
     boolean held = false;
     try {
       held =
@@ -140,7 +141,7 @@ public final class LeaseLock implements Lock {
       throw new AssertionError("a single round was interrupted", e);
     } finally {
       if (!held) {
-        holds.leave(key);
+        holds.leave(key.bytes());
       }
     }
   }
@@ -165,7 +166,7 @@ public final class LeaseLock implements Lock {
     requireNonNull(unit, "unit");
     long start = System.nanoTime();
     long wait = Math.max(0, unit.toNanos(time));
-    LocalHolds.Hold hold = holds.enter(key);
+    LocalHolds.Hold hold = holds.enter(key.bytes());
     boolean held = false;
     try {
       held =
@@ -182,7 +183,7 @@ public final class LeaseLock implements Lock {
       return held;
     } finally {
       if (!held) {
-        holds.leave(key);
+        holds.leave(key.bytes());
       }
     }
   }
@@ -267,13 +268,13 @@ public final class LeaseLock implements Lock {
       }
     } finally {
       hold.local.unlock();
-      holds.leave(key);
+      holds.leave(key.bytes());
     }
   }
 
   /** The hold the calling thread has on this lock's name, or an IllegalMonitorStateException. */
   private LocalHolds.Hold heldByCurrentThread() {
-    LocalHolds.Hold hold = holds.find(key);
+    LocalHolds.Hold hold = holds.find(key.bytes());
     if (hold == null || !hold.local.isHeldByCurrentThread()) {
       throw new IllegalMonitorStateException(
           "the lock on " + Arguments.quote(resource) + " is not held by this thread");
@@ -312,7 +313,7 @@ public final class LeaseLock implements Lock {
    * @return true between a successful lock and the matching last unlock
    */
   public boolean isHeldByCurrentThread() {
-    LocalHolds.Hold hold = holds.find(key);
+    LocalHolds.Hold hold = holds.find(key.bytes());
     return hold != null && hold.local.isHeldByCurrentThread();
   }
 
@@ -322,7 +323,7 @@ public final class LeaseLock implements Lock {
    * @return zero if it does not hold it
    */
   public int getHoldCount() {
-    LocalHolds.Hold hold = holds.find(key);
+    LocalHolds.Hold hold = holds.find(key.bytes());
     return hold == null ? 0 : hold.local.getHoldCount();
   }
 
@@ -345,7 +346,7 @@ public final class LeaseLock implements Lock {
   }
 
   private boolean isLocked() {
-    LocalHolds.Hold hold = holds.find(key);
+    LocalHolds.Hold hold = holds.find(key.bytes());
     return hold != null && hold.local.isLocked();
   }
 

@@ -7,6 +7,7 @@ import dev.redlock.internal.lease.Attempt;
 import dev.redlock.internal.lease.Coordinator;
 import dev.redlock.internal.lease.Renewer;
 import dev.redlock.internal.lease.ResourceSet;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.SelectorLoop;
 import java.time.Duration;
 import java.util.Collection;
@@ -149,7 +150,7 @@ public final class RedLock implements AutoCloseable {
    * @throws IllegalStateException if this RedLock is closed
    */
   public Optional<Lease> tryAcquire(String resource, Duration ttl) {
-    byte[] key = Arguments.resourceKey(resource);
+    LockKey key = LockKey.of(Arguments.resourceKey(resource));
     long ttlMillis = coordinator.arguments().ttlMillis(ttl);
     Attempt attempt = coordinator.attemptOnce(resource, key, ttlMillis);
     if (attempt.grant() != null) {
@@ -181,7 +182,7 @@ public final class RedLock implements AutoCloseable {
    */
   public Lease acquire(String resource, Duration ttl, Duration maxWait)
       throws InterruptedException {
-    byte[] key = Arguments.resourceKey(resource);
+    LockKey key = LockKey.of(Arguments.resourceKey(resource));
     long ttlMillis = coordinator.arguments().ttlMillis(ttl);
     long waitNanos = Arguments.positiveNanos(maxWait, "maxWait");
     coordinator.checkOpen();
@@ -214,7 +215,7 @@ public final class RedLock implements AutoCloseable {
    * @throws IllegalStateException if this RedLock is closed
    */
   public CompletableFuture<Optional<Lease>> tryAcquireAsync(String resource, Duration ttl) {
-    byte[] key = Arguments.resourceKey(resource);
+    LockKey key = LockKey.of(Arguments.resourceKey(resource));
     long ttlMillis = coordinator.arguments().ttlMillis(ttl);
     return coordinator.acquireAsync(
         resource,
@@ -271,7 +272,7 @@ public final class RedLock implements AutoCloseable {
    * @throws IllegalStateException if this RedLock is closed
    */
   public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, Duration maxWait) {
-    byte[] key = Arguments.resourceKey(resource);
+    LockKey key = LockKey.of(Arguments.resourceKey(resource));
     long ttlMillis = coordinator.arguments().ttlMillis(ttl);
     long waitNanos = Arguments.positiveNanos(maxWait, "maxWait");
     return coordinator.acquireAsync(
@@ -299,7 +300,7 @@ public final class RedLock implements AutoCloseable {
    * no limit), as {@link Coordinator#retry} does; for {@link LeaseLock}. Returns the lease, or null
    * if the wait ran out.
    */
-  Lease retry(String resource, byte[] key, long ttlMillis, long waitNanos, boolean interruptible)
+  Lease retry(String resource, LockKey key, long ttlMillis, long waitNanos, boolean interruptible)
       throws InterruptedException {
     return lease(coordinator.retry(resource, key, ttlMillis, waitNanos, interruptible));
   }
@@ -319,7 +320,7 @@ public final class RedLock implements AutoCloseable {
    * @throws IllegalStateException if this RedLock is closed
    */
   public LeaseLock newLock(String resource, Duration ttl) {
-    byte[] key = Arguments.resourceKey(resource);
+    LockKey key = LockKey.of(Arguments.resourceKey(resource));
     long ttlMillis = coordinator.arguments().ttlMillis(ttl);
     coordinator.checkOpen();
     return new LeaseLock(this, holds, resource, key, ttlMillis);
@@ -424,7 +425,7 @@ public final class RedLock implements AutoCloseable {
   }
 
   /** One round, for {@link LeaseLock#tryLock()}: the lease, or null. */
-  Lease attemptOnce(String resource, byte[] key, long ttlMillis) {
+  Lease attemptOnce(String resource, LockKey key, long ttlMillis) {
     return lease(coordinator.attemptOnce(resource, key, ttlMillis));
   }
 

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.internal.lease.Arguments;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeNode.Answer;
+import dev.redlock.internal.transport.LockKey;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionException;
@@ -153,7 +154,7 @@ class AcquireWaitTest {
     Lease lease =
         redlock.retry(
             "r",
-            Arguments.resourceKey("r"),
+            LockKey.of(Arguments.resourceKey("r")),
             TTL.toMillis(),
             Long.MAX_VALUE, /* interruptible */
             false);
@@ -168,7 +169,8 @@ class AcquireWaitTest {
     build(Duration.ofMillis(1));
     takenFor(2);
     Lease lease =
-        redlock.retry("r", Arguments.resourceKey("r"), TTL.toMillis(), Long.MAX_VALUE, false);
+        redlock.retry(
+            "r", LockKey.of(Arguments.resourceKey("r")), TTL.toMillis(), Long.MAX_VALUE, false);
     assertNotNull(lease);
     assertFalse(Thread.interrupted());
   }

@@ -105,4 +105,28 @@ class ShapeTest {
     }
     assertEquals(List.of(), found, "a contention rule outside the wait engine");
   }
+
+  /**
+   * A multi-resource lease's key is a typed value ({@code LockKey.Set}, beside {@code
+   * LockKey.One}), not an encoding that layers parse to tell a set from one resource: no source of
+   * the library asks {@code isKeySet}, and the encoding's class can only encode.
+   */
+  @Test
+  void aSetOfResourcesIsATypedKeyNotAnEncodingToParse() throws Exception {
+    List<String> found = new ArrayList<>();
+    try (var files = Files.walk(Path.of("src/main/java"))) {
+      for (Path file : files.filter(f -> f.toString().endsWith(".java")).sorted().toList()) {
+        if (Files.readString(file).contains("isKeySet")) {
+          found.add(file.getFileName().toString());
+        }
+      }
+    }
+    assertEquals(List.of(), found, "sources that parse a key to tell a set");
+    List<String> methods = new ArrayList<>();
+    for (Method method :
+        Class.forName("dev.redlock.internal.transport.KeySet").getDeclaredMethods()) {
+      methods.add(method.getName());
+    }
+    assertEquals(List.of("encode"), methods, "what the encoding's class can do");
+  }
 }

@@ -4,6 +4,7 @@ import dev.redlock.internal.lease.QuorumRound.Tally;
 import dev.redlock.internal.preflight.Findings;
 import dev.redlock.internal.preflight.Preflight;
 import dev.redlock.internal.transport.Command;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.RestartGuardRule;
 import dev.redlock.internal.transport.SelectorLoop;
@@ -136,7 +137,7 @@ public final class Coordinator {
    * @return how the round ended
    * @throws IllegalStateException if closed
    */
-  public Attempt attemptOnce(String resource, byte[] key, long ttlMillis) {
+  public Attempt attemptOnce(String resource, LockKey key, long ttlMillis) {
     checkOpen();
     return attempt(resource, key, ttlMillis, null);
   }
@@ -156,7 +157,7 @@ public final class Coordinator {
    * @throws IllegalStateException if closed while waiting
    */
   public Attempt retry(
-      String resource, byte[] key, long ttlMillis, long waitNanos, boolean interruptible)
+      String resource, LockKey key, long ttlMillis, long waitNanos, boolean interruptible)
       throws InterruptedException {
     if (interruptible && Thread.interrupted()) {
       throw new InterruptedException();
@@ -194,7 +195,7 @@ public final class Coordinator {
    * The wait engine of one acquisition of {@code key}, blocking or not, on this RedLock's clock and
    * with its stall log.
    */
-  private Wait wait(String resource, byte[] key, Turn turn, long started, long waitNanos) {
+  private Wait wait(String resource, LockKey key, Turn turn, long started, long waitNanos) {
     return new Wait(
         wakeups,
         turn,
@@ -222,7 +223,7 @@ public final class Coordinator {
    * @throws IllegalStateException if closed
    */
   public <T> CompletableFuture<T> acquireAsync(
-      String resource, byte[] key, long ttlMillis, long waitNanos, Function<Attempt, T> result) {
+      String resource, LockKey key, long ttlMillis, long waitNanos, Function<Attempt, T> result) {
     checkOpen();
     Turn turn = wakeups.turn(masters, key, settings.retryDelayNanos());
     Wait wait = wait(resource, key, turn, masters.ticker().read(), waitNanos);
@@ -336,7 +337,7 @@ public final class Coordinator {
    * ({@link Grant#storeFence()}). A waiter's round (its {@code turn} says which, {@link
    * Turn#nextGate}) is asked of the key's gate master first ({@link Masters#gateOf}).
    */
-  private Attempt attempt(String resource, byte[] key, long ttlMillis, Turn turn) {
+  private Attempt attempt(String resource, LockKey key, long ttlMillis, Turn turn) {
     byte[] token = tokens.next();
     int gate = turn == null ? -1 : turn.nextGate();
     boolean inTurn = gate >= 0 && turn.takeNamed(); // named first: ask every master at once
@@ -352,7 +353,7 @@ public final class Coordinator {
    * attempt completed, on {@code timer}'s thread.
    */
   private CompletableFuture<Attempt> attemptAsync(
-      String resource, byte[] key, long ttlMillis, ScheduledExecutorService timer, Turn turn) {
+      String resource, LockKey key, long ttlMillis, ScheduledExecutorService timer, Turn turn) {
     byte[] token = tokens.next();
     int gate = turn.nextGate();
     boolean inTurn = gate >= 0 && turn.takeNamed(); // named first: ask every master at once
@@ -372,7 +373,7 @@ public final class Coordinator {
    * With the restart guard, each answer's vote is the guard's ({@link RestartGuardRule#judge}):
    * decided here, in the quorum layer, from what the codec read.
    */
-  private Masters.Call acquireCall(byte[] key, byte[] token, long ttlMillis, Turn turn, int gate) {
+  private Masters.Call acquireCall(LockKey key, byte[] token, long ttlMillis, Turn turn, int gate) {
     long guardMillis = settings.guardMillis();
     Command.Acquire acquire =
         new Command.Acquire(key, token, ttlMillis, settings.fencing(), guardMillis);
@@ -392,7 +393,7 @@ public final class Coordinator {
   /**
    * The rest of {@link #attempt} once the votes are in: the validity; the lease, or the release.
    */
-  private Attempt settle(String resource, byte[] key, byte[] token, long ttlMillis, Tally votes) {
+  private Attempt settle(String resource, LockKey key, byte[] token, long ttlMillis, Tally votes) {
     long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     long validity = Validity.remainingNanos(ttlNanos, votes.elapsedNanos(), settings.driftFactor());
     long took = votes.elapsedNanos();

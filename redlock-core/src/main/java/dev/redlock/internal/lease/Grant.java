@@ -1,5 +1,6 @@
 package dev.redlock.internal.lease;
 
+import dev.redlock.internal.transport.LockKey;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -48,7 +49,7 @@ public final class Grant {
 
   private final Leases owner;
   private final String resource;
-  private final byte[] key;
+  private final LockKey key;
   private final byte[] token;
   private final long fence; // the token to store when first asked for, or NO_FENCE
   private final Landing landing; // where the acquire may have set the key
@@ -63,7 +64,7 @@ public final class Grant {
   Grant(
       Leases owner,
       String resource,
-      byte[] key,
+      LockKey key,
       byte[] token,
       long deadlineNanos,
       long fence,
@@ -245,7 +246,7 @@ public final class Grant {
     return owner.releaseAfter(this, delay);
   }
 
-  byte[] key() {
+  LockKey key() {
     return key;
   }
 

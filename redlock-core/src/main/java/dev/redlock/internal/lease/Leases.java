@@ -3,7 +3,7 @@ package dev.redlock.internal.lease;
 import dev.redlock.internal.lease.Grant.FenceFailure;
 import dev.redlock.internal.lease.QuorumRound.Tally;
 import dev.redlock.internal.transport.Command;
-import dev.redlock.internal.transport.KeySet;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.Ticker;
@@ -96,7 +96,7 @@ final class Leases {
    */
   Grant grant(
       String resource,
-      byte[] key,
+      LockKey key,
       byte[] token,
       long deadlineNanos,
       long fence,
@@ -136,7 +136,7 @@ final class Leases {
               + " is no longer valid: a fencing token is stored only while the lease holds",
           List.of());
     }
-    byte[] key = lease.key();
+    LockKey key = lease.key();
     byte[] token = lease.token();
     long fence = lease.fence();
     Tally tally = masters.vote((node, i) -> node.send(new Command.Fence(key, token, fence)));
@@ -195,7 +195,7 @@ final class Leases {
   }
 
   private static Masters.Call extendCall(Grant lease, long ttlMillis) {
-    byte[] key = lease.key();
+    LockKey key = lease.key();
     byte[] token = lease.token();
     return (node, i) -> node.send(new Command.Extend(key, token, ttlMillis));
   }
@@ -337,13 +337,13 @@ final class Leases {
    * {@link Fallback}); elsewhere the plain one (no waiter hears those masters).
    */
   private Releases.Send releaseOf(Grant lease) {
-    byte[] key = lease.key();
+    LockKey key = lease.key();
     byte[] token = lease.token();
-    NodeClient gate = masters.gateClient(key);
-    if (gate == null || KeySet.isKeySet(key)) {
-      return (node, now) -> node.send(Command.release(key, token));
+    NodeClient gate = key instanceof LockKey.One ? masters.gateClient(key.bytes()) : null;
+    if (gate == null) {
+      return (node, now) -> node.send(Command.release(key, token)); // a set has no gate
     }
-    Fallback fallback = new Fallback(masters.fallbackClient(key), key, token);
+    Fallback fallback = new Fallback(masters.fallbackClient(key.bytes()), key.bytes(), token);
     return (node, now) -> {
       if (node == gate) {
         return fallback.atGate(node.send(Command.releaseAtGate(key, token)));
@@ -470,7 +470,7 @@ final class Leases {
     if (ended(lease)) {
       return false;
     }
-    byte[] key = lease.key();
+    LockKey key = lease.key();
     byte[] token = lease.token();
     // Sent again later, a shorten aims at the same moment: what is left of the delay, at least 1
     // ms.

@@ -1,6 +1,7 @@
 package dev.redlock.internal.lease;
 
 import dev.redlock.internal.transport.Command;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.NodeUnavailableException;
@@ -104,7 +105,7 @@ final class Releases implements AutoCloseable {
    * round refused at its gate then costs no release at all, where it cost one on every master (with
    * many waiters polling, most of the commands sent).
    */
-  void releaseAll(byte[] key, byte[] token, Landing landing, long keysExpireByNanos) {
+  void releaseAll(LockKey key, byte[] token, Landing landing, long keysExpireByNanos) {
     Job job =
         start(
             null,

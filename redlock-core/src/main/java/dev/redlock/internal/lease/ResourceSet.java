@@ -2,7 +2,7 @@ package dev.redlock.internal.lease;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.redlock.internal.transport.KeySet;
+import dev.redlock.internal.transport.LockKey;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -14,8 +14,8 @@ import java.util.List;
  * The resources of a multi-resource lease, checked once: each a valid resource name, none twice, at
  * most {@link #MAX_RESOURCES}, their names together at most {@link Arguments#MAX_RESOURCE_BYTES}
  * UTF-8 bytes; sorted by their keys (unsigned bytewise), so that every master sees the keys of a
- * set in one fixed order. The lease's key is their {@link KeySet}: the quorum round, renewals and
- * releases carry it as they carry one resource's key, and the key-set script acts on all of its
+ * set in one fixed order. The lease's key is their {@link LockKey.Set}: the quorum round, renewals
+ * and releases carry it as they carry one resource's key, and the key-set script acts on all of its
  * keys at once on each master. Immutable.
  */
 public final class ResourceSet {
@@ -24,10 +24,10 @@ public final class ResourceSet {
   public static final int MAX_RESOURCES = 64;
 
   private final List<String> names;
-  private final byte[] key;
+  private final LockKey.Set key;
   private final String shown;
 
-  private ResourceSet(List<String> names, byte[] key) {
+  private ResourceSet(List<String> names, LockKey.Set key) {
     this.names = names;
     this.key = key;
     this.shown = names.toString();
@@ -78,7 +78,7 @@ public final class ResourceSet {
       names.add(each.name());
       keys.add(each.key());
     }
-    return new ResourceSet(List.copyOf(names), KeySet.encode(keys));
+    return new ResourceSet(List.copyOf(names), LockKey.of(keys));
   }
 
   /**
@@ -91,11 +91,11 @@ public final class ResourceSet {
   }
 
   /**
-   * Returns the lease's key: the resources' {@link KeySet}.
+   * Returns the lease's key: the resources' keys, as a set.
    *
-   * @return the encoded set; callers must not modify it
+   * @return the set
    */
-  public byte[] key() {
+  public LockKey.Set key() {
     return key;
   }
 
@@ -116,12 +116,11 @@ public final class ResourceSet {
    * @return an immutable list of one or more names
    */
   public static List<String> namesOf(Grant grant) {
-    byte[] key = grant.key();
-    if (!KeySet.isKeySet(key)) {
+    if (!(grant.key() instanceof LockKey.Set set)) {
       return List.of(grant.resource());
     }
     List<String> names = new ArrayList<>();
-    for (byte[] each : KeySet.keys(key)) {
+    for (byte[] each : set.keys()) {
       names.add(new String(each, StandardCharsets.UTF_8));
     }
     return List.copyOf(names);

@@ -1,7 +1,7 @@
 package dev.redlock.internal.lease;
 
 import dev.redlock.internal.transport.Command;
-import dev.redlock.internal.transport.KeySet;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.NodeUnavailableException;
@@ -73,11 +73,11 @@ final class Turn {
    * @param client the waiting client's name, 16 hex digits: a release at the gate tells the waiter
    *     whose turn it is on its client's channel ({@link Wakeups})
    */
-  Turn(Masters masters, byte[] key, long retryDelayNanos, boolean queue, String client) {
+  Turn(Masters masters, LockKey key, long retryDelayNanos, boolean queue, String client) {
     this.masters = masters;
-    this.key = key;
+    this.key = key.bytes();
     this.gating = queue;
-    this.set = queue && KeySet.isKeySet(key);
+    this.set = queue && key instanceof LockKey.Set;
     this.waiter = !queue || set ? null : waiterName(client);
     // A waiter asks again at least every retry delay and a half, plus a round: twice that, and two
     // node timeouts, before one that stopped asking (it crashed) leaves by itself.

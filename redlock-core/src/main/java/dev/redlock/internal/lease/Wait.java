@@ -1,5 +1,6 @@
 package dev.redlock.internal.lease;
 
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.Ticker;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
@@ -78,7 +79,7 @@ final class Wait {
 
   private final Wakeups wakeups;
   private final Turn turn;
-  private final byte[] key;
+  private final LockKey key;
   private final Ticker ticker;
   private final Jitter jitter;
   private final long deadlineNanos; // meaningless when forever
@@ -109,7 +110,7 @@ final class Wait {
   Wait(
       Wakeups wakeups,
       Turn turn,
-      byte[] key,
+      LockKey key,
       long waitNanos,
       long retryDelayNanos,
       Ticker ticker,
@@ -139,7 +140,7 @@ final class Wait {
    * @return a round, or a pause
    */
   Step start() {
-    long handOff = once ? 0 : wakeups.handOff(key, turn);
+    long handOff = once ? 0 : wakeups.handOff(key.bytes(), turn);
     return handOff > 0 ? new Pause(Math.min(handOff, left()), null) : ROUND;
   }
 

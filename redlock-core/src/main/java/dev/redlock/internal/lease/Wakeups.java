@@ -1,6 +1,6 @@
 package dev.redlock.internal.lease;
 
-import dev.redlock.internal.transport.KeySet;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NoticeLink;
 import dev.redlock.internal.transport.Ticker;
 import java.nio.charset.StandardCharsets;
@@ -37,9 +37,10 @@ import java.util.function.Function;
  * #MAX_GROUPS} resources are subscribed at once (the waiters of any more wait on their timers, and
  * do not queue at a gate, where only a notice naming them would wake them).
  *
- * <p><b>Sets.</b> A waiter on a multi-resource lease (a {@link KeySet}) enters the group of each of
- * its resources: groups are named by a resource's key, and a release of the set, or of any single
- * resource in it, publishes on that resource's channel. The first notice of any of them wakes it.
+ * <p><b>Sets.</b> A waiter on a multi-resource lease (a {@link LockKey.Set}) enters the group of
+ * each of its resources: groups are named by a resource's key, and a release of the set, or of any
+ * single resource in it, publishes on that resource's channel. The first notice of any of them
+ * wakes it.
  *
  * <p><b>In turn.</b> A resource with a gate master ({@code Masters#gateOf}) is subscribed on two
  * links only ({@link #hearFrom}): the gate, whose release names the first waiter queued there
@@ -152,7 +153,7 @@ public final class Wakeups implements AutoCloseable {
    * @param retryDelayNanos the retry delay
    * @return its turn
    */
-  Turn turn(Masters masters, byte[] key, long retryDelayNanos) {
+  Turn turn(Masters masters, LockKey key, long retryDelayNanos) {
     return new Turn(masters, key, retryDelayNanos, on(), client);
   }
 
@@ -182,15 +183,15 @@ public final class Wakeups implements AutoCloseable {
    * @param key the resource's key
    * @return the waiter
    */
-  Waiter enter(byte[] key) {
-    if (KeySet.isKeySet(key)) {
+  Waiter enter(LockKey key) {
+    if (key instanceof LockKey.Set set) {
       List<Waiter> members = new ArrayList<>();
-      for (byte[] member : KeySet.keys(key)) {
+      for (LockKey member : set.members()) {
         members.add(enter(member));
       }
       return new Waiter(members);
     }
-    String name = new String(key, StandardCharsets.ISO_8859_1);
+    String name = new String(key.bytes(), StandardCharsets.ISO_8859_1);
     lock.lock();
     try {
       if (closed || links.isEmpty()) {
@@ -201,7 +202,7 @@ public final class Wakeups implements AutoCloseable {
         if (groups.size() >= MAX_GROUPS) {
           return new Waiter((Group) null); // bounded: this one waits on its timer
         }
-        group = new Group(name, linksFor(key));
+        group = new Group(name, linksFor(key.bytes()));
         groups.put(name, group);
         for (NoticeLink link : group.links) {
           link.subscribe(name);

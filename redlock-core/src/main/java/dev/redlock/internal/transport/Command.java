@@ -96,13 +96,13 @@ public sealed interface Command<R>
    * guardMillis}), whatever the {@code SET} did; with the master's fence counter and time. Neither
    * fenced nor guarded: a plain {@code SET} that reports neither.
    *
-   * @param key the resource's key, or a key set's encoding
+   * @param key the lease's key: one resource's, or a set's
    * @param token the round's token
    * @param ttlMillis the TTL
    * @param fenced whether the master's fence counter is read
    * @param guardMillis the restart guard's age, or 0 for no guard
    */
-  record Acquire(byte[] key, byte[] token, long ttlMillis, boolean fenced, long guardMillis)
+  record Acquire(LockKey key, byte[] token, long ttlMillis, boolean fenced, long guardMillis)
       implements Command<NodeReply> {
     /** Checks the arrays are there. */
     public Acquire {
@@ -145,7 +145,7 @@ public sealed interface Command<R>
      * @return the plain fenced acquire
      */
     public Acquire plain() {
-      return new Acquire(key, token, ttlMillis, true, guardMillis);
+      return new Acquire(LockKey.of(key), token, ttlMillis, true, guardMillis);
     }
 
     @Override
@@ -172,11 +172,11 @@ public sealed interface Command<R>
    * The fence script: GRANTED if {@code fence} was stored in the master's fence counter while the
    * key holds {@code token}, TAKEN, or GONE.
    *
-   * @param key the resource's key, or a key set's encoding
+   * @param key the lease's key: one resource's, or a set's
    * @param token the lease's token
    * @param fence the fencing token to store
    */
-  record Fence(byte[] key, byte[] token, long fence) implements Command<NodeReply> {
+  record Fence(LockKey key, byte[] token, long fence) implements Command<NodeReply> {
     @Override
     public Kind kind() {
       return Kind.FENCE;
@@ -209,11 +209,11 @@ public sealed interface Command<R>
    * The release script, compare-and-delete: GRANTED if deleted, TAKEN if another token holds the
    * key, GONE if it is absent.
    *
-   * @param key the resource's key, or a key set's encoding
+   * @param key the lease's key: one resource's, or a set's
    * @param token the lease's token
    * @param flavour where it is sent, and so what its notice does
    */
-  record Release(byte[] key, byte[] token, Flavour flavour) implements Command<NodeReply> {
+  record Release(LockKey key, byte[] token, Flavour flavour) implements Command<NodeReply> {
     /** Checks the flavour is there. */
     public Release {
       Objects.requireNonNull(flavour, "flavour");
@@ -245,11 +245,11 @@ public sealed interface Command<R>
    * The extend script: GRANTED if extended to {@code ttlMillis}, TAKEN if another token holds the
    * key, GONE if absent.
    *
-   * @param key the resource's key, or a key set's encoding
+   * @param key the lease's key: one resource's, or a set's
    * @param token the lease's token
    * @param ttlMillis the new TTL
    */
-  record Extend(byte[] key, byte[] token, long ttlMillis) implements Command<NodeReply> {
+  record Extend(LockKey key, byte[] token, long ttlMillis) implements Command<NodeReply> {
     @Override
     public Kind kind() {
       return Kind.EXTEND;
@@ -260,11 +260,11 @@ public sealed interface Command<R>
    * The shorten script: GRANTED if the key holds {@code token} (its expiry is now at most {@code
    * ttlMillis}), TAKEN if another token holds it, GONE if absent.
    *
-   * @param key the resource's key, or a key set's encoding
+   * @param key the lease's key: one resource's, or a set's
    * @param token the lease's token
    * @param ttlMillis the most the key may still live
    */
-  record Shorten(byte[] key, byte[] token, long ttlMillis) implements Command<NodeReply> {
+  record Shorten(LockKey key, byte[] token, long ttlMillis) implements Command<NodeReply> {
     @Override
     public Kind kind() {
       return Kind.SHORTEN;
@@ -319,7 +319,7 @@ public sealed interface Command<R>
    * @param token the token
    * @return the command
    */
-  static Release release(byte[] key, byte[] token) {
+  static Release release(LockKey key, byte[] token) {
     return new Release(key, token, Flavour.PLAIN);
   }
 
@@ -330,7 +330,7 @@ public sealed interface Command<R>
    * @param token the token
    * @return the command
    */
-  static Release releaseQuietly(byte[] key, byte[] token) {
+  static Release releaseQuietly(LockKey key, byte[] token) {
     return new Release(key, token, Flavour.QUIET);
   }
 
@@ -341,7 +341,7 @@ public sealed interface Command<R>
    * @param token the token
    * @return the command
    */
-  static Release releaseAtGate(byte[] key, byte[] token) {
+  static Release releaseAtGate(LockKey key, byte[] token) {
     return new Release(key, token, Flavour.AT_GATE);
   }
 
@@ -352,7 +352,7 @@ public sealed interface Command<R>
    * @param token the token
    * @return the command
    */
-  static Release releaseAtNext(byte[] key, byte[] token) {
+  static Release releaseAtNext(LockKey key, byte[] token) {
     return new Release(key, token, Flavour.AT_NEXT);
   }
 }

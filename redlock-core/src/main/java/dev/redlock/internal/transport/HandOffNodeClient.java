@@ -38,7 +38,7 @@ public final class HandOffNodeClient extends ForwardingNodeClient {
         Command.Release release = (Command.Release) command;
         yield release.flavour() == Command.Flavour.QUIET
             ? delegate.send(command)
-            : (CompletableFuture<R>) heard(release.key(), delegate.send(release));
+            : (CompletableFuture<R>) heard(release.key().bytes(), delegate.send(release));
       }
       case ACQUIRE, ACQUIRE_IN_TURN, FENCE, EXTEND, SHORTEN, NOTICE, LEAVE, ADMIT, QUERY ->
           delegate.send(command);

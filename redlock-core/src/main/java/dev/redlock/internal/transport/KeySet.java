@@ -2,15 +2,13 @@ package dev.redlock.internal.transport;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * The lock keys of a multi-resource lease, carried as one key: every layer that only carries a
- * lease's key (the quorum round, breakers, renewals, the releases that follow a lease to every
- * master) carries a set unchanged, and only {@link NodeCommand} opens it, to run the key-set script
- * ({@code keyset.lua}) over every key of the set in one atomic call per master.
+ * The encoding of a multi-resource lease's keys as one key ({@link LockKey.Set#bytes()}): what
+ * picks the set's gate master and names it where one key is asked for. No layer parses it: a {@link
+ * LockKey.Set} carries its keys.
  *
  * <p>The encoding starts with {@link #PREFIX}, inside the library's reserved key space, so it can
  * never be a resource's own key (resources may not start with {@link LuaScript#RESERVED_PREFIX});
@@ -18,7 +16,7 @@ import java.util.List;
  * The keys are distinct and sorted (unsigned bytewise): one set has one encoding, and every master
  * sees the keys in the same order.
  */
-public final class KeySet {
+final class KeySet {
 
   /** What an encoded key set starts with. */
   static final byte[] PREFIX = "redlock:keyset:".getBytes(StandardCharsets.US_ASCII);
@@ -32,7 +30,7 @@ public final class KeySet {
    * @return the encoded set
    * @throws IllegalArgumentException if the keys are empty, not sorted or not distinct
    */
-  public static byte[] encode(List<byte[]> sortedKeys) {
+  static byte[] encode(List<byte[]> sortedKeys) {
     if (sortedKeys.isEmpty()) {
       throw new IllegalArgumentException("a key set needs at least one key");
     }
@@ -50,37 +48,5 @@ public final class KeySet {
       out.putInt(key.length).put(key);
     }
     return out.array();
-  }
-
-  /**
-   * Returns whether {@code key} is an encoded key set rather than one resource's key.
-   *
-   * @param key a lease's key
-   * @return true for a key set
-   */
-  public static boolean isKeySet(byte[] key) {
-    return key.length > PREFIX.length
-        && Arrays.equals(key, 0, PREFIX.length, PREFIX, 0, PREFIX.length);
-  }
-
-  /**
-   * Returns the keys of an encoded key set, in their sorted order.
-   *
-   * @param keySet an encoded key set
-   * @return new arrays, one per key
-   * @throws IllegalArgumentException if {@code keySet} is not one
-   */
-  public static List<byte[]> keys(byte[] keySet) {
-    if (!isKeySet(keySet)) {
-      throw new IllegalArgumentException("not a key set");
-    }
-    List<byte[]> keys = new ArrayList<>();
-    ByteBuffer in = ByteBuffer.wrap(keySet, PREFIX.length, keySet.length - PREFIX.length);
-    while (in.hasRemaining()) {
-      byte[] key = new byte[in.getInt()];
-      in.get(key);
-      keys.add(key);
-    }
-    return keys;
   }
 }

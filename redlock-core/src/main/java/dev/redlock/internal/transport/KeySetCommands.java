@@ -3,8 +3,8 @@ package dev.redlock.internal.transport;
 import java.util.List;
 
 /**
- * The commands on a {@link KeySet}: each one call of the key-set script ({@code keyset.lua}) over
- * every key of the set, which {@link NodeCommand} builds here when a lease's key is a set.
+ * The commands on a {@link LockKey.Set}: each one call of the key-set script ({@code keyset.lua})
+ * over every key of the set, which {@link NodeCommand} builds here when a lease's key is a set.
  */
 final class KeySetCommands {
 
@@ -18,8 +18,8 @@ final class KeySetCommands {
    * too young to vote still sets the keys, as the single acquire's {@code SET} does, and they are
    * released with the lease.
    */
-  static NodeCommand acquire(byte[] keySet, byte[] token, long ttlMillis, long guardMillis) {
-    List<byte[]> lockKeys = KeySet.keys(keySet);
+  static NodeCommand acquire(LockKey.Set keySet, byte[] token, long ttlMillis, long guardMillis) {
+    List<byte[]> lockKeys = keySet.keys();
     int n = lockKeys.size();
     byte[][] keys = new byte[n + 3][];
     for (int i = 0; i < n; i++) {
@@ -44,8 +44,8 @@ final class KeySetCommands {
    * waiter heard it, as {@code release.lua} does); {@code extra} keys follow the lock keys.
    */
   static NodeCommand onSet(
-      String operation, byte[] keySet, byte[] token, long number, byte[]... extra) {
-    List<byte[]> lockKeys = KeySet.keys(keySet);
+      String operation, LockKey.Set keySet, byte[] token, long number, byte[]... extra) {
+    List<byte[]> lockKeys = keySet.keys();
     byte[][] keys = new byte[lockKeys.size() + extra.length][];
     for (int i = 0; i < lockKeys.size(); i++) {
       keys[i] = lockKeys.get(i);
@@ -65,8 +65,8 @@ final class KeySetCommands {
    * The release of every key of a set without its notices to waiters: the cleanup of an acquire
    * that failed, as the single release's {@code quiet} ({@code NodeCommand#releaseQuietly}).
    */
-  static NodeCommand releaseQuietly(byte[] keySet, byte[] token) {
-    List<byte[]> lockKeys = KeySet.keys(keySet);
+  static NodeCommand releaseQuietly(LockKey.Set keySet, byte[] token) {
+    List<byte[]> lockKeys = keySet.keys();
     return NodeCommand.keySetScript(
         NodeCommand.Kind.SCRIPT,
         0,

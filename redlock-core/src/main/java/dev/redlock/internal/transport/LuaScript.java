@@ -21,7 +21,7 @@ public final class LuaScript {
   static final LuaScript ADMIT = load("admit.lua");
   static final LuaScript SHORTEN = load("shorten.lua");
 
-  /** The multi-resource lease's script: every operation on every key of a {@link KeySet}. */
+  /** The multi-resource lease's script: every operation on every key of a {@link LockKey.Set}. */
   static final LuaScript KEY_SET = load("keyset.lua");
 
   /** The waiters' turn at a resource's gate master ({@code queue.lua}). */

@@ -17,9 +17,9 @@ import java.util.concurrent.CompletableFuture;
  * last to {@link #complete}: a {@link Long}, a {@code byte[]}, a {@link List}, {@code null}, or a
  * {@link ServerError}.
  *
- * <p>A lease's key may be a {@link KeySet} (a multi-resource lease): then every command on it is
- * one call of the key-set script ({@code keyset.lua}) over all of its keys, and the acquire's one
- * reply is read as the three of the single acquire.
+ * <p>A lease's key may be a {@link LockKey.Set} (a multi-resource lease): then every command on it
+ * is one call of the key-set script ({@code keyset.lua}) over all of its keys, and the acquire's
+ * one reply is read as the three of the single acquire.
  */
 public final class NodeCommand {
 
@@ -35,8 +35,8 @@ public final class NodeCommand {
     /** Any other script: answers 1, 0 or -1. */
     SCRIPT,
     /**
-     * The acquire of a {@link KeySet}: one call of the key-set script, whose one reply holds what
-     * the ACQUIRE's three do.
+     * The acquire of a {@link LockKey.Set}: one call of the key-set script, whose one reply holds
+     * what the ACQUIRE's three do.
      */
     ACQUIRE_SET,
     /** {@code SCRIPT LOAD}: the transport's own; its reply is not a vote. */
@@ -244,13 +244,13 @@ public final class NodeCommand {
    * a restart that reloads a snapshot, the run does not.
    */
   private static NodeCommand acquire(Command.Acquire acquire) {
-    byte[] key = acquire.key();
     byte[] token = acquire.token();
     long ttlMillis = acquire.ttlMillis();
     long guardMillis = acquire.guardMillis();
-    if (KeySet.isKeySet(key)) {
-      return KeySetCommands.acquire(key, token, ttlMillis, guardMillis);
+    if (acquire.key() instanceof LockKey.Set set) {
+      return KeySetCommands.acquire(set, token, ttlMillis, guardMillis);
     }
+    byte[] key = acquire.key().bytes();
     if (!acquire.fenced() && guardMillis == 0) {
       return set(key, token, ttlMillis);
     }
@@ -311,12 +311,12 @@ public final class NodeCommand {
 
   /** The fence script: stores a fencing token in the master's counter while the key holds ours. */
   private static NodeCommand fence(Command.Fence c) {
-    if (KeySet.isKeySet(c.key())) {
-      return KeySetCommands.onSet("fence", c.key(), c.token(), c.fence(), LuaScript.FENCE_COUNTER);
+    if (c.key() instanceof LockKey.Set set) {
+      return KeySetCommands.onSet("fence", set, c.token(), c.fence(), LuaScript.FENCE_COUNTER);
     }
     return script(
         LuaScript.FENCE,
-        new byte[][] {c.key(), LuaScript.FENCE_COUNTER},
+        new byte[][] {c.key().bytes(), LuaScript.FENCE_COUNTER},
         c.token(),
         number(c.fence()));
   }
@@ -330,16 +330,16 @@ public final class NodeCommand {
    * failed. A key set has no gate: its releases are plain or quiet.
    */
   private static NodeCommand release(Command.Release c) {
-    byte[] key = c.key();
     byte[] token = c.token();
-    if (KeySet.isKeySet(key)) {
+    if (c.key() instanceof LockKey.Set set) {
       if (c.flavour() != Command.Flavour.QUIET) {
-        return KeySetCommands.onSet("release", key, token, 0);
+        return KeySetCommands.onSet("release", set, token, 0);
       }
-      NodeCommand command = KeySetCommands.releaseQuietly(key, token);
+      NodeCommand command = KeySetCommands.releaseQuietly(set, token);
       command.cleanup = true;
       return command;
     }
+    byte[] key = c.key().bytes();
     return switch (c.flavour()) {
       case PLAIN -> script(LuaScript.RELEASE, keys(key), token);
       case AT_GATE ->
@@ -371,18 +371,18 @@ public final class NodeCommand {
 
   /** The extend script: compare-and-lengthen, never re-creating the key. */
   private static NodeCommand extend(Command.Extend c) {
-    if (KeySet.isKeySet(c.key())) {
-      return KeySetCommands.onSet("extend", c.key(), c.token(), c.ttlMillis());
+    if (c.key() instanceof LockKey.Set set) {
+      return KeySetCommands.onSet("extend", set, c.token(), c.ttlMillis());
     }
-    return script(LuaScript.EXTEND, keys(c.key()), c.token(), number(c.ttlMillis()));
+    return script(LuaScript.EXTEND, keys(c.key().bytes()), c.token(), number(c.ttlMillis()));
   }
 
   /** The shorten script: compare-and-shorten, never lengthening or re-creating the key. */
   private static NodeCommand shorten(Command.Shorten c) {
-    if (KeySet.isKeySet(c.key())) {
-      return KeySetCommands.onSet("shorten", c.key(), c.token(), c.ttlMillis());
+    if (c.key() instanceof LockKey.Set set) {
+      return KeySetCommands.onSet("shorten", set, c.token(), c.ttlMillis());
     }
-    return script(LuaScript.SHORTEN, keys(c.key()), c.token(), number(c.ttlMillis()));
+    return script(LuaScript.SHORTEN, keys(c.key().bytes()), c.token(), number(c.ttlMillis()));
   }
 
   /**

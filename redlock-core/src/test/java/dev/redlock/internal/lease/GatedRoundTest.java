@@ -12,6 +12,7 @@ import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.ForwardingNodeClient;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.NodeUnavailableException;
@@ -271,7 +272,8 @@ class GatedRoundTest {
     byte[] key = "r".getBytes(StandardCharsets.UTF_8);
     byte[] token = "t".getBytes(StandardCharsets.UTF_8);
     int gate = masters.gateOf(key);
-    Masters.Call acquire = (node, i) -> node.send(new Command.Acquire(key, token, 1000, false, 0));
+    Masters.Call acquire =
+        (node, i) -> node.send(new Command.Acquire(LockKey.of(key), token, 1000, false, 0));
 
     fakes.get(gate).onSet = FakeNode.Answer.TAKEN;
     Tally refused = masters.vote(acquire, gate, TimeUnit.MILLISECONDS.toNanos(10));
@@ -304,7 +306,8 @@ class GatedRoundTest {
     Masters masters = FakeMasters.of(fakes, NAMES, ticker);
     byte[] key = "r".getBytes(StandardCharsets.UTF_8);
     Masters.Call acquire =
-        (node, i) -> node.send(new Command.Acquire(key, "t".getBytes(), 10_000, false, 0));
+        (node, i) ->
+            node.send(new Command.Acquire(LockKey.of(key), "t".getBytes(), 10_000, false, 0));
     int gate = masters.gateOf(key);
     long gateTook = TimeUnit.MILLISECONDS.toNanos(400);
     fakes.get(gate).latency = java.time.Duration.ofNanos(gateTook);
@@ -395,7 +398,9 @@ class GatedRoundTest {
     }
     Masters masters = FakeMasters.of(nodes, NAMES, Ticker.system());
     byte[] key = "r".getBytes(StandardCharsets.UTF_8);
-    Turn turn = new Turn(masters, key, TimeUnit.MILLISECONDS.toNanos(50), true, "0123456789abcdef");
+    Turn turn =
+        new Turn(
+            masters, LockKey.of(key), TimeUnit.MILLISECONDS.toNanos(50), true, "0123456789abcdef");
     assertTrue(turn.queueAtOnce(), "a waiter not yet queued queues at once");
 
     open[0] = true; // the gate's breaker opened: a gated round would ask every master, as the first
@@ -411,7 +416,8 @@ class GatedRoundTest {
     assertFalse(turn.queueAtOnce(), "queued at the gate already");
 
     Turn polling =
-        new Turn(masters, key, TimeUnit.MILLISECONDS.toNanos(50), false, "0123456789abcdef");
+        new Turn(
+            masters, LockKey.of(key), TimeUnit.MILLISECONDS.toNanos(50), false, "0123456789abcdef");
     assertFalse(polling.queueAtOnce(), "without wake-ups nothing queues");
   }
 
@@ -420,7 +426,9 @@ class GatedRoundTest {
     Masters masters = masters(NAMES, new FakeTicker());
     byte[] key = "r".getBytes(StandardCharsets.UTF_8);
     int gate = masters.gateOf(key);
-    Turn turn = new Turn(masters, key, TimeUnit.MILLISECONDS.toNanos(50), true, "0123456789abcdef");
+    Turn turn =
+        new Turn(
+            masters, LockKey.of(key), TimeUnit.MILLISECONDS.toNanos(50), true, "0123456789abcdef");
     turn.nextGate(); // the first round, ungated
     turn.decided(-1, refused(gate, Vote.TAKEN, Vote.TAKEN)); // refused everywhere: not queued
     assertEquals(gate, turn.nextGate());
@@ -445,8 +453,8 @@ class GatedRoundTest {
   @Test
   void aSetsWaiterAsksEveryMasterForEightRoundsAfterAPlainNotice() {
     Masters masters = masters(NAMES, new FakeTicker());
-    byte[] key = ResourceSet.of(List.of("r1", "r2")).key();
-    int gate = masters.gateOf(key);
+    LockKey key = ResourceSet.of(List.of("r1", "r2")).key();
+    int gate = masters.gateOf(key.bytes());
     Turn turn = new Turn(masters, key, TimeUnit.MILLISECONDS.toNanos(50), true, "0123456789abcdef");
     turn.nextGate(); // the first round, ungated
     turn.decided(-1, refused(gate, Vote.TAKEN, Vote.TAKEN));

@@ -13,6 +13,7 @@ import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeNode.Answer;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.ForwardingNodeClient;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.Ticker;
 import java.nio.charset.StandardCharsets;
@@ -63,7 +64,7 @@ class MastersTest {
   }
 
   private static Masters.Call acquire(byte[] key) {
-    return (node, i) -> node.send(new Command.Acquire(key, TOKEN, 1000, false, 0));
+    return (node, i) -> node.send(new Command.Acquire(LockKey.of(key), TOKEN, 1000, false, 0));
   }
 
   private List<Integer> asked() {
@@ -226,7 +227,7 @@ class MastersTest {
     byte[] key = "r".getBytes(StandardCharsets.UTF_8);
     Tally tally =
         masters
-            .freedAsync((node, i) -> node.send(Command.release(key, TOKEN)), timer)
+            .freedAsync((node, i) -> node.send(Command.release(LockKey.of(key), TOKEN)), timer)
             .get(5, TimeUnit.SECONDS);
     assertTrue(tally.reachedQuorum(), "three of five answered: decided without the other two");
   }

@@ -6,6 +6,7 @@ import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.ForwardingNodeClient;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.NodeUnavailableException;
 import dev.redlock.internal.transport.TransportHooks;
@@ -100,7 +101,10 @@ class ReleaseNoticeTest {
   }
 
   private Grant granted(Leases leases, String resource) {
-    byte[] key = resource.getBytes(StandardCharsets.UTF_8);
+    return granted(leases, resource, LockKey.of(resource.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  private Grant granted(Leases leases, String resource, LockKey key) {
     Landing everywhere =
         new Landing() {
           @Override
@@ -212,7 +216,10 @@ class ReleaseNoticeTest {
   @Test
   void aKeySetsReleaseIsThePlainOneEverywhere() {
     Leases leases = leases(5);
-    leases.release(granted(leases, "redlock:keyset:{a}{b}"));
+    LockKey.Set set =
+        LockKey.of(
+            List.of("a".getBytes(StandardCharsets.UTF_8), "b".getBytes(StandardCharsets.UTF_8)));
+    leases.release(granted(leases, "[a, b]", set));
     for (Noticing node : nodes) {
       assertEquals(List.of("release"), node.calls);
     }

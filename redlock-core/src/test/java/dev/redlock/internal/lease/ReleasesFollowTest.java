@@ -7,6 +7,7 @@ import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeNode.Answer;
 import dev.redlock.internal.transport.FakeTicker;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.Vote;
 import dev.redlock.testkit.Poll;
 import java.nio.charset.StandardCharsets;
@@ -90,7 +91,7 @@ class ReleasesFollowTest {
 
   @Test
   void aFailedAcquireIsUndoneOnlyWhereItMayHaveSetTheKey() {
-    releases.releaseAll(KEY, TOKEN, grantedOn(Set.of(0, 1)), farFuture());
+    releases.releaseAll(LockKey.of(KEY), TOKEN, grantedOn(Set.of(0, 1)), farFuture());
     List<Long> sent = new ArrayList<>();
     for (int i = 0; i < nodes.size(); i++) {
       sent.add(releasesSent(i));
@@ -101,7 +102,7 @@ class ReleasesFollowTest {
   @Test
   void aCleanupSentAgainIsNoLongerFollowedOnceItsMasterAnswered() {
     nodes.get(0).nextReleases.add(Answer.FAIL); // the first send fails; the retry is answered
-    releases.releaseAll(KEY, TOKEN, grantedOn(Set.of(0, 1)), farFuture());
+    releases.releaseAll(LockKey.of(KEY), TOKEN, grantedOn(Set.of(0, 1)), farFuture());
     assertEquals(1, releases.followed(), "followed for its retry");
     Poll.until(
         Duration.ofSeconds(5),
@@ -118,7 +119,7 @@ class ReleasesFollowTest {
             "r",
             grantedOn(Set.of(0, 1, 2, 3, 4)),
             farFuture(),
-            (n, now) -> n.send(Command.release(KEY, TOKEN)));
+            (n, now) -> n.send(Command.release(LockKey.of(KEY), TOKEN)));
     for (int i = 0; i < nodes.size(); i++) {
       job.send(nodes.get(i), i);
     }
@@ -140,7 +141,7 @@ class ReleasesFollowTest {
             "r",
             grantedOn(Set.of(0, 1, 2, 3)),
             farFuture(),
-            (n, now) -> n.send(Command.release(KEY, TOKEN)));
+            (n, now) -> n.send(Command.release(LockKey.of(KEY), TOKEN)));
     for (int i = 0; i < nodes.size(); i++) {
       job.send(nodes.get(i), i);
     }
@@ -156,7 +157,7 @@ class ReleasesFollowTest {
       throws InterruptedException {
     nodes.get(0).onRelease = Answer.FAIL; // every release fails there and waits for a retry
     for (int i = 0; i < Releases.MAX_PENDING; i++) {
-      releases.releaseAll(KEY, TOKEN, grantedOn(Set.of(0)), farFuture());
+      releases.releaseAll(LockKey.of(KEY), TOKEN, grantedOn(Set.of(0)), farFuture());
     }
     assertEquals(Releases.MAX_PENDING, releases.followed(), "every one followed, up to the bound");
     Releases.Job beyond =
@@ -164,7 +165,7 @@ class ReleasesFollowTest {
             "r",
             grantedOn(Set.of(0)),
             farFuture(),
-            (n, now) -> n.send(Command.release(KEY, TOKEN)));
+            (n, now) -> n.send(Command.release(LockKey.of(KEY), TOKEN)));
     for (int i = 0; i < nodes.size(); i++) {
       beyond.send(nodes.get(i), i);
     }

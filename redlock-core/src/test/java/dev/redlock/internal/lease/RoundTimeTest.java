@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.internal.preflight.Preflight;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.Ticker;
 import dev.redlock.internal.transport.Vote;
 import java.nio.charset.StandardCharsets;
@@ -55,7 +56,7 @@ class RoundTimeTest {
       fakes.get(2).onSet = FakeNode.Answer.TAKEN;
       fakes.get(3).onSet = FakeNode.Answer.TAKEN;
       fakes.get(4).onSet = FakeNode.Answer.HANG; // two for, two against: the fifth decides
-      Attempt split = coordinator.attemptOnce("r", key, 10_000);
+      Attempt split = coordinator.attemptOnce("r", LockKey.of(key), 10_000);
       assertNull(split.grant());
       assertEquals(Vote.TIMED_OUT, split.outcomes().get(4).vote());
       assertEquals(before, wakeups.roundNanos(), "a 50 ms timeout is not a round time");
@@ -63,7 +64,7 @@ class RoundTimeTest {
       for (FakeNode fake : fakes) {
         fake.onSet = FakeNode.Answer.GRANT;
       }
-      Attempt granted = coordinator.attemptOnce("r", key, 10_000);
+      Attempt granted = coordinator.attemptOnce("r", LockKey.of(key), 10_000);
       assertNotNull(granted.grant());
       // The answers decided this round, so it is learned: the average moves (an eighth of the way
       // to the round's time). Not "falls": on the system ticker a loaded machine can make even

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.internal.lease.QuorumRound.Mode;
 import dev.redlock.internal.lease.QuorumRound.Tally;
 import dev.redlock.internal.transport.Command;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.SelectorClients;
 import dev.redlock.internal.transport.SelectorLoop;
@@ -76,7 +77,7 @@ class SelectorLeadershipIT {
               i ->
                   nodes
                       .get(i)
-                      .send(Command.release(key, bytes("token")))
+                      .send(Command.release(LockKey.of(key), bytes("token")))
                       .whenComplete(
                           (reply, error) -> {
                             if (Thread.currentThread().getName().startsWith(ioThread)) {
@@ -112,7 +113,9 @@ class SelectorLeadershipIT {
                   for (int r = 0; r < rounds; r++) {
                     byte[] key = bytes("many-" + thread + "-" + r);
                     Tally tally =
-                        round(Mode.ALL, i -> nodes.get(i).send(Command.release(key, bytes("t"))));
+                        round(
+                            Mode.ALL,
+                            i -> nodes.get(i).send(Command.release(LockKey.of(key), bytes("t"))));
                     if (statuses(tally).equals(List.of(Vote.GONE, Vote.GONE, Vote.GONE))) {
                       answered++;
                     }
@@ -135,7 +138,9 @@ class SelectorLeadershipIT {
     try {
       Tally tally =
           round(
-              Mode.ALL, i -> nodes.get(i).send(Command.release(bytes("interrupted"), bytes("t"))));
+              Mode.ALL,
+              i ->
+                  nodes.get(i).send(Command.release(LockKey.of(bytes("interrupted")), bytes("t"))));
       assertEquals(List.of(Vote.GONE, Vote.GONE, Vote.GONE), statuses(tally));
       assertTrue(Thread.currentThread().isInterrupted(), "the interrupt is kept for the caller");
     } finally {
@@ -154,7 +159,9 @@ class SelectorLeadershipIT {
               Mode.QUORUM,
               i -> {
                 CompletableFuture<NodeReply> reply =
-                    nodes.get(i).send(new Command.Acquire(key, bytes("t"), 10_000, false, 0));
+                    nodes
+                        .get(i)
+                        .send(new Command.Acquire(LockKey.of(key), bytes("t"), 10_000, false, 0));
                 sent.add(reply);
                 return reply;
               });

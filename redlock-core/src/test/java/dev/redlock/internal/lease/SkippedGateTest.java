@@ -8,6 +8,7 @@ import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.ForwardingNodeClient;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeUnavailableException;
 import dev.redlock.internal.transport.Vote;
@@ -76,7 +77,7 @@ class SkippedGateTest {
 
     Tally tally =
         masters.vote(
-            (node, i) -> node.send(new Command.Acquire(key, token, 1000, false, 0)),
+            (node, i) -> node.send(new Command.Acquire(LockKey.of(key), token, 1000, false, 0)),
             gate,
             TimeUnit.MILLISECONDS.toNanos(10));
 

@@ -10,7 +10,7 @@ import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.ForwardingNodeClient;
-import dev.redlock.internal.transport.KeySet;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.Vote;
 import java.nio.charset.StandardCharsets;
@@ -54,7 +54,7 @@ class TurnTest {
     assertSame(name, turn.name(), "made once");
     assertTrue(turn.isNamedBy(name));
     assertFalse(turn.isNamedBy(CLIENT + "f".repeat(16)));
-    Turn polling = new Turn(masters, bytes("r"), RETRY_DELAY_NANOS, false, CLIENT);
+    Turn polling = new Turn(masters, LockKey.of(bytes("r")), RETRY_DELAY_NANOS, false, CLIENT);
     assertEquals(
         Vote.GRANTED,
         polling.acquire(nodes.get(0), 0, plain(bytes("r"))).join().status(),
@@ -99,7 +99,7 @@ class TurnTest {
     assertEquals(turn.name(), asked.waiter);
     // Twice the retry delay and twice the node timeout: 2 * 50 ms + 2 * 50 ms.
     assertEquals(200, asked.staleMillis);
-    Turn fast = new Turn(masters, key, 0, true, CLIENT);
+    Turn fast = new Turn(masters, LockKey.of(key), 0, true, CLIENT);
     fast.acquire(nodes.get(gate), gate, plain(key));
     assertEquals(100, asked.staleMillis, "the node timeouts alone");
   }
@@ -204,7 +204,7 @@ class TurnTest {
 
   @Test
   void aSetNoticedRetriesEveryMasterAFixedNumberOfRounds() {
-    byte[] set = KeySet.encode(List.of(bytes("r"), bytes("s")));
+    LockKey.Set set = LockKey.of(List.of(bytes("r"), bytes("s")));
     Turn turn = turn(set);
     assertNull(turn.name(), "a set queues nowhere");
     Turn single = turn(bytes("r"));
@@ -264,6 +264,10 @@ class TurnTest {
   // ---- helpers
 
   private Turn turn(byte[] key) {
+    return turn(LockKey.of(key));
+  }
+
+  private Turn turn(LockKey key) {
     return new Turn(masters, key, RETRY_DELAY_NANOS, true, CLIENT);
   }
 
@@ -282,7 +286,8 @@ class TurnTest {
       outcomes.add(new Outcome(name, Vote.GRANTED, 0, ""));
     }
     long deadline = ticker.read() + TimeUnit.SECONDS.toNanos(10);
-    Grant grant = new Grant(null, "r", bytes("r"), bytes("t"), deadline, 1, null, deadline);
+    Grant grant =
+        new Grant(null, "r", LockKey.of(bytes("r")), bytes("t"), deadline, 1, null, deadline);
     return new Attempt(grant, outcomes, false);
   }
 
@@ -298,7 +303,7 @@ class TurnTest {
 
   /** The round's acquire of {@code key}, which a turn sends as it is where it does not queue. */
   private static Command.Acquire plain(byte[] key) {
-    return new Command.Acquire(key, bytes("t"), 1_000, false, 0);
+    return new Command.Acquire(LockKey.of(key), bytes("t"), 1_000, false, 0);
   }
 
   private static byte[] bytes(String text) {

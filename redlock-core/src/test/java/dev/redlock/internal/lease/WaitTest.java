@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 import dev.redlock.internal.transport.FakeTicker;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.Vote;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -41,11 +42,11 @@ class WaitTest {
 
   /** A wait of {@code waitNanos} whose jitter is always {@link #JITTER} (bounded by its bound). */
   private Wait waitOf(long waitNanos) {
-    Turn turn = new Turn(masters, KEY, RETRY_DELAY, false, "0123456789abcdef");
+    Turn turn = new Turn(masters, LockKey.of(KEY), RETRY_DELAY, false, "0123456789abcdef");
     return new Wait(
         wakeups,
         turn,
-        KEY,
+        LockKey.of(KEY),
         waitNanos,
         RETRY_DELAY,
         ticker,
@@ -126,7 +127,7 @@ class WaitTest {
     Wait wait = waitOf(Duration.ofSeconds(10).toNanos());
     wait.decided(refused(Vote.TAKEN, ""));
     long deadline = ticker.read() + Duration.ofSeconds(10).toNanos();
-    Grant grant = new Grant(null, "r", KEY, KEY, deadline, 1, null, deadline);
+    Grant grant = new Grant(null, "r", LockKey.of(KEY), KEY, deadline, 1, null, deadline);
     Attempt granted = new Attempt(grant, List.of(), false);
     Wait.Finish finish = assertInstanceOf(Wait.Finish.class, wait.decided(granted));
     assertSame(granted, finish.attempt());

@@ -9,7 +9,7 @@ import dev.redlock.RedLockListener;
 import dev.redlock.internal.preflight.Preflight;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
-import dev.redlock.internal.transport.KeySet;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeAddress;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NoticeLink;
@@ -92,7 +92,7 @@ class WakeUpRacesIT {
     for (int i = 0; held == null; i++) {
       String a = "member-a" + i;
       String b = "member-b" + i;
-      if (gateRank(bytes(a), 3) != gateRank(KeySet.encode(List.of(bytes(a), bytes(b))), 3)) {
+      if (gateRank(bytes(a), 3) != gateRank(LockKey.of(List.of(bytes(a), bytes(b))).bytes(), 3)) {
         held = a;
         other = b;
       }
@@ -192,8 +192,8 @@ class WakeUpRacesIT {
     NoticeLink.Listener[] heard = new NoticeLink.Listener[1];
     try (Wakeups wakeups = wakeups(cluster, SLOW_TIMER, true, heard, true)) {
       byte[] key = bytes("early");
-      Turn turn = wakeups.turn(fakeMasters(3), key, SLOW_TIMER.toNanos());
-      Wakeups.Waiter waiter = wakeups.enter(key);
+      Turn turn = wakeups.turn(fakeMasters(3), LockKey.of(key), SLOW_TIMER.toNanos());
+      Wakeups.Waiter waiter = wakeups.enter(LockKey.of(key));
       waiter.follow(turn);
       // The subscription's confirmation wakes the group once: let it come first.
       waiter.next().get(5, TimeUnit.SECONDS);
@@ -251,7 +251,7 @@ class WakeUpRacesIT {
             wakeups);
     ExecutorService threads = Executors.newSingleThreadExecutor();
     try {
-      byte[] set = KeySet.encode(List.of(bytes("spread-a"), bytes("spread-b")));
+      LockKey.Set set = LockKey.of(List.of(bytes("spread-a"), bytes("spread-b")));
       long wait = retryDelay.toNanos();
       Future<Attempt> attempt =
           async

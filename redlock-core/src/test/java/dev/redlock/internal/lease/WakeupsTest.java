@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
-import dev.redlock.internal.transport.KeySet;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeAddress;
 import dev.redlock.internal.transport.NoticeLink;
 import dev.redlock.internal.transport.TransportHooks;
@@ -67,8 +67,8 @@ class WakeupsTest {
 
   @Test
   void aNoticeWakesTheArmedWaitersOfItsResourceOnly() {
-    Wakeups.Waiter r = wakeups.enter(bytes(R));
-    Wakeups.Waiter s = wakeups.enter(bytes(S));
+    Wakeups.Waiter r = wakeups.enter(LockKey.of(bytes(R)));
+    Wakeups.Waiter s = wakeups.enter(LockKey.of(bytes(S)));
     CompletableFuture<Void> rNext = r.next();
     CompletableFuture<Void> sNext = s.next();
     assertFalse(rNext.isDone(), "nothing heard yet");
@@ -80,17 +80,17 @@ class WakeupsTest {
 
   @Test
   void aNoticeThatCameBetweenTwoRoundsIsFoundWhenTheWaiterArmsNext() {
-    Wakeups.Waiter r = wakeups.enter(bytes(R));
+    Wakeups.Waiter r = wakeups.enter(LockKey.of(bytes(R)));
     heard.notice(R, "release-1"); // while its round ran: not armed
     assertTrue(r.next().isDone(), "a release it may have missed: it asks again at once");
     assertFalse(r.next().isDone(), "once");
-    Wakeups.Waiter late = wakeups.enter(bytes(R));
+    Wakeups.Waiter late = wakeups.enter(LockKey.of(bytes(R)));
     assertFalse(late.next().isDone(), "a waiter that came after the notice did not miss it");
   }
 
   @Test
   void theFirstConfirmationWakesTheGroupAndOnlyOneAfterAResetWakesItAgain() {
-    Wakeups.Waiter r = wakeups.enter(bytes(R));
+    Wakeups.Waiter r = wakeups.enter(LockKey.of(bytes(R)));
     CompletableFuture<Void> first = r.next();
     heard.subscribed(R, false);
     assertTrue(first.isDone(), "the first confirmation: a release may have come before it");
@@ -110,9 +110,9 @@ class WakeupsTest {
               case S -> new int[] {2};
               default -> new int[] {3, -1}; // none of the links: every link
             });
-    CompletableFuture<Void> r = wakeups.enter(bytes(R)).next();
-    CompletableFuture<Void> s = wakeups.enter(bytes(S)).next();
-    CompletableFuture<Void> t = wakeups.enter(bytes(T)).next();
+    CompletableFuture<Void> r = wakeups.enter(LockKey.of(bytes(R))).next();
+    CompletableFuture<Void> s = wakeups.enter(LockKey.of(bytes(S))).next();
+    CompletableFuture<Void> t = wakeups.enter(LockKey.of(bytes(T))).next();
     heard.lost(links.get(0));
     assertTrue(r.isDone(), "r is heard on link 0");
     assertFalse(s.isDone(), "s only on link 2");
@@ -140,8 +140,8 @@ class WakeupsTest {
   void aConfirmationOfTheClientsChannelAfterAResetWakesEveryGroup() {
     Turn turn = queuedTurn(R);
     String channel = Wakeups.CLIENT + turn.name().substring(0, 16);
-    CompletableFuture<Void> r = wakeups.enter(bytes(R)).next();
-    CompletableFuture<Void> s = wakeups.enter(bytes(S)).next();
+    CompletableFuture<Void> r = wakeups.enter(LockKey.of(bytes(R))).next();
+    CompletableFuture<Void> s = wakeups.enter(LockKey.of(bytes(S))).next();
     heard.subscribed(channel, false);
     assertFalse(r.isDone(), "the first confirmation of the client's channel is no news");
     heard.subscribed(channel, true);
@@ -156,13 +156,13 @@ class WakeupsTest {
             new String(key, StandardCharsets.ISO_8859_1).equals(R)
                 ? new int[] {0, 1}
                 : new int[] {1});
-    Wakeups.Waiter r1 = wakeups.enter(bytes(R));
-    Wakeups.Waiter r2 = wakeups.enter(bytes(R));
+    Wakeups.Waiter r1 = wakeups.enter(LockKey.of(bytes(R)));
+    Wakeups.Waiter r2 = wakeups.enter(LockKey.of(bytes(R)));
     String client = clientChannel(links.get(0));
     assertEquals(Set.of(R, client), wanted(0), "its resource, and the client's channel");
     assertEquals(Set.of(R, client), wanted(1));
     assertEquals(Set.of(), wanted(2), "a link it does not hear");
-    Wakeups.Waiter s = wakeups.enter(bytes(S));
+    Wakeups.Waiter s = wakeups.enter(LockKey.of(bytes(S)));
     assertEquals(Set.of(R, S, client), wanted(1));
     r1.close();
     r1.close(); // idempotent: r2 still waits
@@ -179,7 +179,7 @@ class WakeupsTest {
   void noCallLeavesTheLockHeld() throws Exception {
     Turn turn = queuedTurn(R);
     String channel = Wakeups.CLIENT + turn.name().substring(0, 16);
-    Wakeups.Waiter r = wakeups.enter(bytes(R));
+    Wakeups.Waiter r = wakeups.enter(LockKey.of(bytes(R)));
     r.next();
     heard.notice(R, "release-1");
     heard.notice(channel, Wakeups.TURN + turn.name() + R);
@@ -202,7 +202,7 @@ class WakeupsTest {
   void aQueuedWaiterSleepsThroughAnotherWaitersTurnAndWakesAtItsOwn() {
     Turn turn = queuedTurn(R);
     Wakeups.Waiter queued = following(turn, R);
-    Wakeups.Waiter plain = wakeups.enter(bytes(R));
+    Wakeups.Waiter plain = wakeups.enter(LockKey.of(bytes(R)));
     CompletableFuture<Void> queuedNext = queued.next();
     CompletableFuture<Void> plainNext = plain.next();
     heard.notice(R, Wakeups.TURN + "f".repeat(Wakeups.WAITER_LENGTH));
@@ -255,7 +255,7 @@ class WakeupsTest {
 
   @Test
   void aSetsTurnHearsAPlainNoticeOfAnyResourceButNotAConfirmation() {
-    byte[] set = KeySet.encode(List.of(bytes(R), bytes(S)));
+    LockKey.Set set = LockKey.of(List.of(bytes(R), bytes(S)));
     Turn turn = wakeups.turn(masters(), set, RETRY_DELAY_NANOS);
     Wakeups.Waiter waiter = wakeups.enter(set);
     waiter.follow(turn);
@@ -269,14 +269,14 @@ class WakeupsTest {
 
   @Test
   void aWaiterBeyondTheBoundOrClosedIsNeverWoken() {
-    Wakeups.Waiter r = wakeups.enter(bytes(R));
+    Wakeups.Waiter r = wakeups.enter(LockKey.of(bytes(R)));
     r.close();
     CompletableFuture<Void> closed = r.next();
     heard.notice(R, "release-1");
     assertFalse(closed.isDone(), "closed: never woken again");
     try (Wakeups off = Wakeups.off(ticker)) {
       assertFalse(off.on());
-      Wakeups.Waiter timersOnly = off.enter(bytes(R));
+      Wakeups.Waiter timersOnly = off.enter(LockKey.of(bytes(R)));
       assertFalse(timersOnly.woken());
       assertFalse(timersOnly.next().isDone());
     }
@@ -285,11 +285,11 @@ class WakeupsTest {
 
   @Test
   void aRoundAfterAReleaseToWaitersGoesBehindThemAndPausesFirst() {
-    Turn behind = wakeups.turn(masters(), bytes(R), RETRY_DELAY_NANOS);
+    Turn behind = wakeups.turn(masters(), LockKey.of(bytes(R)), RETRY_DELAY_NANOS);
     wakeups.releasedToWaiters(bytes(R));
     assertEquals(Wakeups.MIN_HAND_OFF_NANOS, wakeups.handOff(bytes(R), behind), "the pause");
     assertTrue(behind.nextGate() >= 0, "its first round goes through the gate");
-    Turn first = wakeups.turn(masters(), bytes(R), RETRY_DELAY_NANOS);
+    Turn first = wakeups.turn(masters(), LockKey.of(bytes(R)), RETRY_DELAY_NANOS);
     assertEquals(0, wakeups.handOff(bytes(R), first), "each release answered once");
     assertEquals(-1, first.nextGate(), "a first round asks every master at once");
   }
@@ -317,7 +317,7 @@ class WakeupsTest {
 
   @Test
   void aSetsWaiterWakesAtANoticeOfAnyOfItsResources() {
-    byte[] set = KeySet.encode(List.of(bytes(R), bytes(S)));
+    LockKey.Set set = LockKey.of(List.of(bytes(R), bytes(S)));
     Wakeups.Waiter waiter = wakeups.enter(set);
     assertTrue(waiter.woken());
     assertEquals(2, wakeups.subscribed(), "one group per resource");
@@ -332,17 +332,18 @@ class WakeupsTest {
   void atMostMaxGroupsResourcesAreSubscribedAndTheOthersWaitOnTheirTimers() {
     List<Wakeups.Waiter> waiters = new ArrayList<>();
     for (int i = 0; i < Wakeups.MAX_GROUPS; i++) {
-      Wakeups.Waiter waiter = wakeups.enter(bytes("k" + i));
+      Wakeups.Waiter waiter = wakeups.enter(LockKey.of(bytes("k" + i)));
       assertTrue(waiter.woken(), "within the bound: " + i);
       waiters.add(waiter);
     }
     assertEquals(Wakeups.MAX_GROUPS, wakeups.subscribed());
-    Wakeups.Waiter beyond = wakeups.enter(bytes("one-more"));
+    Wakeups.Waiter beyond = wakeups.enter(LockKey.of(bytes("one-more")));
     assertFalse(beyond.woken(), "beyond the bound");
-    assertFalse(wakeups.enter(KeySet.encode(List.of(bytes("x"), bytes("y")))).woken());
-    assertTrue(wakeups.enter(bytes("k0")).woken(), "a subscribed resource takes more waiters");
+    assertFalse(wakeups.enter((LockKey.of(List.of(bytes("x"), bytes("y"))))).woken());
+    assertTrue(
+        wakeups.enter(LockKey.of(bytes("k0"))).woken(), "a subscribed resource takes more waiters");
     waiters.get(1).close();
-    assertTrue(wakeups.enter(bytes("one-more")).woken(), "a group left: room for one");
+    assertTrue(wakeups.enter(LockKey.of(bytes("one-more"))).woken(), "a group left: room for one");
   }
 
   /**
@@ -355,17 +356,17 @@ class WakeupsTest {
   void aWaiterBeyondTheBoundDoesNotQueueAtTheGate() {
     Masters masters = masters();
     for (int i = 0; i < Wakeups.MAX_GROUPS; i++) {
-      wakeups.enter(bytes("k" + i));
+      wakeups.enter(LockKey.of(bytes("k" + i)));
     }
     byte[] key = bytes("one-more");
     assertTrue(masters.gateOf(key) >= 0, "the key has a gate");
-    Turn beyond = wakeups.turn(masters, key, RETRY_DELAY_NANOS);
-    wakeups.enter(key).follow(beyond);
+    Turn beyond = wakeups.turn(masters, LockKey.of(key), RETRY_DELAY_NANOS);
+    wakeups.enter(LockKey.of(key)).follow(beyond);
     assertFalse(beyond.queueAtOnce(), "queues at once");
     beyond.nextGate(); // its first round
     assertEquals(-1, beyond.nextGate(), "a later round's gate");
-    Turn within = wakeups.turn(masters, bytes("k0"), RETRY_DELAY_NANOS);
-    wakeups.enter(bytes("k0")).follow(within);
+    Turn within = wakeups.turn(masters, LockKey.of(bytes("k0")), RETRY_DELAY_NANOS);
+    wakeups.enter(LockKey.of(bytes("k0"))).follow(within);
     assertTrue(within.queueAtOnce(), "within the bound: queues at once");
     within.nextGate();
     assertEquals(masters.gateOf(bytes("k0")), within.nextGate(), "within the bound: gated");
@@ -373,13 +374,13 @@ class WakeupsTest {
 
   @Test
   void theCloseForgetsEveryGroupAndHandOffAndEndsTheLinksThreads() throws Exception {
-    Wakeups.Waiter r = wakeups.enter(bytes(R));
+    Wakeups.Waiter r = wakeups.enter(LockKey.of(bytes(R)));
     wakeups.releasedToWaiters(bytes(S));
     assertEquals(1, wakeups.subscribed());
     wakeups.close();
     assertEquals(0, wakeups.subscribed());
     assertEquals(Wakeups.NO_WAITERS, wakeups.handOffNanos(bytes(S)), "hand-offs forgotten");
-    assertFalse(wakeups.enter(bytes(S)).woken(), "closed: timers only");
+    assertFalse(wakeups.enter(LockKey.of(bytes(S))).woken(), "closed: timers only");
     assertFalse(r.next().isDone());
     for (Thread thread : Thread.getAllStackTraces().keySet()) {
       if (!threadsBefore.contains(thread) && thread.getName().startsWith("redlock-wake-")) {
@@ -407,7 +408,7 @@ class WakeupsTest {
     try (Wakeups plain = new Wakeups(ticker, RETRY_DELAY_NANOS, false, listener -> List.of())) {
       plain.releasedToWaiters(bytes(R));
       assertEquals(Wakeups.NO_WAITERS, plain.handOffNanos(bytes(R)));
-      assertFalse(plain.enter(bytes(R)).woken(), "no links: timers only");
+      assertFalse(plain.enter(LockKey.of(bytes(R))).woken(), "no links: timers only");
     }
   }
 
@@ -439,7 +440,7 @@ class WakeupsTest {
 
   /** A waiter of {@code resource} that follows {@code turn}. */
   private Wakeups.Waiter following(Turn turn, String resource) {
-    Wakeups.Waiter waiter = wakeups.enter(bytes(resource));
+    Wakeups.Waiter waiter = wakeups.enter(LockKey.of(bytes(resource)));
     waiter.follow(turn);
     return waiter;
   }
@@ -448,7 +449,7 @@ class WakeupsTest {
   private Turn queuedTurn(String resource) {
     Masters masters = masters();
     byte[] key = bytes(resource);
-    Turn turn = wakeups.turn(masters, key, RETRY_DELAY_NANOS);
+    Turn turn = wakeups.turn(masters, LockKey.of(key), RETRY_DELAY_NANOS);
     int gate = masters.gateOf(key);
     List<Outcome> outcomes = new ArrayList<>();
     for (int i = 0; i < NAMES.size(); i++) {

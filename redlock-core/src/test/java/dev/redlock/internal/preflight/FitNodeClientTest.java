@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
+import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeCommand;
 import dev.redlock.internal.transport.NodeReply;
@@ -42,12 +43,12 @@ class FitNodeClientTest {
   private static Command<?> sample(Command.Kind kind) {
     byte[] k = {'k'};
     return switch (kind) {
-      case ACQUIRE -> new Command.Acquire(k, k, 1, true, 1);
+      case ACQUIRE -> new Command.Acquire(LockKey.of(k), k, 1, true, 1);
       case ACQUIRE_IN_TURN -> new Command.AcquireInTurn(k, k, 1, 1, k, 1);
-      case FENCE -> new Command.Fence(k, k, 1);
-      case EXTEND -> new Command.Extend(k, k, 1);
-      case RELEASE -> Command.release(k, k);
-      case SHORTEN -> new Command.Shorten(k, k, 1);
+      case FENCE -> new Command.Fence(LockKey.of(k), k, 1);
+      case EXTEND -> new Command.Extend(LockKey.of(k), k, 1);
+      case RELEASE -> Command.release(LockKey.of(k), k);
+      case SHORTEN -> new Command.Shorten(LockKey.of(k), k, 1);
       case NOTICE -> new Command.Notice(k, k);
       case LEAVE -> new Command.Leave(k, k);
       case ADMIT -> new Command.Admit();
@@ -68,7 +69,8 @@ class FitNodeClientTest {
    * are {@code node}'s.
    */
   private static NodeClient recording(FakeNode node, List<Command.Kind> received) {
-    NodeReply granted = node.send(Command.release(new byte[] {'k'}, new byte[] {'t'})).join();
+    NodeReply granted =
+        node.send(Command.release(LockKey.of(new byte[] {'k'}), new byte[] {'t'})).join();
     assertEquals(Vote.GRANTED, granted.status());
     return new NodeClient() {
       @Override
@@ -182,7 +184,8 @@ class FitNodeClientTest {
     assertFalse(client.permits(), "unfit again at the next check: excluded again");
     assertTrue(
         client
-            .send(new Command.Acquire(new byte[] {'k'}, new byte[] {'t'}, 1000, false, 0))
+            .send(
+                new Command.Acquire(LockKey.of(new byte[] {'k'}), new byte[] {'t'}, 1000, false, 0))
             .isCompletedExceptionally());
   }
 }

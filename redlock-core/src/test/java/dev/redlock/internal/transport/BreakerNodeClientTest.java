@@ -26,7 +26,7 @@ class BreakerNodeClientTest {
     assertTrue(client.permits(), "the breaker permits call " + i);
     return client.send(
         new Command.Acquire(
-            ("k" + i).getBytes(US_ASCII), "t".getBytes(US_ASCII), 10_000, false, 0));
+            LockKey.of(("k" + i).getBytes(US_ASCII)), "t".getBytes(US_ASCII), 10_000, false, 0));
   }
 
   /**
@@ -100,14 +100,14 @@ class BreakerNodeClientTest {
       scripted.next =
           CompletableFuture.failedFuture(
               NodeUnavailableException.clientSide(QueueLimit.QUEUE_FULL + " (a test)"));
-      breaker.send(new Command.Acquire(KEY, KEY, 10_000, false, 0));
+      breaker.send(new Command.Acquire(LockKey.of(KEY), KEY, 10_000, false, 0));
     }
     assertTrue(breaker.closed(), "still closed");
     assertEquals(List.of(), told);
     for (int i = 0; i < BreakerNodeClient.MINIMUM_CALLS; i++) { // the master's own failures do
       assertTrue(breaker.permits());
       scripted.next = CompletableFuture.failedFuture(new NodeUnavailableException("refused"));
-      breaker.send(new Command.Acquire(KEY, KEY, 10_000, false, 0));
+      breaker.send(new Command.Acquire(LockKey.of(KEY), KEY, 10_000, false, 0));
     }
     assertEquals(List.of(BreakerState.OPEN), told);
   }
@@ -122,7 +122,7 @@ class BreakerNodeClientTest {
       TimedReply reply = new TimedReply();
       scripted.next = reply;
       assertTrue(breaker.permits(), "call " + i + " permitted");
-      breaker.send(new Command.Acquire(KEY, KEY, 10_000, false, 0));
+      breaker.send(new Command.Acquire(LockKey.of(KEY), KEY, 10_000, false, 0));
       reply.written(ticker.read(), master);
       // Twice the node timeout before its answer, the master answering earlier commands all along.
       for (int step = 0; step < 10; step++) {
@@ -145,7 +145,7 @@ class BreakerNodeClientTest {
       TimedReply reply = new TimedReply();
       scripted.next = reply;
       assertTrue(breaker.permits());
-      breaker.send(new Command.Acquire(KEY, KEY, 10_000, false, 0));
+      breaker.send(new Command.Acquire(LockKey.of(KEY), KEY, 10_000, false, 0));
     }
     ticker.advance(Duration.ofNanos(NODE_TIMEOUT + 1));
     assertFalse(breaker.permits(), "the unconnectable master's breaker opened");
@@ -187,7 +187,7 @@ class BreakerNodeClientTest {
       TimedReply reply = new TimedReply();
       scripted.next = reply;
       assertTrue(breaker.permits(), "call " + i + " permitted");
-      breaker.send(new Command.Acquire(KEY, KEY, 10_000, false, 0));
+      breaker.send(new Command.Acquire(LockKey.of(KEY), KEY, 10_000, false, 0));
       reply.written(ticker.read(), reader);
       // The reader stops watching (it waits for a lock a caller holds) for ten node timeouts,
       // while other callers' calls look for overdue ones: nothing of it is the master's silence.
@@ -212,7 +212,7 @@ class BreakerNodeClientTest {
       written.add(reply);
       scripted.next = reply;
       assertTrue(breaker.permits());
-      breaker.send(new Command.Acquire(KEY, KEY, 10_000, false, 0));
+      breaker.send(new Command.Acquire(LockKey.of(KEY), KEY, 10_000, false, 0));
       reply.written(ticker.read(), reader);
     }
     ticker.advance(Duration.ofNanos(NODE_TIMEOUT + 1));

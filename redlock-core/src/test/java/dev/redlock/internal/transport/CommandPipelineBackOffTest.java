@@ -112,7 +112,8 @@ class CommandPipelineBackOffTest {
   private static NodeCommand command() {
     return NodeCommand.of(
         Command.release(
-            "job".getBytes(StandardCharsets.UTF_8), "token".getBytes(StandardCharsets.UTF_8)));
+            LockKey.of("job".getBytes(StandardCharsets.UTF_8)),
+            "token".getBytes(StandardCharsets.UTF_8)));
   }
 
   /** A link that records nothing but whether it was closed. */

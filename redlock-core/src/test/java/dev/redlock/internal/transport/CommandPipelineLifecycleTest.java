@@ -224,7 +224,7 @@ class CommandPipelineLifecycleTest {
   @Test
   void theReloadAndTheCommandsThatWaitBehindItCountAndLeaveWhenAnswered() {
     KickedLink link = open();
-    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN, 30_000)));
+    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN, 30_000)));
     int kicks = link.kicks.get();
     assertTrue(pipeline.replied(link, noScript()));
     assertEquals(kicks + 1, link.kicks.get(), "kicked for the reload");
@@ -258,8 +258,9 @@ class CommandPipelineLifecycleTest {
   @Test
   void aCommandOvertakenDuringAReloadLeavesTheQueue() {
     KickedLink link = open();
-    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN, 30_000)));
-    NodeCommand shorten = submit(NodeCommand.of(new Command.Shorten(KEY, TOKEN, 2_000)));
+    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN, 30_000)));
+    NodeCommand shorten =
+        submit(NodeCommand.of(new Command.Shorten(LockKey.of(KEY), TOKEN, 2_000)));
     assertTrue(pipeline.replied(link, noScript())); // the extend's: kept, a reload written
     assertTrue(pipeline.replied(link, 1L)); // the shorten ran: the extend is overtaken
     assertTrue(shorten.reply.isDone());
@@ -382,7 +383,8 @@ class CommandPipelineLifecycleTest {
   @Test
   void eachPartOfAnAcquireKeepsItsReaderGoingAndTheLastCompletesIt() {
     KickedLink link = open();
-    NodeCommand acquire = submit(NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0)));
+    NodeCommand acquire =
+        submit(NodeCommand.of(new Command.Acquire(LockKey.of(KEY), TOKEN, 10_000, true, 0)));
     assertEquals(3, acquire.parts());
     assertTrue(pipeline.replied(link, List.of(bytes("1700000000"), bytes("0"))), "the TIME");
     assertTrue(pipeline.replied(link, bytes("OK")), "the SET");
@@ -413,7 +415,7 @@ class CommandPipelineLifecycleTest {
   @Test
   void aCommandAnsweredNoscriptAfterItWasSentWholeLeavesTheQueue() {
     KickedLink link = open();
-    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN, 30_000)));
+    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN, 30_000)));
     assertTrue(pipeline.replied(link, noScript()));
     answerReload(link);
     assertTrue(pipeline.replied(link, noScript()), "sent whole, refused again: a failed vote");
@@ -428,7 +430,7 @@ class CommandPipelineLifecycleTest {
     RecordingLink link = reloading.link();
     CommandPipeline<RecordingLink> recorded = reloading.pipeline();
     NodeCommand extend = reloading.extend();
-    NodeCommand behind = NodeCommand.of(Command.release(KEY, TOKEN));
+    NodeCommand behind = NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN));
     recorded.submit(behind); // waits behind the reload
     link.breaksAt = "EVALSHA release";
     List<LuaScript> scripts = LuaScript.ALL;
@@ -619,7 +621,7 @@ class CommandPipelineLifecycleTest {
     RecordingLink link = new RecordingLink(true);
     CommandPipeline<RecordingLink> recorded = new CommandPipeline<>(ticker, STALL_NANOS, () -> {});
     recorded.connected(link, null, 0);
-    NodeCommand extend = NodeCommand.of(new Command.Extend(KEY, TOKEN, 30_000));
+    NodeCommand extend = NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN, 30_000));
     recorded.submit(extend);
     assertTrue(recorded.replied(link, noScript()));
     return new Reloading(link, recorded, extend);
@@ -662,7 +664,7 @@ class CommandPipelineLifecycleTest {
   }
 
   private static NodeCommand release() {
-    return NodeCommand.of(Command.release(KEY, TOKEN));
+    return NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN));
   }
 
   private static ServerError noScript() {

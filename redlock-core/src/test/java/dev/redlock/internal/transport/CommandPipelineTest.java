@@ -41,7 +41,8 @@ class CommandPipelineTest {
 
   @Test
   void aCommandAnsweredNoscriptIsSentAgainWholeBehindTheReloadAndAnsweredThere() {
-    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
+    NodeCommand extend =
+        submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_A, 30_000)));
     assertEquals(List.of("EVALSHA extend"), link.written);
 
     reply(NOSCRIPT);
@@ -58,10 +59,12 @@ class CommandPipelineTest {
 
   @Test
   void commandsAnsweredNoscriptAreSentAgainInTheirOrderAndLaterOnesWaitBehindThem() {
-    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
-    NodeCommand shorten = submit(NodeCommand.of(new Command.Shorten(KEY, TOKEN_A, 2_000)));
+    NodeCommand extend =
+        submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_A, 30_000)));
+    NodeCommand shorten =
+        submit(NodeCommand.of(new Command.Shorten(LockKey.of(KEY), TOKEN_A, 2_000)));
     reply(NOSCRIPT); // the extend's; the reload is written
-    NodeCommand release = submit(NodeCommand.of(Command.release(KEY, TOKEN_A)));
+    NodeCommand release = submit(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN_A)));
     int written = link.written.size();
     assertEquals(2 + LuaScript.ALL.size(), written, "the release waits: nothing overtakes");
 
@@ -82,9 +85,12 @@ class CommandPipelineTest {
 
   @Test
   void aCommandIsNotSentAgainOnceALaterOneOfTheSameLeaseRan() {
-    NodeCommand extendA = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
-    NodeCommand shortenA = submit(NodeCommand.of(new Command.Shorten(KEY, TOKEN_A, 2_000)));
-    NodeCommand extendB = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_B, 30_000)));
+    NodeCommand extendA =
+        submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_A, 30_000)));
+    NodeCommand shortenA =
+        submit(NodeCommand.of(new Command.Shorten(LockKey.of(KEY), TOKEN_A, 2_000)));
+    NodeCommand extendB =
+        submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_B, 30_000)));
     reply(NOSCRIPT); // extend A
     // Another connection reloaded the scripts between: the shorten ran. The extend sent again
     // would run after it and lengthen the key again: it is a failed vote instead.
@@ -110,7 +116,7 @@ class CommandPipelineTest {
         submit(
             NodeCommand.of(
                 new Command.AcquireInTurn(KEY, TOKEN_A, 30_000, 0, bytes("waiter"), 1_000)));
-    NodeCommand release = submit(NodeCommand.of(Command.releaseAtGate(KEY, TOKEN_A)));
+    NodeCommand release = submit(NodeCommand.of(Command.releaseAtGate(LockKey.of(KEY), TOKEN_A)));
     NodeCommand other =
         submit(
             NodeCommand.of(
@@ -128,7 +134,8 @@ class CommandPipelineTest {
 
   @Test
   void theKeptCommandsWaitForTheReloadsLastAnswer() {
-    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
+    NodeCommand extend =
+        submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_A, 30_000)));
     reply(NOSCRIPT);
     int written = link.written.size();
     List<LuaScript> scripts = LuaScript.ALL;
@@ -144,13 +151,14 @@ class CommandPipelineTest {
 
   @Test
   void aKeptCommandFailsWithItsLinkAndIsNeverSentOnTheNext() {
-    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
+    NodeCommand extend =
+        submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_A, 30_000)));
     reply(NOSCRIPT);
     pipeline.lost(link, "connection reset");
     assertTrue(extend.reply.isCompletedExceptionally(), "failed with its link");
     RecordingLink next = new RecordingLink(true);
     pipeline.connected(next, null, 0);
-    NodeCommand release = submit(NodeCommand.of(Command.release(KEY, TOKEN_B)));
+    NodeCommand release = submit(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN_B)));
     assertTrue(pipeline.replied(next, NOSCRIPT));
     for (LuaScript script : LuaScript.ALL) {
       assertTrue(pipeline.replied(next, script.sha1()));
@@ -166,7 +174,8 @@ class CommandPipelineTest {
 
   @Test
   void aLinkThatBreaksWhileWritingTheReloadFailsTheCommandAtOnce() {
-    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
+    NodeCommand extend =
+        submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_A, 30_000)));
     link.breaksAt = "SCRIPT LOAD";
     assertFalse(pipeline.replied(link, NOSCRIPT), "the link broke: its reader stops");
     assertFailedWithTheBrokenLink(extend);
@@ -174,7 +183,8 @@ class CommandPipelineTest {
 
   @Test
   void aLinkThatBreaksWhileSendingAKeptCommandAgainFailsItAtOnce() {
-    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
+    NodeCommand extend =
+        submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_A, 30_000)));
     reply(NOSCRIPT);
     link.breaksAt = "EVAL extend";
     List<LuaScript> scripts = LuaScript.ALL;
@@ -202,7 +212,7 @@ class CommandPipelineTest {
 
   /** After a broken link, the next command opens a new one (the link had answered: no back-off). */
   private void assertLaterCommandsReconnect() {
-    NodeCommand release = submit(NodeCommand.of(Command.release(KEY, TOKEN_B)));
+    NodeCommand release = submit(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN_B)));
     assertFalse(release.reply.isDone(), "waits for the new link");
     RecordingLink next = new RecordingLink(true);
     pipeline.connected(next, null, 0);
@@ -211,7 +221,8 @@ class CommandPipelineTest {
 
   @Test
   void aCommandIsSentAgainAtMostOnce() {
-    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
+    NodeCommand extend =
+        submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_A, 30_000)));
     reply(NOSCRIPT);
     answerReload();
     int written = link.written.size();
@@ -222,7 +233,8 @@ class CommandPipelineTest {
 
   @Test
   void aTransientReloadErrorSendsTheCommandWholeAndTheNextNoscriptReloadsAgain() {
-    NodeCommand extend = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
+    NodeCommand extend =
+        submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_A, 30_000)));
     reply(NOSCRIPT);
     for (int i = 0; i < LuaScript.ALL.size(); i++) {
       reply(new ServerError("BUSY Redis is busy running a script."));
@@ -231,7 +243,8 @@ class CommandPipelineTest {
     reply(1L);
     assertGranted(extend);
 
-    NodeCommand later = submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
+    NodeCommand later =
+        submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_A, 30_000)));
     assertEquals("EVALSHA extend", last(), "scripts still go by SHA-1");
     reply(NOSCRIPT);
     assertEquals("SCRIPT LOAD", last(), "reloaded again");
@@ -242,13 +255,13 @@ class CommandPipelineTest {
 
   @Test
   void aPermanentReloadRefusalSendsEveryLaterScriptWhole() {
-    submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
+    submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_A, 30_000)));
     reply(NOSCRIPT);
     for (int i = 0; i < LuaScript.ALL.size(); i++) {
       reply(new ServerError("NOPERM User locker has no permissions to run the 'script|load'"));
     }
     reply(1L);
-    submit(NodeCommand.of(Command.release(KEY, TOKEN_A)));
+    submit(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN_A)));
     assertEquals("EVAL release", last());
   }
 
@@ -258,7 +271,7 @@ class CommandPipelineTest {
     CommandPipeline<RecordingLink> other =
         new CommandPipeline<>(ticker, TimeUnit.SECONDS.toNanos(10), () -> {});
     other.connected(whole, null, 0);
-    other.submit(NodeCommand.of(new Command.Extend(KEY, TOKEN_A, 30_000)));
+    other.submit(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN_A, 30_000)));
     assertEquals(List.of("EVAL extend"), whole.written);
   }
 
@@ -291,16 +304,18 @@ class CommandPipelineTest {
     assertTrue(refused.getMessage().startsWith(QueueLimit.QUEUE_FULL), refused.getMessage());
     assertEquals(Trouble.CLIENT_LIMIT, Trouble.ofError(refused.getMessage()));
     assertTrue(
-        failure(submit(NodeCommand.of(Command.releaseQuietly(bytes("k0"), TOKEN_A)))).clientSide(),
+        failure(submit(NodeCommand.of(Command.releaseQuietly(LockKey.of(bytes("k0")), TOKEN_A))))
+            .clientSide(),
         "a failed acquire's cleanup is held to the acquires' share too");
 
-    NodeCommand fence = submit(NodeCommand.of(new Command.Fence(KEY, TOKEN_B, 7)));
+    NodeCommand fence = submit(NodeCommand.of(new Command.Fence(LockKey.of(KEY), TOKEN_B, 7)));
     assertEquals("EVALSHA fence", last(), "a held lease's command is written at once");
     assertFalse(fence.reply.isDone());
     for (int i = share + 1; i < QueueLimit.COMMANDS; i++) {
-      submit(NodeCommand.of(Command.release(KEY, TOKEN_B)));
+      submit(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN_B)));
     }
-    NodeUnavailableException full = failure(submit(NodeCommand.of(Command.release(KEY, TOKEN_B))));
+    NodeUnavailableException full =
+        failure(submit(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN_B))));
     assertTrue(full.clientSide(), "beyond the whole bound, any command is refused");
     assertTrue(full.getMessage().contains("the limit is " + QueueLimit.COMMANDS + " commands"));
 
@@ -309,16 +324,17 @@ class CommandPipelineTest {
     assertTrue(
         failure(submit(NodeCommand.set(bytes("again"), TOKEN_A, 10_000))).clientSide(),
         "not an acquire: the queue still holds more than the acquires' share");
-    NodeCommand release = submit(NodeCommand.of(Command.release(KEY, TOKEN_B)));
+    NodeCommand release = submit(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN_B)));
     assertFalse(release.reply.isDone(), "written, not refused");
   }
 
   @Test
   void aCommandAfterTheCloseFailsAsTheClientsOwn() {
-    NodeCommand inFlight = submit(NodeCommand.of(Command.release(KEY, TOKEN_A)));
+    NodeCommand inFlight = submit(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN_A)));
     pipeline.close();
     assertTrue(failure(inFlight).clientSide(), "cut off by the client's close");
-    assertTrue(failure(submit(NodeCommand.of(Command.release(KEY, TOKEN_A)))).clientSide());
+    assertTrue(
+        failure(submit(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN_A)))).clientSide());
   }
 
   private static NodeUnavailableException failure(NodeCommand command) {

@@ -99,7 +99,8 @@ public final class FakeNode implements NodeClient {
           case ACQUIRE_IN_TURN -> acquire(((Command.AcquireInTurn) command).plain());
           case FENCE -> fence((Command.Fence) command);
           case RELEASE ->
-              release(((Command.Release) command).key(), ((Command.Release) command).token());
+              release(
+                  ((Command.Release) command).key().bytes(), ((Command.Release) command).token());
           case EXTEND -> extend((Command.Extend) command);
           case SHORTEN -> shorten((Command.Shorten) command);
           case LEAVE, NOTICE -> CompletableFuture.completedFuture(NodeReply.of(Vote.GRANTED));
@@ -109,7 +110,7 @@ public final class FakeNode implements NodeClient {
   }
 
   private CompletableFuture<NodeReply> acquire(Command.Acquire acquire) {
-    byte[] key = acquire.key();
+    byte[] key = acquire.key().bytes();
     long ttlMillis = acquire.ttlMillis();
     received.add("SET " + text(key) + " PX " + ttlMillis);
     tokens.add(acquire.token());
@@ -123,7 +124,7 @@ public final class FakeNode implements NodeClient {
   }
 
   private CompletableFuture<NodeReply> fence(Command.Fence command) {
-    byte[] key = command.key();
+    byte[] key = command.key().bytes();
     long fence = command.fence();
     lastToken = command.token();
     received.add("FENCE " + text(key) + " " + fence);
@@ -148,14 +149,14 @@ public final class FakeNode implements NodeClient {
 
   private CompletableFuture<NodeReply> extend(Command.Extend command) {
     lastToken = command.token();
-    received.add("EXTEND " + text(command.key()) + " PX " + command.ttlMillis());
+    received.add("EXTEND " + text(command.key().bytes()) + " PX " + command.ttlMillis());
     ticker.advance(latency);
     return answer(onExtend).thenApply(NodeReply::of);
   }
 
   private CompletableFuture<NodeReply> shorten(Command.Shorten command) {
     lastToken = command.token();
-    received.add("SHORTEN " + text(command.key()) + " PX " + command.ttlMillis());
+    received.add("SHORTEN " + text(command.key().bytes()) + " PX " + command.ttlMillis());
     return answer(onRelease).thenApply(NodeReply::of);
   }
 

@@ -27,7 +27,7 @@ class JedisLinkIT {
     NodeAddress address = NodeAddress.parse(cluster.uris().get(0));
     long before = cluster.node(0).admin().connectionsReceived();
     JedisLink link = JedisLink.open(address, TIMEOUT, null);
-    NodeCommand command = NodeCommand.of(Command.release(bytes("job"), bytes("token")));
+    NodeCommand command = NodeCommand.of(Command.release(LockKey.of(bytes("job")), bytes("token")));
     link.write(command);
     assertEquals(-1L, link.read(), "the open link works: the key is gone");
     link.close();

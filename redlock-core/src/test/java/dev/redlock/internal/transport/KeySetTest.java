@@ -3,6 +3,8 @@ package dev.redlock.internal.transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,37 +20,43 @@ class KeySetTest {
   }
 
   @Test
-  void keysComeBackInTheirOrderWhateverBytesTheyHold() {
+  void aSetKeepsItsKeysInTheirOrderWhateverBytesTheyHold() {
     List<byte[]> keys =
         List.of(bytes("a"), bytes("a\u0000b"), bytes("b"), new byte[] {(byte) 0xff});
-    byte[] set = KeySet.encode(keys);
-    assertTrue(KeySet.isKeySet(set));
-    List<byte[]> back = KeySet.keys(set);
-    assertEquals(keys.size(), back.size());
+    LockKey.Set set = LockKey.of(keys);
+    assertEquals(keys.size(), set.keys().size());
     for (int i = 0; i < keys.size(); i++) {
-      assertArrayEquals(keys.get(i), back.get(i));
+      assertArrayEquals(keys.get(i), set.keys().get(i));
+      assertArrayEquals(keys.get(i), set.members().get(i).bytes());
     }
+    assertEquals(LockKey.of(List.copyOf(keys)), set, "one set, one value");
   }
 
+  /**
+   * Whether a key is a set is its type, decided where it is made: no layer parses bytes to tell.
+   * Bytes that look like a set's encoding are one resource's key (the API refuses such a name, as
+   * it is in the library's reserved space), and a set's encoding is in that space too.
+   */
   @Test
-  void aResourcesOwnKeyIsNeverAKeySet() {
-    assertFalse(KeySet.isKeySet(bytes("orders:42")));
-    assertFalse(KeySet.isKeySet(bytes("redlock:keyset:"))); // the prefix alone
-    assertThrows(IllegalArgumentException.class, () -> KeySet.keys(bytes("orders:42")));
+  void whetherAKeyIsASetIsItsTypeNotItsBytes() {
+    LockKey.Set set = LockKey.of(List.of(bytes("a"), bytes("b")));
+    assertInstanceOf(LockKey.One.class, LockKey.of(set.bytes()));
+    assertTrue(
+        new String(set.bytes(), StandardCharsets.US_ASCII).startsWith(LuaScript.RESERVED_PREFIX),
+        "a set's encoding is in the reserved space");
+    assertNotEquals(LockKey.of(set.bytes()), set);
   }
 
   @Test
   void keysMustBeDistinctSortedAndSome() {
-    assertThrows(IllegalArgumentException.class, () -> KeySet.encode(List.of()));
-    assertThrows(
-        IllegalArgumentException.class, () -> KeySet.encode(List.of(bytes("b"), bytes("a"))));
-    assertThrows(
-        IllegalArgumentException.class, () -> KeySet.encode(List.of(bytes("a"), bytes("a"))));
+    assertThrows(IllegalArgumentException.class, () -> LockKey.of(List.of()));
+    assertThrows(IllegalArgumentException.class, () -> LockKey.of(List.of(bytes("b"), bytes("a"))));
+    assertThrows(IllegalArgumentException.class, () -> LockKey.of(List.of(bytes("a"), bytes("a"))));
   }
 
   @Test
   void everyCommandOnAKeySetCallsTheKeySetScriptWithEveryKey() {
-    byte[] set = KeySet.encode(List.of(bytes("a"), bytes("b")));
+    LockKey.Set set = LockKey.of(List.of(bytes("a"), bytes("b")));
     byte[] token = bytes("t");
     for (NodeCommand command :
         List.of(

@@ -90,7 +90,7 @@ class NodeCommandTest {
 
   private static NodeCommand guarded(Incarnation incarnation) {
     NodeCommand command =
-        NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, GUARD_MILLIS));
+        NodeCommand.of(new Command.Acquire(LockKey.of(KEY), TOKEN, 10_000, true, GUARD_MILLIS));
     command.incarnation = incarnation;
     return command;
   }
@@ -104,7 +104,7 @@ class NodeCommandTest {
 
   @Test
   void thePlainAcquireIsSetNxPxAndItsVoteIsWhetherTheKeyWasSet() {
-    NodeCommand set = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, false, 0));
+    NodeCommand set = NodeCommand.of(new Command.Acquire(LockKey.of(KEY), TOKEN, 10_000, false, 0));
     assertEquals(1, set.parts());
     assertEquals(NodeCommand.Verb.SET, set.verb(0));
     assertArrayEquals(
@@ -137,16 +137,16 @@ class NodeCommandTest {
     assertFalse(listening.waitersTold());
     assertFalse(scriptAnswer(1L).waitersKnown());
 
-    NodeCommand text = NodeCommand.of(Command.release(KEY, TOKEN));
+    NodeCommand text = NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN));
     text.complete(bytes("1"));
     assertEquals("unexpected reply to SCRIPT", failure(text), "only an integer is a vote");
-    NodeCommand error = NodeCommand.of(new Command.Extend(KEY, TOKEN, 10_000));
+    NodeCommand error = NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN, 10_000));
     error.complete(new ServerError("BUSY Redis is busy running a script"));
     assertEquals("BUSY Redis is busy running a script", failure(error));
   }
 
   private static NodeReply scriptAnswer(long code) {
-    NodeCommand release = NodeCommand.of(Command.release(KEY, TOKEN));
+    NodeCommand release = NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN));
     assertFalse(release.collect(code));
     release.complete(code);
     return release.reply.join();
@@ -154,7 +154,8 @@ class NodeCommandTest {
 
   @Test
   void theFencedAcquireIsTimeThenSetThenTheReadOfTheCountersAndTheGuardsKeys() {
-    NodeCommand acquire = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0));
+    NodeCommand acquire =
+        NodeCommand.of(new Command.Acquire(LockKey.of(KEY), TOKEN, 10_000, true, 0));
     assertEquals(3, acquire.parts());
     assertEquals(
         List.of(NodeCommand.Verb.TIME, NodeCommand.Verb.SET, NodeCommand.Verb.MGET),
@@ -171,14 +172,16 @@ class NodeCommandTest {
 
   @Test
   void theMastersClockIsTimesSecondsAndMicrosecondsInMicroseconds() {
-    NodeCommand acquire = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0));
+    NodeCommand acquire =
+        NodeCommand.of(new Command.Acquire(LockKey.of(KEY), TOKEN, 10_000, true, 0));
     NodeReply reply = answer(acquire, masterTime(), bytes("OK"), read(number(41), number(1), null));
     assertEquals(Vote.GRANTED, reply.status());
     // 1,700,000,000.123456 s: the token floor is the master's clock in µs, never in ms.
     assertEquals(1_700_000_000_123_456L, reply.timeMicros());
     assertEquals(41, reply.fence());
 
-    NodeCommand microsOnly = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0));
+    NodeCommand microsOnly =
+        NodeCommand.of(new Command.Acquire(LockKey.of(KEY), TOKEN, 10_000, true, 0));
     assertEquals(
         999_999L, answer(microsOnly, time(0, 999_999), null, read(null, null, null)).timeMicros());
   }
@@ -192,7 +195,8 @@ class NodeCommandTest {
   }
 
   private static long fenceOf(Object counter) {
-    NodeCommand acquire = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0));
+    NodeCommand acquire =
+        NodeCommand.of(new Command.Acquire(LockKey.of(KEY), TOKEN, 10_000, true, 0));
     NodeReply reply = answer(acquire, masterTime(), null, read(counter, number(1), null));
     assertEquals(Vote.TAKEN, reply.status(), "the SET answered nil: the key is held");
     return reply.fence();
@@ -273,7 +277,8 @@ class NodeCommandTest {
 
   @Test
   void withoutTheGuardAYoungDatasetVotes() {
-    NodeCommand acquire = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0));
+    NodeCommand acquire =
+        NodeCommand.of(new Command.Acquire(LockKey.of(KEY), TOKEN, 10_000, true, 0));
     acquire.incarnation = new Incarnation(RUN, 0, RUN, false, false, null);
     NodeReply reply =
         answer(acquire, masterTime(), bytes("OK"), read(null, number(MASTER_MILLIS), null));
@@ -296,7 +301,8 @@ class NodeCommandTest {
     // Without the guard the marker is stored too (the guard may be turned on later), the vote
     // counts.
     AtomicInteger unguarded = new AtomicInteger();
-    NodeCommand plain = NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, 0));
+    NodeCommand plain =
+        NodeCommand.of(new Command.Acquire(LockKey.of(KEY), TOKEN, 10_000, true, 0));
     plain.onNewDataset = unguarded::incrementAndGet;
     assertEquals(
         Vote.GRANTED, answer(plain, masterTime(), bytes("OK"), read(null, null, null)).status());
@@ -411,7 +417,7 @@ class NodeCommandTest {
 
   @Test
   void theKeySetAcquireReadsAsTheThreeReplies() {
-    byte[] set = KeySet.encode(List.of(bytes("a"), bytes("b"), bytes("c")));
+    LockKey.Set set = LockKey.of(List.of(bytes("a"), bytes("b"), bytes("c")));
     NodeCommand acquire =
         NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, GUARD_MILLIS));
     acquire.incarnation = oldRun();
@@ -450,14 +456,14 @@ class NodeCommandTest {
   }
 
   private static String keySetFailure(List<Object> read) {
-    byte[] set = KeySet.encode(List.of(bytes("a"), bytes("b"), bytes("c")));
+    LockKey.Set set = LockKey.of(List.of(bytes("a"), bytes("b"), bytes("c")));
     NodeCommand acquire = NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, 0));
     acquire.complete(Arrays.asList(masterTime(), null, read));
     return failure(acquire);
   }
 
   private static long keySetFence(Object counter) {
-    byte[] set = KeySet.encode(List.of(bytes("a"), bytes("b"), bytes("c")));
+    LockKey.Set set = LockKey.of(List.of(bytes("a"), bytes("b"), bytes("c")));
     NodeCommand acquire = NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, 0));
     acquire.complete(Arrays.asList(masterTime(), null, Arrays.asList(counter, number(1), null)));
     NodeReply reply = acquire.reply.join();
@@ -467,7 +473,7 @@ class NodeCommandTest {
 
   @Test
   void aMalformedKeySetReplyIsNoVote() {
-    byte[] set = KeySet.encode(List.of(bytes("a"), bytes("b")));
+    LockKey.Set set = LockKey.of(List.of(bytes("a"), bytes("b")));
     for (Object answer :
         Arrays.asList(
             1L,
@@ -534,7 +540,7 @@ class NodeCommandTest {
 
   @Test
   void aScriptIsSentBySha1UntilItMustGoWhole() {
-    NodeCommand extend = NodeCommand.of(new Command.Extend(KEY, TOKEN, 5_000));
+    NodeCommand extend = NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN, 5_000));
     assertEquals(NodeCommand.Verb.EVALSHA, extend.verb());
     assertArrayEquals(
         new byte[][] {LuaScript.EXTEND.sha1(), bytes("1"), KEY, TOKEN, bytes("5000")},
@@ -557,15 +563,15 @@ class NodeCommandTest {
 
   @Test
   void onlyTheCleanupOfAnAcquireCountsAsAnAttemptAmongTheReleases() {
-    assertTrue(NodeCommand.of(Command.releaseQuietly(KEY, TOKEN)).ofAttempt());
-    assertFalse(NodeCommand.of(Command.release(KEY, TOKEN)).ofAttempt());
-    assertFalse(NodeCommand.of(new Command.Extend(KEY, TOKEN, 1)).ofAttempt());
+    assertTrue(NodeCommand.of(Command.releaseQuietly(LockKey.of(KEY), TOKEN)).ofAttempt());
+    assertFalse(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN)).ofAttempt());
+    assertFalse(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN, 1)).ofAttempt());
     assertTrue(NodeCommand.set(KEY, TOKEN, 1).ofAttempt());
     assertTrue(
-        NodeCommand.of(Command.releaseQuietly(KeySet.encode(List.of(KEY)), TOKEN)).ofAttempt());
+        NodeCommand.of(Command.releaseQuietly((LockKey.of(List.of(KEY))), TOKEN)).ofAttempt());
     assertTrue(
         NodeCommand.of(new Command.AcquireInTurn(KEY, TOKEN, 1, 0, bytes("w"), 1)).ofAttempt());
-    assertTrue(NodeCommand.of(Command.release(KEY, TOKEN)).callsScript());
+    assertTrue(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN)).callsScript());
     assertTrue(
         NodeCommand.of(new Command.AcquireInTurn(KEY, TOKEN, 1, 0, bytes("w"), 1)).callsScript());
   }
@@ -574,32 +580,34 @@ class NodeCommandTest {
   void commandsOfOneLeaseAreTheScriptsWithItsKeyAndToken() {
     byte[] other = bytes("other");
     assertTrue(
-        NodeCommand.of(Command.release(KEY, TOKEN))
-            .sameLease(NodeCommand.of(new Command.Extend(KEY, TOKEN, 1))));
+        NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN))
+            .sameLease(NodeCommand.of(new Command.Extend(LockKey.of(KEY), TOKEN, 1))));
     assertTrue(
-        NodeCommand.of(new Command.Fence(KEY, TOKEN, 3))
-            .sameLease(NodeCommand.of(new Command.Shorten(KEY, TOKEN, 1))));
+        NodeCommand.of(new Command.Fence(LockKey.of(KEY), TOKEN, 3))
+            .sameLease(NodeCommand.of(new Command.Shorten(LockKey.of(KEY), TOKEN, 1))));
     assertFalse(
-        NodeCommand.of(Command.release(KEY, TOKEN))
-            .sameLease(NodeCommand.of(Command.release(KEY, other))));
+        NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN))
+            .sameLease(NodeCommand.of(Command.release(LockKey.of(KEY), other))));
     assertFalse(
-        NodeCommand.of(Command.release(KEY, TOKEN))
-            .sameLease(NodeCommand.of(Command.release(other, TOKEN))));
+        NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN))
+            .sameLease(NodeCommand.of(Command.release(LockKey.of(other), TOKEN))));
     assertFalse(
-        NodeCommand.of(Command.release(KEY, TOKEN)).sameLease(NodeCommand.set(KEY, TOKEN, 1)));
+        NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN))
+            .sameLease(NodeCommand.set(KEY, TOKEN, 1)));
     assertFalse(
-        NodeCommand.set(KEY, TOKEN, 1).sameLease(NodeCommand.of(Command.release(KEY, TOKEN))));
+        NodeCommand.set(KEY, TOKEN, 1)
+            .sameLease(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN))));
     assertFalse(
-        NodeCommand.of(new Command.Acquire(KEY, TOKEN, 1, true, 0))
-            .sameLease(NodeCommand.of(Command.release(KEY, TOKEN))));
+        NodeCommand.of(new Command.Acquire(LockKey.of(KEY), TOKEN, 1, true, 0))
+            .sameLease(NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN))));
     assertFalse(NodeCommand.of(new Command.Admit()).sameLease(NodeCommand.of(new Command.Admit())));
-    byte[] set = KeySet.encode(List.of(bytes("a"), bytes("b")));
+    LockKey.Set set = LockKey.of(List.of(bytes("a"), bytes("b")));
     assertTrue(
         NodeCommand.of(new Command.Acquire(set, TOKEN, 1, false, 0))
             .sameLease(NodeCommand.of(Command.release(set, TOKEN))));
     assertTrue(
         NodeCommand.of(new Command.AcquireInTurn(KEY, TOKEN, 1, 0, bytes("w"), 1))
-            .sameLease(NodeCommand.of(Command.releaseAtGate(KEY, TOKEN))));
+            .sameLease(NodeCommand.of(Command.releaseAtGate(LockKey.of(KEY), TOKEN))));
   }
 
   @Test
@@ -613,24 +621,24 @@ class NodeCommandTest {
           LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, KEY),
           TOKEN
         },
-        NodeCommand.of(Command.releaseAtGate(KEY, TOKEN)).arguments());
+        NodeCommand.of(Command.releaseAtGate(LockKey.of(KEY), TOKEN)).arguments());
     assertArrayEquals(
         new byte[][] {LuaScript.RELEASE.sha1(), bytes("1"), KEY, TOKEN, bytes("next")},
-        NodeCommand.of(Command.releaseAtNext(KEY, TOKEN)).arguments());
+        NodeCommand.of(Command.releaseAtNext(LockKey.of(KEY), TOKEN)).arguments());
     assertArrayEquals(
         new byte[][] {LuaScript.RELEASE.sha1(), bytes("1"), KEY, TOKEN, bytes("notice")},
         NodeCommand.of(new Command.Notice(KEY, TOKEN)).arguments());
     assertArrayEquals(
         new byte[][] {LuaScript.RELEASE.sha1(), bytes("1"), KEY, TOKEN, bytes("quiet")},
-        NodeCommand.of(Command.releaseQuietly(KEY, TOKEN)).arguments());
+        NodeCommand.of(Command.releaseQuietly(LockKey.of(KEY), TOKEN)).arguments());
     assertArrayEquals(
         new byte[][] {
           LuaScript.FENCE.sha1(), bytes("2"), KEY, LuaScript.FENCE_COUNTER, TOKEN, bytes("7")
         },
-        NodeCommand.of(new Command.Fence(KEY, TOKEN, 7)).arguments());
+        NodeCommand.of(new Command.Fence(LockKey.of(KEY), TOKEN, 7)).arguments());
     assertArrayEquals(
         new byte[][] {LuaScript.SHORTEN.sha1(), bytes("1"), KEY, TOKEN, bytes("900")},
-        NodeCommand.of(new Command.Shorten(KEY, TOKEN, 900)).arguments());
+        NodeCommand.of(new Command.Shorten(LockKey.of(KEY), TOKEN, 900)).arguments());
     assertArrayEquals(
         new byte[][] {
           LuaScript.QUEUE.sha1(),
@@ -648,7 +656,7 @@ class NodeCommandTest {
           bytes("0")
         },
         NodeCommand.of(new Command.Leave(KEY, bytes("waiter"))).arguments());
-    byte[] set = KeySet.encode(List.of(bytes("a")));
+    LockKey.Set set = LockKey.of(List.of(bytes("a")));
     assertArrayEquals(
         NodeCommand.of(Command.release(set, TOKEN)).arguments(),
         NodeCommand.of(Command.releaseAtGate(set, TOKEN)).arguments());
@@ -662,7 +670,7 @@ class NodeCommandTest {
     assertTrue(query.reply.isCompletedExceptionally());
     CompletionException thrown = assertThrows(CompletionException.class, query.value::join);
     assertSame(gone, thrown.getCause());
-    NodeCommand release = NodeCommand.of(Command.release(KEY, TOKEN));
+    NodeCommand release = NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN));
     release.fail(gone);
     assertSame(gone, assertThrows(CompletionException.class, release.reply::join).getCause());
     assertNull(release.value);
@@ -671,18 +679,18 @@ class NodeCommandTest {
   @Test
   void theBytesCountedForACommandAreNeverFewerThanItWrites() {
     // The pipeline keeps the unanswered bytes under half the send buffer by this count.
-    byte[] set = KeySet.encode(List.of(bytes("a"), bytes("b"), bytes("c")));
+    LockKey.Set set = LockKey.of(List.of(bytes("a"), bytes("b"), bytes("c")));
     for (NodeCommand command :
         List.of(
             NodeCommand.set(KEY, TOKEN, 10_000),
-            NodeCommand.of(new Command.Acquire(KEY, TOKEN, 10_000, true, GUARD_MILLIS)),
+            NodeCommand.of(new Command.Acquire(LockKey.of(KEY), TOKEN, 10_000, true, GUARD_MILLIS)),
             NodeCommand.of(new Command.Acquire(set, TOKEN, 10_000, false, GUARD_MILLIS)),
             NodeCommand.of(
                 new Command.AcquireInTurn(
                     KEY, TOKEN, 10_000, GUARD_MILLIS, bytes("waiter"), 1_000)),
-            NodeCommand.of(Command.release(KEY, TOKEN)),
+            NodeCommand.of(Command.release(LockKey.of(KEY), TOKEN)),
             NodeCommand.of(new Command.Extend(set, TOKEN, 10_000)),
-            NodeCommand.of(new Command.Fence(KEY, TOKEN, 12)),
+            NodeCommand.of(new Command.Fence(LockKey.of(KEY), TOKEN, 12)),
             NodeCommand.of(new Command.Admit()),
             NodeCommand.load(LuaScript.KEY_SET),
             NodeCommand.query(NodeCommand.Verb.CONFIG, "GET", "maxmemory-policy"))) {

@@ -204,8 +204,9 @@ class RespTest {
     List<NodeCommand> commands =
         List.of(
             NodeCommand.set(key, ascii("token"), 10_000),
-            NodeCommand.of(new Command.Acquire(key, ascii("token"), 10_000, true, 60_000)),
-            NodeCommand.of(Command.release(key, ascii("token"))),
+            NodeCommand.of(
+                new Command.Acquire(LockKey.of(key), ascii("token"), 10_000, true, 60_000)),
+            NodeCommand.of(Command.release(LockKey.of(key), ascii("token"))),
             NodeCommand.load(LuaScript.FENCE),
             NodeCommand.query(NodeCommand.Verb.CONFIG, "GET", "maxmemory"),
             NodeCommand.query(NodeCommand.Verb.TIME));

@@ -120,7 +120,10 @@ class ScriptCacheIT {
       for (int i = 0; i < 5; i++) {
         assertEquals(
             Vote.GRANTED,
-            answer(clients.get(i).send(new Command.Acquire(key, token, 10_000, false, 0))));
+            answer(
+                clients
+                    .get(i)
+                    .send(new Command.Acquire(LockKey.of(key), token, 10_000, false, 0))));
       }
 
       // Extend, extend, shorten: each written before any answer came back.
@@ -130,9 +133,9 @@ class ScriptCacheIT {
         NodeClient client = clients.get(i);
         sent.add(
             List.of(
-                client.send(new Command.Extend(key, token, 60_000)),
-                client.send(new Command.Extend(key, token, 60_000)),
-                client.send(new Command.Shorten(key, token, 2_000))));
+                client.send(new Command.Extend(LockKey.of(key), token, 60_000)),
+                client.send(new Command.Extend(LockKey.of(key), token, 60_000)),
+                client.send(new Command.Shorten(LockKey.of(key), token, 2_000))));
       }
       for (int i = 0; i < 5; i++) {
         for (CompletableFuture<NodeReply> reply : sent.get(i)) {
@@ -149,8 +152,8 @@ class ScriptCacheIT {
         NodeClient client = clients.get(i);
         sent.add(
             List.of(
-                client.send(new Command.Extend(key, token, 60_000)),
-                client.send(Command.release(key, token))));
+                client.send(new Command.Extend(LockKey.of(key), token, 60_000)),
+                client.send(Command.release(LockKey.of(key), token))));
       }
       for (int i = 0; i < 5; i++) {
         assertEquals(Vote.GRANTED, answer(sent.get(i).get(0)), "extended on master " + i);

@@ -52,13 +52,13 @@ class SelectorLinkIT {
     long before = cluster.node(0).admin().connectionsReceived();
     Recorder events = new Recorder();
     SelectorLink link = events.open(loop, cluster.node(0).uri());
-    send(link, NodeCommand.of(Command.release(bytes("job"), bytes("token"))));
+    send(link, NodeCommand.of(Command.release(LockKey.of(bytes("job")), bytes("token"))));
     assertEquals(-1L, events.reply(), "the open link works: the key is gone");
     link.close();
 
     assertThrows(
         RuntimeException.class,
-        () -> link.write(NodeCommand.of(Command.release(bytes("job"), bytes("t")))));
+        () -> link.write(NodeCommand.of(Command.release(LockKey.of(bytes("job")), bytes("t")))));
     assertEquals(
         before + 1,
         cluster.node(0).admin().connectionsReceived(),

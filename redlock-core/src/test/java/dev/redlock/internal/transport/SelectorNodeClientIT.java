@@ -61,7 +61,8 @@ class SelectorNodeClientIT {
     Duration timeout = Duration.ofMillis(20);
     SelectorNodeClient client = client(cluster.node(0).uri(), timeout, Ticker.system());
     assertEquals(
-        Vote.GONE, client.send(Command.release(bytes("warm"), bytes("up"))).join().status());
+        Vote.GONE,
+        client.send(Command.release(LockKey.of(bytes("warm")), bytes("up"))).join().status());
     List<BreakerState> told = new CopyOnWriteArrayList<>();
     BreakerNodeClient breaker =
         new BreakerNodeClient(
@@ -90,7 +91,8 @@ class SelectorNodeClientIT {
       for (int i = 0; System.nanoTime() - until < 0 || i < 2 * BreakerNodeClient.WINDOW; i++) {
         assertTrue(breaker.permits(), "call " + i + " permitted: " + told);
         sent.add(
-            breaker.send(new Command.Acquire(bytes("busy-" + i), bytes("t"), 60_000, false, 0)));
+            breaker.send(
+                new Command.Acquire(LockKey.of(bytes("busy-" + i)), bytes("t"), 60_000, false, 0)));
         LockSupport.parkNanos(timeout.toNanos() / 4); // time passes while the reader is kept
       }
     } finally {
@@ -108,7 +110,8 @@ class SelectorNodeClientIT {
     RedisProcess node = cluster.node(0);
     SelectorNodeClient client = client(node.uri(), Duration.ofSeconds(2), Ticker.system());
     assertEquals(
-        Vote.GONE, client.send(Command.release(bytes("warm"), bytes("up"))).join().status());
+        Vote.GONE,
+        client.send(Command.release(LockKey.of(bytes("warm")), bytes("up"))).join().status());
     byte[] token = new byte[32 * 1024];
     java.util.Arrays.fill(token, (byte) 't');
     List<CompletableFuture<NodeReply>> sent = new ArrayList<>();
@@ -117,7 +120,9 @@ class SelectorNodeClientIT {
     try {
       for (int i = 0; i < 400; i++) {
         long start = System.nanoTime();
-        sent.add(client.send(new Command.Acquire(bytes("key-" + i), token, 60_000, false, 0)));
+        sent.add(
+            client.send(
+                new Command.Acquire(LockKey.of(bytes("key-" + i)), token, 60_000, false, 0)));
         slowest = Math.max(slowest, System.nanoTime() - start);
       }
     } finally {
@@ -146,14 +151,15 @@ class SelectorNodeClientIT {
     Duration timeout = Duration.ofSeconds(2);
     SelectorNodeClient client = client(node.uri(), timeout, ticker);
     assertEquals(
-        Vote.GONE, client.send(Command.release(bytes("job"), bytes("token"))).join().status());
+        Vote.GONE,
+        client.send(Command.release(LockKey.of(bytes("job")), bytes("token"))).join().status());
     CompletableFuture<NodeReply> stuck;
     CompletableFuture<NodeReply> next;
     node.pause();
     try {
-      stuck = client.send(Command.release(bytes("job"), bytes("token")));
+      stuck = client.send(Command.release(LockKey.of(bytes("job")), bytes("token")));
       ticker.advance(Duration.ofNanos(CommandPipeline.stallNanos(timeout.toNanos()) + 1));
-      next = client.send(Command.release(bytes("job"), bytes("token")));
+      next = client.send(Command.release(LockKey.of(bytes("job")), bytes("token")));
       assertEquals("connection dropped: no reply for 40000 ms", failure(stuck));
       assertFalse(next.isDone(), "waits for the new connection");
     } finally {
@@ -173,12 +179,14 @@ class SelectorNodeClientIT {
     FakeTicker ticker = new FakeTicker();
     SelectorNodeClient client =
         client("redis://127.0.0.1:" + closedPort, Duration.ofMillis(200), ticker);
-    CompletableFuture<NodeReply> early = client.send(Command.release(bytes("job"), bytes("token")));
+    CompletableFuture<NodeReply> early =
+        client.send(Command.release(LockKey.of(bytes("job")), bytes("token")));
     assertTrue(early.isCompletedExceptionally(), "failed at once, no new attempt");
     assertTrue(failure(early).contains("Connection refused"), failure(early));
 
     ticker.advance(Duration.ofNanos(CommandPipeline.RECONNECT_DELAY_NANOS));
-    CompletableFuture<NodeReply> later = client.send(Command.release(bytes("job"), bytes("token")));
+    CompletableFuture<NodeReply> later =
+        client.send(Command.release(LockKey.of(bytes("job")), bytes("token")));
     CompletionException failed =
         org.junit.jupiter.api.Assertions.assertThrows(
             CompletionException.class, () -> later.orTimeout(5, TimeUnit.SECONDS).join());
@@ -192,7 +200,7 @@ class SelectorNodeClientIT {
       throws Exception {
     RedisProcess node = cluster.node(0);
     SelectorNodeClient client = client(node.uri(), Duration.ofSeconds(2), Ticker.system());
-    byte[] set = KeySet.encode(List.of(bytes("qs-a"), bytes("qs-b")));
+    LockKey.Set set = LockKey.of(List.of(bytes("qs-a"), bytes("qs-b")));
     byte[] token = bytes("set-token");
     try (Socket waiter = new Socket(InetAddress.getLoopbackAddress(), node.port())) {
       waiter.setSoTimeout(5_000);
