@@ -1,10 +1,12 @@
 package dev.redlock.internal.lease;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.LockKey;
@@ -40,9 +42,12 @@ class WaitTest {
     wakeups.close();
   }
 
+  /** The turn of the wait last made. */
+  private Turn turn;
+
   /** A wait of {@code waitNanos} whose jitter is always {@link #JITTER} (bounded by its bound). */
   private Wait waitOf(long waitNanos) {
-    Turn turn = new Turn(masters, LockKey.of(KEY), RETRY_DELAY, false, "0123456789abcdef");
+    turn = new Turn(masters, LockKey.of(KEY), RETRY_DELAY, false, "0123456789abcdef");
     return new Wait(
         wakeups,
         turn,
@@ -138,7 +143,9 @@ class WaitTest {
   void theCloseEndsTheWaitAndCanComeTwice() {
     Wait wait = waitOf(Duration.ofSeconds(10).toNanos());
     wait.decided(refused(Vote.TAKEN, ""));
+    assertTrue(turn.wanted());
     wait.close();
+    assertFalse(turn.wanted(), "the turn left: a late gate opens no round, the queue is left");
     assertSame(Wait.State.DONE, wait.state());
     wait.close();
     assertSame(Wait.State.DONE, wait.state());
