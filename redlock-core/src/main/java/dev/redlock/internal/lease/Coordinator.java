@@ -170,8 +170,10 @@ public final class Coordinator {
       Wait.Step step = wait.start();
       while (true) {
         if (step instanceof Wait.Pause pause) {
+          // No wake-up (the hand-off pause): a future of its own, which only the time ends.
           CompletableFuture<Void> wake = pause.wake();
-          interrupted |= await(wake == null ? NEVER : wake, pause.nanos(), interruptible);
+          CompletableFuture<Void> until = wake == null ? new CompletableFuture<>() : wake;
+          interrupted |= await(until, pause.nanos(), interruptible);
           checkOpen();
         }
         wait.beforeRound();
@@ -187,9 +189,6 @@ public final class Coordinator {
       }
     }
   }
-
-  /** A pause's wake-up that never comes: only the time ends it. */
-  private static final CompletableFuture<Void> NEVER = new CompletableFuture<>();
 
   /**
    * The wait engine of one acquisition of {@code key}, blocking or not, on this RedLock's clock and
