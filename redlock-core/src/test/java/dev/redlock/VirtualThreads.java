@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -54,8 +56,31 @@ final class VirtualThreads implements AutoCloseable {
    */
   void record() {
     if (recording != null) {
+      initializeClasses();
       recording.start();
     }
+  }
+
+  /**
+   * Initializes, before the recording starts, every class of the library and the JDK's classes for
+   * a future completed by an exception. On JDK 25 a virtual thread that waits for another thread's
+   * initialization of a class is pinned ("Contended monitor enter", no class-loading frame on its
+   * stack): a warm-up whose rounds all succeeded left {@code CompletionException} to the first
+   * failed command under load, and 10 ms of waiting for it was reported as pinned in the library.
+   */
+  private void initializeClasses() {
+    ClassLoader loader = RedLock.class.getClassLoader();
+    for (String name : libraryClasses) {
+      try {
+        Class.forName(name, true, loader);
+      } catch (ClassNotFoundException | LinkageError e) {
+        // a class for an absent optional dependency: never used here either
+      }
+    }
+    CompletableFuture<Object> failed = new CompletableFuture<>();
+    failed.completeExceptionally(new IllegalStateException("warm-up"));
+    failed.whenComplete((value, error) -> {}).exceptionally(error -> null).join();
+    new CompletionException(new IllegalStateException("warm-up")).getCause();
   }
 
   /** Whether workers run on virtual threads. */
