@@ -1,0 +1,212 @@
+package dev.redlock.benchmark;
+
+import dev.redlock.testkit.RedisCluster;
+import dev.redlock.testkit.RedisProcess;
+import java.io.File;
+import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Acquire+release throughput of two or more builds of redlock-core side by side, in one run: each
+ * core jar is loaded in a class loader of its own (with this class path's dependencies, none of the
+ * project's own classes), each with a RedLock of its defaults on five local masters of its own
+ * (builds of different dates may read each other's admission records differently), and the blocks
+ * alternate, in reverse order every other round, as the benchmark's throughput section does. Each
+ * thread acquires and releases keys of its own. Prints each block's rate, then each build's median
+ * and its ratio to the first build's.
+ *
+ * <p>For the question "is this build as fast as that one": a regression found by comparing two
+ * benchmark runs taken hours apart is as often the machine. {@code redlock-benchmark/compare-cores}
+ * builds the core of each git revision it is given and runs this. The RedLock is driven through
+ * reflection (the same calls for every build), so any build since {@code RedLock.tryAcquire} and
+ * {@code admitFreshNodes} existed can be compared.
+ *
+ * <p>Usage: {@code CoreComparison ROUNDS SECONDS THREADS JAR [JAR...]}. Not thread-safe: one thread
+ * runs it.
+ */
+final class CoreComparison {
+
+  private static final Duration TTL = Duration.ofSeconds(10);
+  private static final int KEYS_PER_THREAD = 64;
+
+  private CoreComparison() {}
+
+  /** One build: its class loader, its masters and its RedLock. */
+  private record Build(String name, RedisCluster masters, Object redlock, Method tryAcquire)
+      implements AutoCloseable {
+
+    static Build open(Path jar, List<URL> dependencies) throws Exception {
+      List<URL> urls = new ArrayList<>();
+      urls.add(jar.toUri().toURL());
+      urls.addAll(dependencies);
+      // Parent: the platform loader, so that none of this class path's redlock classes is seen.
+      ClassLoader loader =
+          new URLClassLoader(urls.toArray(new URL[0]), ClassLoader.getPlatformClassLoader());
+      Class<?> type = loader.loadClass("dev.redlock.RedLock");
+      RedisCluster masters = RedisCluster.start(5, i -> RedisProcess.builder());
+      Object redlock = null;
+      try {
+        Object builder = type.getMethod("builder").invoke(null);
+        builder = builder.getClass().getMethod("nodes", List.class).invoke(builder, masters.uris());
+        redlock = builder.getClass().getMethod("build").invoke(builder);
+        type.getMethod("admitFreshNodes").invoke(redlock);
+        Method tryAcquire = type.getMethod("tryAcquire", String.class, Duration.class);
+        return new Build(jar.getFileName().toString(), masters, redlock, tryAcquire);
+      } catch (Exception | Error e) {
+        if (redlock != null) {
+          ((AutoCloseable) redlock).close();
+        }
+        masters.close();
+        throw e;
+      }
+    }
+
+    /** Acquire+release per second with {@code threads} threads for {@code millis}. */
+    double rate(int threads, long millis, String prefix) throws InterruptedException {
+      AtomicLong done = new AtomicLong();
+      AtomicReference<Throwable> failed = new AtomicReference<>();
+      CountDownLatch end = new CountDownLatch(threads);
+      long stop = System.nanoTime() + millis * 1_000_000L;
+      for (int t = 0; t < threads; t++) {
+        String mine = prefix + ":" + t + ":";
+        Thread thread =
+            new Thread(
+                () -> {
+                  long n = 0;
+                  try {
+                    for (long i = 0; System.nanoTime() - stop < 0; i++) {
+                      Optional<?> lease =
+                          (Optional<?>) tryAcquire.invoke(redlock, mine + i % KEYS_PER_THREAD, TTL);
+                      if (lease.isPresent()) {
+                        ((AutoCloseable) lease.get()).close();
+                        n++;
+                      }
+                    }
+                  } catch (InvocationTargetException e) {
+                    failed.compareAndSet(null, e.getCause());
+                  } catch (Exception e) {
+                    failed.compareAndSet(null, e);
+                  } finally {
+                    done.addAndGet(n);
+                    end.countDown();
+                  }
+                },
+                "compare-" + t);
+        thread.start();
+      }
+      end.await();
+      if (failed.get() != null) {
+        throw new IllegalStateException(name + " failed: " + failed.get(), failed.get());
+      }
+      return done.get() * 1000.0 / millis;
+    }
+
+    @Override
+    public void close() throws Exception {
+      try {
+        ((AutoCloseable) redlock).close();
+      } finally {
+        masters.close();
+      }
+    }
+  }
+
+  /**
+   * Runs the comparison; see the class comment.
+   *
+   * @param args rounds, seconds per block, threads, then two or more core jars
+   */
+  public static void main(String[] args) throws Exception {
+    if (args.length < 5) {
+      System.err.println(
+          "usage: CoreComparison ROUNDS SECONDS THREADS JAR JAR [JAR...]"
+              + " (redlock-benchmark/compare-cores builds the jars of git revisions)");
+      System.exit(2);
+    }
+    int rounds = Integer.parseInt(args[0]);
+    long millis = Math.round(Double.parseDouble(args[1]) * 1000);
+    int threads = Integer.parseInt(args[2]);
+    List<URL> dependencies = dependencies();
+    List<Build> builds = new ArrayList<>();
+    try {
+      for (int i = 3; i < args.length; i++) {
+        Path jar = Path.of(args[i]);
+        if (!Files.isRegularFile(jar)) {
+          throw new IOException("no such jar: " + jar);
+        }
+        Build build = Build.open(jar, dependencies);
+        builds.add(build);
+        build.rate(threads, Math.min(millis, 1_500), "warm-up"); // JIT and connections
+      }
+      System.out.printf(
+          "%d rounds of %s s, %d threads, keys of their own, acquire+release per second%n",
+          rounds, args[1], threads);
+      List<List<Double>> rates = new ArrayList<>();
+      builds.forEach(b -> rates.add(new ArrayList<>()));
+      int block = 0;
+      for (int round = 0; round < rounds; round++) {
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < builds.size(); i++) {
+          order.add(i);
+        }
+        if (round % 2 == 1) {
+          Collections.reverse(order);
+        }
+        StringBuilder line = new StringBuilder("round " + round + ":");
+        for (int i : order) {
+          double rate = builds.get(i).rate(threads, millis, "block" + block++);
+          rates.get(i).add(rate);
+          line.append(String.format("  %s %.0f/s", builds.get(i).name(), rate));
+        }
+        System.out.println(line);
+      }
+      double first = median(rates.get(0));
+      for (int i = 0; i < builds.size(); i++) {
+        double median = median(rates.get(i));
+        System.out.printf(
+            "%-40s median %8.0f/s  %.2fx the first%n",
+            builds.get(i).name(), median, median / first);
+      }
+    } finally {
+      for (Build build : builds) {
+        build.close();
+      }
+    }
+  }
+
+  private static double median(List<Double> values) {
+    List<Double> sorted = new ArrayList<>(values);
+    Collections.sort(sorted);
+    int n = sorted.size();
+    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+  }
+
+  /**
+   * This class path but the project's own modules: the libraries a core jar needs (Jedis,
+   * Resilience4j, SLF4J and the binding), and some it does not, which it never loads.
+   */
+  private static List<URL> dependencies() throws IOException {
+    List<URL> urls = new ArrayList<>();
+    for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      String name = Path.of(entry).getFileName().toString();
+      boolean ours = name.startsWith("redlock-") || entry.contains("/redlock-");
+      if (!entry.isBlank() && !ours) {
+        urls.add(Path.of(entry).toUri().toURL());
+      }
+    }
+    return urls;
+  }
+}
