@@ -5,6 +5,7 @@ import dev.redlock.internal.preflight.Findings;
 import dev.redlock.internal.preflight.Preflight;
 import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.LockKey;
+import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.RestartGuardRule;
 import dev.redlock.internal.transport.SelectorLoop;
@@ -370,7 +371,8 @@ public final class Coordinator {
    * The acquire a round sends each master; at {@code gate} (if at least 0), the waiter's acquire in
    * turn ({@link Turn#acquire}). With fencing, it also reads each master's fence counter and clock.
    * With the restart guard, each answer's vote is the guard's ({@link RestartGuardRule#judge}):
-   * decided here, in the quorum layer, from what the codec read.
+   * decided in the quorum layer, from what the codec read, by the round as it records the answer
+   * ({@link Masters.Call#judge}), with no stage of its own per master.
    */
   private Masters.Call acquireCall(LockKey key, byte[] token, long ttlMillis, Turn turn, int gate) {
     long guardMillis = settings.guardMillis();
@@ -379,9 +381,17 @@ public final class Coordinator {
     if (guardMillis == 0) {
       return (node, i) -> i == gate ? turn.acquire(node, gate, acquire) : node.send(acquire);
     }
-    return (node, i) ->
-        (i == gate ? turn.acquire(node, gate, acquire) : node.send(acquire))
-            .thenApply(reply -> RestartGuardRule.judge(reply, guardMillis));
+    return new Masters.Call() {
+      @Override
+      public CompletableFuture<NodeReply> send(NodeClient node, int i) {
+        return i == gate ? turn.acquire(node, gate, acquire) : node.send(acquire);
+      }
+
+      @Override
+      public NodeReply judge(NodeReply answer) {
+        return RestartGuardRule.judge(answer, guardMillis);
+      }
+    };
   }
 
   /** How long a round gated by {@code gate} waits for it before asking the others; 0 if none. */

@@ -44,6 +44,14 @@ public final class Masters {
   @FunctionalInterface
   interface Call {
     CompletableFuture<NodeReply> send(NodeClient node, int index);
+
+    /**
+     * What a master's answer counts as, applied by the round as it records the answer (the restart
+     * guard's vote for an acquire): the answer itself unless the call says otherwise.
+     */
+    default NodeReply judge(NodeReply answer) {
+      return answer;
+    }
   }
 
   private final List<NodeClient> nodes;
@@ -402,7 +410,15 @@ public final class Masters {
     if (gate < 0) {
       NodeClient[] chosen = choose(-1, false);
       return QuorumRound.start(
-          names, timeoutNanos, quorum, Mode.QUORUM, ticker, i -> send(call, chosen, i));
+          names,
+          timeoutNanos,
+          quorum,
+          Mode.QUORUM,
+          ticker,
+          i -> send(call, chosen, i),
+          -1,
+          () -> true,
+          call::judge);
     }
     // A breaker's permission is asked only for a call that is sent: the gate's now, the others'
     // when the gate opens (a half-open breaker counts its permissions, and one asked for a call
@@ -429,7 +445,8 @@ public final class Masters {
           return send(call, others[0], i);
         },
         gate,
-        wanted);
+        wanted,
+        call::judge);
   }
 
   private CompletableFuture<NodeReply> send(Call call, NodeClient[] chosen, int i) {

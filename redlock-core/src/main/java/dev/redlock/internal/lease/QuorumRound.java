@@ -20,6 +20,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntFunction;
+import java.util.function.UnaryOperator;
 
 /**
  * One parallel round of a command on every master, and the vote count.
@@ -83,6 +84,7 @@ final class QuorumRound implements Landing, AwaitedRound {
   // whether the acquisition still wants the round: read when the gate answers (a stopped one's
   // round asks no one else)
   private final BooleanSupplier wanted;
+  private final UnaryOperator<NodeReply> verdict; // what an answer counts as (the guard's vote)
   private boolean gateWaitPassed; // guarded by lock: the others were asked for want of the gate
   private int granted; // guarded by lock
   private int refused; // guarded by lock: any answer other than GRANTED
@@ -100,9 +102,11 @@ final class QuorumRound implements Landing, AwaitedRound {
       Mode mode,
       Ticker ticker,
       int gate,
-      BooleanSupplier wanted) {
+      BooleanSupplier wanted,
+      UnaryOperator<NodeReply> verdict) {
     this.names = names;
     this.wanted = wanted;
+    this.verdict = verdict;
     this.timeoutNanos = timeoutNanos;
     this.quorum = quorum;
     this.mode = mode;
@@ -129,7 +133,16 @@ final class QuorumRound implements Landing, AwaitedRound {
       Mode mode,
       Ticker ticker,
       IntFunction<CompletableFuture<NodeReply>> command) {
-    return start(names, timeoutNanos, quorum, mode, ticker, command, -1, () -> true);
+    return start(
+        names,
+        timeoutNanos,
+        quorum,
+        mode,
+        ticker,
+        command,
+        -1,
+        () -> true,
+        UnaryOperator.identity());
   }
 
   /**
@@ -138,7 +151,9 @@ final class QuorumRound implements Landing, AwaitedRound {
    * command when the gate grants or fails, or at {@link #openGate}; not at all if it refuses, nor
    * once {@code wanted} says false: an acquisition that may stop while its gate is asked (an
    * asynchronous one, cancelled) asks no other master after its gate answered; the round is then
-   * decided (a grant at the gate alone is no lease, and is released as any failed round's).
+   * decided (a grant at the gate alone is no lease, and is released as any failed round's). Each
+   * answer counts as {@code verdict} says (the restart guard's vote for an acquire), applied as it
+   * is recorded, before the gate opens on it.
    */
   static QuorumRound start(
       List<String> names,
@@ -148,8 +163,10 @@ final class QuorumRound implements Landing, AwaitedRound {
       Ticker ticker,
       IntFunction<CompletableFuture<NodeReply>> command,
       int gate,
-      BooleanSupplier wanted) {
-    QuorumRound round = new QuorumRound(names, timeoutNanos, quorum, mode, ticker, gate, wanted);
+      BooleanSupplier wanted,
+      UnaryOperator<NodeReply> verdict) {
+    QuorumRound round =
+        new QuorumRound(names, timeoutNanos, quorum, mode, ticker, gate, wanted, verdict);
     if (gate < 0) {
       for (int i = 0; i < names.size(); i++) {
         round.send(i, command);
@@ -174,7 +191,9 @@ final class QuorumRound implements Landing, AwaitedRound {
     } catch (RuntimeException e) {
       reply = CompletableFuture.failedFuture(e);
     }
-    reply.whenComplete((answer, error) -> record(node, answer, error));
+    // The verdict is applied here, as the answer is recorded: no stage of its own per master.
+    reply.whenComplete(
+        (answer, error) -> record(node, error == null ? verdict.apply(answer) : null, error));
   }
 
   /**

@@ -66,7 +66,8 @@ class GatedRoundTest {
           return reply;
         },
         gate,
-        wanted);
+        wanted,
+        java.util.function.UnaryOperator.identity());
   }
 
   private static NodeReply reply(Vote vote) {
@@ -341,7 +342,8 @@ class GatedRoundTest {
               return reply;
             },
             GATE,
-            () -> true);
+            () -> true,
+            java.util.function.UnaryOperator.identity());
     ticker.advance(java.time.Duration.ofMillis(300)); // the gate wait, the gate silent
     round.openGate();
     for (int i : new int[] {0, 1, 3}) {
