@@ -25,8 +25,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * project's own classes), each with a RedLock of its defaults on five local masters of its own
  * (builds of different dates may read each other's admission records differently), and the blocks
  * alternate, in reverse order every other round, as the benchmark's throughput section does. Each
- * thread acquires and releases keys of its own. Prints each block's rate, then each build's median
- * and its ratio to the first build's.
+ * thread acquires and releases keys of its own. Prints each block's rate and CPU time per
+ * acquire+release (the client's and the masters'), then each build's medians and its rate's ratio
+ * to the first build's.
  *
  * <p>For the question "is this build as fast as that one": a regression found by comparing two
  * benchmark runs taken hours apart is as often the machine. {@code redlock-benchmark/compare-cores}
@@ -43,6 +44,38 @@ final class CoreComparison {
   private static final int KEYS_PER_THREAD = 64;
 
   private CoreComparison() {}
+
+  /** One block's figures: acquire+release per second, and CPU microseconds per acquire+release. */
+  private record Block(double rate, double clientMicros, double serverMicros) {}
+
+  /** CPU time, in nanoseconds. */
+  private static final class Cpu {
+    private static final long TICK_NANOS = 10_000_000L; // USER_HZ 100, as on every Linux we know
+
+    /** This process's CPU time. */
+    static long process() {
+      java.lang.management.OperatingSystemMXBean bean =
+          java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+      return bean instanceof com.sun.management.OperatingSystemMXBean sun
+          ? sun.getProcessCpuTime()
+          : 0;
+    }
+
+    /** The CPU time of every process this one started (the masters), from /proc; 0 elsewhere. */
+    static long children() {
+      long ticks = 0;
+      for (ProcessHandle child : ProcessHandle.current().descendants().toList()) {
+        try {
+          String stat = Files.readString(Path.of("/proc/" + child.pid() + "/stat"));
+          String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+          ticks += Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // utime, stime
+        } catch (IOException | RuntimeException e) {
+          // gone meanwhile, or no /proc: not counted
+        }
+      }
+      return ticks * TICK_NANOS;
+    }
+  }
 
   /** One build: its class loader, its masters and its RedLock. */
   private record Build(String name, RedisCluster masters, Object redlock, Method tryAcquire)
@@ -72,6 +105,20 @@ final class CoreComparison {
         masters.close();
         throw e;
       }
+    }
+
+    /**
+     * Acquire+release per second with {@code threads} threads for {@code millis}, and the CPU time
+     * each took: this process's and the masters' (every child process: the other builds' masters
+     * are idle meanwhile), in microseconds per acquire+release.
+     */
+    Block block(int threads, long millis, String prefix) throws InterruptedException {
+      long client = Cpu.process();
+      long servers = Cpu.children();
+      double rate = rate(threads, millis, prefix);
+      double ops = rate * millis / 1000.0;
+      return new Block(
+          rate, (Cpu.process() - client) / 1000.0 / ops, (Cpu.children() - servers) / 1000.0 / ops);
     }
 
     /** Acquire+release per second with {@code threads} threads for {@code millis}. */
@@ -154,8 +201,8 @@ final class CoreComparison {
       System.out.printf(
           "%d rounds of %s s, %d threads, keys of their own, acquire+release per second%n",
           rounds, args[1], threads);
-      List<List<Double>> rates = new ArrayList<>();
-      builds.forEach(b -> rates.add(new ArrayList<>()));
+      List<List<Block>> blocks = new ArrayList<>();
+      builds.forEach(b -> blocks.add(new ArrayList<>()));
       int block = 0;
       for (int round = 0; round < rounds; round++) {
         List<Integer> order = new ArrayList<>();
@@ -167,18 +214,32 @@ final class CoreComparison {
         }
         StringBuilder line = new StringBuilder("round " + round + ":");
         for (int i : order) {
-          double rate = builds.get(i).rate(threads, millis, "block" + block++);
-          rates.get(i).add(rate);
-          line.append(String.format("  %s %.0f/s", builds.get(i).name(), rate));
+          Block figures = builds.get(i).block(threads, millis, "block" + block++);
+          blocks.get(i).add(figures);
+          line.append(
+              String.format(
+                  "  %s %.0f/s (%.1f+%.1f us)",
+                  builds.get(i).name(),
+                  figures.rate(),
+                  figures.clientMicros(),
+                  figures.serverMicros()));
         }
         System.out.println(line);
       }
-      double first = median(rates.get(0));
+      System.out.println(
+          "medians: acquire+release per second; CPU microseconds per acquire+release, of the"
+              + " client and of the masters");
+      double first = median(blocks.get(0), Block::rate);
       for (int i = 0; i < builds.size(); i++) {
-        double median = median(rates.get(i));
+        List<Block> b = blocks.get(i);
+        double median = median(b, Block::rate);
         System.out.printf(
-            "%-40s median %8.0f/s  %.2fx the first%n",
-            builds.get(i).name(), median, median / first);
+            "%-24s %8.0f/s  %.2fx the first  client %.1f us  masters %.1f us%n",
+            builds.get(i).name(),
+            median,
+            median / first,
+            median(b, Block::clientMicros),
+            median(b, Block::serverMicros));
       }
     } finally {
       for (Build build : builds) {
@@ -187,8 +248,9 @@ final class CoreComparison {
     }
   }
 
-  private static double median(List<Double> values) {
-    List<Double> sorted = new ArrayList<>(values);
+  private static double median(List<Block> blocks, java.util.function.ToDoubleFunction<Block> of) {
+    List<Double> sorted = new ArrayList<>();
+    blocks.forEach(b -> sorted.add(of.applyAsDouble(b)));
     Collections.sort(sorted);
     int n = sorted.size();
     return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;

@@ -334,7 +334,9 @@ final class Leases {
    * The release of {@code lease} on each master: at its key's gate, the release that names the
    * first waiter queued there ({@link NodeClient#releaseAtGate}); on the next master by name, the
    * other one its waiters hear, a release that tells them only if the gate does not take it (see
-   * {@link Fallback}); elsewhere the plain one (no waiter hears those masters).
+   * {@link Fallback}); elsewhere a quiet one: no waiter of a key with a gate hears those masters
+   * ({@code Masters#heardFor}), so a notice there would cost each of them a script's SHA-1 and a
+   * PUBLISH, and this client a hand-off check, for no one.
    */
   private Releases.Send releaseOf(Grant lease) {
     LockKey key = lease.key();
@@ -350,7 +352,7 @@ final class Leases {
       }
       return node == fallback.next
           ? fallback.atNext(node.send(Command.releaseAtNext(key, token)))
-          : node.send(Command.release(key, token));
+          : node.send(Command.releaseQuietly(key, token));
     };
   }
 

@@ -23,19 +23,20 @@ import java.util.function.Function;
  * Wake-ups and hand-offs: waiters woken by a release instead of polling, and a releaser that does
  * not take the lock straight back ahead of them.
  *
- * <p><b>Waking.</b> The release script publishes on the resource's channel on each master where it
- * deleted the key. A waiter {@link #enter enters} the resource's group (the first one subscribes
- * the channel on the {@link NoticeLink}s of the masters it hears, see below; one connection per
- * master for every resource), and before each round arms a future ({@link Waiter#next}) that the
- * first notice that concerns it completes; between rounds it waits on that future, bounded by its
- * retry timer, so a lost notice costs latency, never a hang. A round that fails before the
- * subscription is confirmed could miss a release that came between: the first confirmation (and any
- * after a reconnect, when notices may have been lost) wakes the group too, and so does a link whose
- * connection drops (every group it carried: notices are lost until it is back), queued waiters
- * included, armed or not: each asks again at once rather than at its timer. The last waiter to
- * leave unsubscribes: nothing is kept for a resource no one waits on, and at most {@value
- * #MAX_GROUPS} resources are subscribed at once (the waiters of any more wait on their timers, and
- * do not queue at a gate, where only a notice naming them would wake them).
+ * <p><b>Waking.</b> The release script publishes on the resource's channel where it deleted the
+ * key, on the masters the resource's waiters hear (all of them for a key with no gate, see below).
+ * A waiter {@link #enter enters} the resource's group (the first one subscribes the channel on the
+ * {@link NoticeLink}s of the masters it hears, see below; one connection per master for every
+ * resource), and before each round arms a future ({@link Waiter#next}) that the first notice that
+ * concerns it completes; between rounds it waits on that future, bounded by its retry timer, so a
+ * lost notice costs latency, never a hang. A round that fails before the subscription is confirmed
+ * could miss a release that came between: the first confirmation (and any after a reconnect, when
+ * notices may have been lost) wakes the group too, and so does a link whose connection drops (every
+ * group it carried: notices are lost until it is back), queued waiters included, armed or not: each
+ * asks again at once rather than at its timer. The last waiter to leave unsubscribes: nothing is
+ * kept for a resource no one waits on, and at most {@value #MAX_GROUPS} resources are subscribed at
+ * once (the waiters of any more wait on their timers, and do not queue at a gate, where only a
+ * notice naming them would wake them).
  *
  * <p><b>Sets.</b> A waiter on a multi-resource lease (a {@link LockKey.Set}) enters the group of
  * each of its resources: groups are named by a resource's key, and a release of the set, or of any

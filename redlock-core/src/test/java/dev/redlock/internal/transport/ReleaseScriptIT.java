@@ -53,17 +53,24 @@ class ReleaseScriptIT {
    */
   @Test
   void aNoticeComesOnlyFromAMasterWhereTheKeyIsGone(RedisCluster cluster) throws Exception {
-    try (Notices notices = new Notices(cluster, "noticed");
+    // A resource whose gate is one of masters 0 to 2: the release tells the key's waiters there
+    // (and, if the gate does not take it, at the master after it), and is quiet elsewhere.
+    String resource = "noticed";
+    for (int i = 1; ScriptMasters.findGate(cluster, resource) > 2; i++) {
+      resource = "noticed-" + i;
+    }
+    for (int i = 0; i < 5; i++) {
+      cluster.node(i).admin().command("DEL", resource); // findGate left it held by another
+    }
+    try (Notices notices = new Notices(cluster, resource);
         RedLock redlock = ScriptMasters.redlock(cluster)) {
-      Lease lease = redlock.tryAcquire("noticed", RedLocks.TTL).orElseThrow();
-      ScriptMasters.takenByAnother(cluster, "noticed", 10_000, 3, 4);
+      Lease lease = redlock.tryAcquire(resource, RedLocks.TTL).orElseThrow();
+      ScriptMasters.takenByAnother(cluster, resource, 10_000, 3, 4);
       long[] before = ScriptMasters.scriptCalls(cluster, 0, 1, 2, 3, 4);
       lease.release();
       ScriptMasters.awaitScripts(cluster, before, 1, 0, 1, 2, 3, 4);
       List<String> heard = notices.heard();
-      // Of masters 0 to 2, where it deleted the key, at most one (the master after the resource's
-      // gate by name) releases quietly: at least two notices.
-      assertTrue(heard.size() >= 2, "two notices at least: " + heard);
+      assertTrue(heard.size() >= 1, "the gate's notice at least: " + heard);
       for (String notice : heard) {
         assertTrue(notice.endsWith(": gone"), "a notice from master " + notice + "; all: " + heard);
         assertTrue(
