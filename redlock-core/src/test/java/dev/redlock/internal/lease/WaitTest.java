@@ -10,11 +10,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.LockKey;
+import dev.redlock.internal.transport.NodeAddress;
+import dev.redlock.internal.transport.NoticeLink;
 import dev.redlock.internal.transport.Vote;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -149,5 +152,98 @@ class WaitTest {
     assertSame(Wait.State.DONE, wait.state());
     wait.close();
     assertSame(Wait.State.DONE, wait.state());
+  }
+
+  // ---- with wake-ups heard: a group that notices wake
+
+  /** Wake-ups whose waiters are heard (links that never connect: notices come by hand). */
+  private Wakeups hearing() {
+    return new Wakeups(
+        ticker,
+        RETRY_DELAY,
+        true,
+        listener -> {
+          List<NoticeLink> links = new ArrayList<>();
+          for (int i = 0; i < 3; i++) {
+            // Port 1 refuses: the link retries in the background and tells no one.
+            links.add(
+                new NoticeLink(
+                    NodeAddress.parse("redis://127.0.0.1:1"),
+                    TimeUnit.SECONDS.toNanos(1),
+                    null,
+                    new DeafListener()));
+          }
+          return links;
+        });
+  }
+
+  private Wait waitOn(Wakeups on) {
+    turn = new Turn(masters, LockKey.of(KEY), RETRY_DELAY, false, "0123456789abcdef");
+    return new Wait(
+        on,
+        turn,
+        LockKey.of(KEY),
+        Duration.ofSeconds(10).toNanos(),
+        RETRY_DELAY,
+        ticker,
+        bound -> Math.min(JITTER, bound - 1),
+        told::add);
+  }
+
+  /** A round some masters granted: woken with others, the votes split. */
+  private static Attempt split() {
+    List<Outcome> outcomes = new ArrayList<>();
+    outcomes.add(new Outcome(NAMES.get(0), Vote.GRANTED, 0, ""));
+    outcomes.add(new Outcome(NAMES.get(1), Vote.TAKEN, 0, ""));
+    outcomes.add(new Outcome(NAMES.get(2), Vote.TAKEN, 0, ""));
+    return new Attempt(null, outcomes, false);
+  }
+
+  /**
+   * A woken waiter whose votes split pauses a random part of two rounds (at first 2 x 500 us), the
+   * part doubling with each split in a row, a notice ending it early; a round refused outright
+   * starts the count again, with the retry pause.
+   */
+  @Test
+  void aWokenWaiterWhoseVotesSplitSpreadsItsRetriesDoublingTheSpread() {
+    try (Wakeups heard = hearing()) {
+      Wait wait = waitOn(heard);
+      wait.start();
+      wait.beforeRound();
+      assertInstanceOf(Wait.Pause.class, wait.decided(refused(Vote.TAKEN, "")));
+      assertSame(Wait.State.RETRYING, wait.state(), "refused outright: the retry pause");
+      long first = 2 * heard.roundNanos();
+      for (int i = 0; i < 3; i++) {
+        wait.beforeRound();
+        Wait.Pause pause = assertInstanceOf(Wait.Pause.class, wait.decided(split()));
+        assertSame(Wait.State.SPREADING, wait.state());
+        assertEquals((first << i) - 1, pause.nanos(), "split " + (i + 1) + " in a row");
+        assertNotNull(pause.wake(), "a notice ends the spread too");
+      }
+      wait.beforeRound();
+      Wait.Pause retry = assertInstanceOf(Wait.Pause.class, wait.decided(refused(Vote.TAKEN, "")));
+      assertSame(Wait.State.RETRYING, wait.state());
+      assertEquals(RETRY_DELAY / 2 + JITTER, retry.nanos());
+      wait.beforeRound();
+      Wait.Pause again = assertInstanceOf(Wait.Pause.class, wait.decided(split()));
+      assertEquals(first - 1, again.nanos(), "the refusal ended the run of splits");
+    }
+  }
+
+  /**
+   * A close that comes while the driver's round is out, before the wait entered the resource's
+   * wake-up group: the round's refusal enters the group, and leaves it at once (the close could not
+   * see it). Else the group would stay subscribed with no one to leave it.
+   */
+  @Test
+  void aCloseBeforeTheWaitEnteredItsGroupStillLeavesIt() {
+    try (Wakeups heard = hearing()) {
+      Wait wait = waitOn(heard);
+      wait.start();
+      wait.beforeRound();
+      wait.close(); // a cancel, on another thread, while the first round is out
+      wait.decided(refused(Vote.TAKEN, ""));
+      assertEquals(0, heard.subscribed(), "the group entered after the close was left");
+    }
   }
 }
