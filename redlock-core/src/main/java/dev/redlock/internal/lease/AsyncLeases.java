@@ -10,7 +10,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
@@ -73,20 +72,20 @@ final class AsyncLeases {
   private final Leases leases;
   private final Events events;
   private final Ticker ticker;
-  private final ScheduledThreadPoolExecutor timer;
+  private final ScheduledExecutorService timer;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition idle = lock.newCondition();
   private final Set<Acquisition<?>> pending = new HashSet<>(); // guarded by lock
   private int inFlight; // guarded by lock: rounds sent and not yet decided
   private boolean closed; // guarded by lock
 
-  AsyncLeases(Leases leases, Events events, Ticker ticker) {
+  AsyncLeases(Leases leases, Events events, Ticker ticker, Timing.Timers timers) {
     this.leases = leases;
     this.events = events;
     this.ticker = ticker;
     int number = THREADS.incrementAndGet();
     // No thread until the first async call.
-    this.timer = DaemonTimers.start("redlock-async-" + number, true);
+    this.timer = timers.start("redlock-async-" + number, true);
   }
 
   /**

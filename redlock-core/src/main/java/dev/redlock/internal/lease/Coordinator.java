@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -60,6 +59,7 @@ public final class Coordinator {
       long guardMillis,
       long connectTimeoutNanos) {}
 
+  private final Timing timing;
   private final Masters masters;
   private final Leases leases;
   private final Releases releases;
@@ -97,6 +97,28 @@ public final class Coordinator {
    */
   public Coordinator(
       Masters masters, Events events, Preflight preflight, Settings settings, Wakeups wakeups) {
+    this(masters, events, preflight, settings, wakeups, Timing.REAL);
+  }
+
+  /**
+   * The coordinator of {@code masters}, whose timers and pauses' randomness are {@code timing}'s (a
+   * test's or a simulation's virtual time; the others' clock is the masters' ticker).
+   *
+   * @param masters the masters, their clients built and connecting
+   * @param events the listener's events
+   * @param preflight the checks of {@link #inspect()}
+   * @param settings the settings
+   * @param wakeups the wake-ups and hand-offs of the waits, closed with this
+   * @param timing the timers and the randomness
+   */
+  public Coordinator(
+      Masters masters,
+      Events events,
+      Preflight preflight,
+      Settings settings,
+      Wakeups wakeups,
+      Timing timing) {
+    this.timing = timing;
     this.wakeups = wakeups;
     this.masters = masters;
     this.stalls = new Stalls(masters.ticker(), Stalls.INTERVAL_NANOS);
@@ -109,7 +131,7 @@ public final class Coordinator {
             masters.nodeTimeoutNanos(),
             settings.minValidityNanos(),
             settings.restartGuard() ? settings.maxLeaseMillis() : Long.MAX_VALUE);
-    this.releases = new Releases(masters, events);
+    this.releases = new Releases(masters, events, timing.timers());
     this.leases =
         new Leases(
             masters,
@@ -117,7 +139,8 @@ public final class Coordinator {
             events,
             arguments,
             settings.driftFactor(),
-            settings.minValidityNanos());
+            settings.minValidityNanos(),
+            timing.timers());
   }
 
   /**
@@ -203,7 +226,7 @@ public final class Coordinator {
         waitNanos,
         settings.retryDelayNanos(),
         masters.ticker(),
-        bound -> ThreadLocalRandom.current().nextLong(bound),
+        timing.jitter(),
         attempt ->
             stalls.after(
                 resource, started, waitNanos, attempt, masters.quorum(), settings.guardMillis()));
@@ -322,7 +345,7 @@ public final class Coordinator {
     try {
       checkOpen();
       if (renewer == null) {
-        renewer = new Renewer(leases, settings.retryDelayNanos());
+        renewer = new Renewer(leases, settings.retryDelayNanos(), timing);
       }
       return renewer;
     } finally {

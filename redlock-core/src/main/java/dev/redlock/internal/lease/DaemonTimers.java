@@ -5,7 +5,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The lease layer's timers: one daemon thread each, named for what it does, whose cancelled tasks
- * leave its queue at once (a wait's timer is cancelled far more often than it fires).
+ * leave its queue at once (a wait's timer is cancelled far more often than it fires), and whose
+ * delayed tasks do not run once it is shut down. {@link Timing#REAL}'s timers.
  */
 final class DaemonTimers {
 
@@ -29,6 +30,7 @@ final class DaemonTimers {
               return thread;
             });
     timer.setRemoveOnCancelPolicy(true);
+    timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     if (idleExits) {
       timer.setKeepAliveTime(5, TimeUnit.SECONDS);
       timer.allowCoreThreadTimeOut(true);

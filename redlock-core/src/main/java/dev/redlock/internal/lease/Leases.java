@@ -67,13 +67,24 @@ final class Leases {
       Arguments arguments,
       double driftFactor,
       long minValidityNanos) {
+    this(masters, releases, events, arguments, driftFactor, minValidityNanos, Timing.REAL.timers());
+  }
+
+  Leases(
+      Masters masters,
+      Releases releases,
+      Events events,
+      Arguments arguments,
+      double driftFactor,
+      long minValidityNanos,
+      Timing.Timers timers) {
     this.masters = masters;
     this.releases = releases;
     this.events = events;
     this.arguments = arguments;
     this.driftFactor = driftFactor;
     this.minValidityNanos = minValidityNanos;
-    this.async = new AsyncLeases(this, events, masters.ticker());
+    this.async = new AsyncLeases(this, events, masters.ticker(), timers);
   }
 
   /** The asynchronous operations on these leases. */

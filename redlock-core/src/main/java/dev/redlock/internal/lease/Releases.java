@@ -14,7 +14,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
@@ -77,14 +77,20 @@ final class Releases implements AutoCloseable {
   private final Events events;
   private final Ticker ticker;
   private final ReentrantLock lock = new ReentrantLock();
-  private ScheduledThreadPoolExecutor retries; // guarded by lock; created on first use
+  private final Timing.Timers timers;
+  private ScheduledExecutorService retries; // guarded by lock; created on first use
   private boolean closed; // guarded by lock
   private final Set<Job> following = new HashSet<>(); // guarded by lock: jobs awaiting a retry
 
   Releases(Masters masters, Events events) {
+    this(masters, events, Timing.REAL.timers());
+  }
+
+  Releases(Masters masters, Events events, Timing.Timers timers) {
     this.masters = masters;
     this.events = events;
     this.ticker = masters.ticker();
+    this.timers = timers;
   }
 
   /**
@@ -138,7 +144,7 @@ final class Releases implements AutoCloseable {
   @Override
   public void close() {
     List<Job> ending;
-    ScheduledThreadPoolExecutor stopping;
+    ScheduledExecutorService stopping;
     lock.lock();
     try {
       closed = true;
@@ -179,10 +185,10 @@ final class Releases implements AutoCloseable {
   }
 
   /** The retry thread's executor, made at the first use; under lock. */
-  private ScheduledThreadPoolExecutor executor() {
+  private ScheduledExecutorService executor() {
     if (retries == null) {
       int number = THREADS.incrementAndGet();
-      retries = DaemonTimers.start("redlock-releases-" + number, true);
+      retries = timers.start("redlock-releases-" + number, true);
     }
     return retries;
   }

@@ -1,9 +1,8 @@
 package dev.redlock.internal.lease;
 
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -29,14 +28,15 @@ public final class Renewer {
 
   private final Leases leases;
   private final long retryDelayNanos;
-  private final ScheduledThreadPoolExecutor timer;
+  private final ScheduledExecutorService timer;
+  private final Jitter jitter;
   private final AtomicInteger inFlight = new AtomicInteger(); // extend rounds awaiting answers
 
-  Renewer(Leases leases, long retryDelayNanos) {
+  Renewer(Leases leases, long retryDelayNanos, Timing timing) {
     this.leases = leases;
     this.retryDelayNanos = retryDelayNanos;
-    this.timer = DaemonTimers.start("redlock-renewer", false);
-    timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    this.timer = timing.timers().start("redlock-renewer", false);
+    this.jitter = timing.jitter();
   }
 
   /** Starts renewing {@code lease} with {@code ttlMillis} each time. */
@@ -81,7 +81,7 @@ public final class Renewer {
     }
 
     private void retrySoon() {
-      long pause = retryDelayNanos / 2 + ThreadLocalRandom.current().nextLong(retryDelayNanos);
+      long pause = retryDelayNanos / 2 + jitter.nextLong(retryDelayNanos);
       // Never past the deadline: an expired lease is signalled as lost when it expires.
       schedule(Math.min(pause, lease.remainingNanos()));
     }

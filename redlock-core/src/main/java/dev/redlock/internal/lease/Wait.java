@@ -63,18 +63,6 @@ final class Wait {
    */
   record Finish(Attempt attempt) implements Step {}
 
-  /** The randomness of the pauses: a uniform {@code long} in {@code [0, bound)}. */
-  @FunctionalInterface
-  interface Jitter {
-    /**
-     * Returns a random number.
-     *
-     * @param bound at least 1
-     * @return in {@code [0, bound)}
-     */
-    long nextLong(long bound);
-  }
-
   private static final Step ROUND = new Round();
 
   private final Wakeups wakeups;

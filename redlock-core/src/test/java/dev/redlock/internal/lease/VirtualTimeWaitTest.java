@@ -1,0 +1,112 @@
+package dev.redlock.internal.lease;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.internal.preflight.Preflight;
+import dev.redlock.internal.transport.FakeNode;
+import dev.redlock.internal.transport.FakeTicker;
+import dev.redlock.internal.transport.LockKey;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The lease layer on injected timers and randomness ({@link Timing}), on virtual time: an
+ * asynchronous wait whose every round is refused runs its rounds on the injected timer, at the
+ * times its retry pauses (fixed jitter) and its deadline say, to the round, with no thread and no
+ * real time (but the event thread's hand-over of the caller's future, which is not injected yet).
+ * This is what lets a test, and the simulation of issue 33, drive the wait engine.
+ */
+class VirtualTimeWaitTest {
+
+  private static final List<String> NAMES = List.of("a:1", "b:2", "c:3");
+  private static final long RETRY_DELAY = TimeUnit.MILLISECONDS.toNanos(50);
+
+  private final FakeTicker ticker = new FakeTicker();
+  private final VirtualTimers timers = new VirtualTimers(ticker);
+  private final List<FakeNode> fakes = new ArrayList<>();
+  private final Events events = new Events(Events.none());
+  private Coordinator coordinator;
+
+  @AfterEach
+  void close() {
+    if (coordinator != null) {
+      coordinator.close();
+    }
+  }
+
+  private Coordinator coordinator(Jitter jitter) {
+    for (int i = 0; i < NAMES.size(); i++) {
+      FakeNode fake = new FakeNode(new FakeTicker());
+      fake.onSet = FakeNode.Answer.TAKEN;
+      fakes.add(fake);
+    }
+    Coordinator.Settings settings =
+        new Coordinator.Settings(
+            0.01, 0, RETRY_DELAY, false, false, 60_000, 0, TimeUnit.SECONDS.toNanos(1));
+    coordinator =
+        new Coordinator(
+            FakeMasters.of(fakes, NAMES, ticker),
+            events,
+            new Preflight(false, 0),
+            settings,
+            Wakeups.off(ticker),
+            new Timing(timers.timers(), jitter));
+    return coordinator;
+  }
+
+  private long rounds() {
+    return fakes.get(0).received().stream().filter(c -> c.startsWith("SET ")).count();
+  }
+
+  @Test
+  void anAsyncWaitRunsItsRoundsOnTheInjectedTimerAtItsPausesAndEndsAtItsDeadline() {
+    Coordinator on = coordinator(bound -> 0); // each pause half the retry delay: 25 ms
+    CompletableFuture<Attempt> wait =
+        on.acquireAsync(
+            "r",
+            LockKey.of("r".getBytes(StandardCharsets.UTF_8)),
+            10_000,
+            TimeUnit.SECONDS.toNanos(1),
+            attempt -> attempt);
+    timers.runDue();
+    assertEquals(1, rounds(), "the first round at once");
+    timers.advance(Duration.ofMillis(24));
+    assertEquals(1, rounds(), "no round before its pause ends");
+    timers.advance(Duration.ofMillis(1));
+    assertEquals(2, rounds(), "the second at 25 ms");
+    timers.advance(Duration.ofMillis(974)); // to 999 ms
+    assertEquals(40, rounds(), "one round each 25 ms");
+    assertFalse(wait.isDone(), "the wait has a millisecond left");
+    timers.advance(Duration.ofMillis(1));
+    assertEquals(41, rounds(), "the last round, at the deadline");
+    // The caller's future is completed on the event thread (a real one: not injected yet).
+    events.awaitTold(TimeUnit.SECONDS.toNanos(10));
+    assertTrue(wait.isDone(), "the wait ended at its deadline, on virtual time");
+    assertNull(wait.join().grant());
+  }
+
+  @Test
+  void theInjectedJitterSetsThePauses() {
+    Coordinator on = coordinator(bound -> bound - 1); // each pause the retry delay's 1.5 less 1 ns
+    on.acquireAsync(
+        "r",
+        LockKey.of("r".getBytes(StandardCharsets.UTF_8)),
+        10_000,
+        TimeUnit.SECONDS.toNanos(1),
+        attempt -> attempt);
+    timers.runDue();
+    timers.advance(Duration.ofNanos(RETRY_DELAY / 2 + RETRY_DELAY - 2));
+    assertEquals(1, rounds(), "not yet");
+    timers.advance(Duration.ofNanos(1));
+    assertEquals(2, rounds(), "the second round when the jitter says");
+  }
+}
