@@ -110,6 +110,9 @@ public final class BreakerNodeClient extends ForwardingNodeClient {
             // thread this library does not own. A probe always completes: its round times it out,
             // or the connection's stall limit fails it.
             .automaticTransitionFromOpenToHalfOpenEnabled(false)
+            // The open wait on the client's ticker: monotonic, and virtual in a test's or a
+            // simulation's hands (Resilience4j's default is the wall clock).
+            .clock(new TickerClock(ticker))
             .build();
     this.breaker = CircuitBreaker.of(name, config);
     this.name = name;

@@ -220,6 +220,25 @@ class BreakerNodeClientTest {
     assertEquals(List.of(BreakerState.OPEN), told);
   }
 
+  /**
+   * An open breaker waits its open wait on the client's ticker, not the wall clock: monotonic (a
+   * wall clock stepped back would keep a master out for as long), and on virtual time in a test or
+   * a simulation. Its probe is permitted when the ticker says the wait is over, to the nanosecond.
+   */
+  @Test
+  void anOpenBreakerWaitsOnTheTickerNotTheWallClock() {
+    node.onSet = FakeNode.Answer.FAIL;
+    for (int i = 0; i < BreakerNodeClient.MINIMUM_CALLS; i++) {
+      acquire(i);
+    }
+    assertFalse(client.permits(), "ten failures opened the breaker");
+    ticker.advance(Duration.ofSeconds(1).minusNanos(1));
+    assertFalse(client.permits(), "a nanosecond of its open wait left");
+    ticker.advance(Duration.ofNanos(2));
+    assertTrue(client.permits(), "its open wait over on the ticker: a probe");
+    assertEquals(List.of(BreakerState.OPEN, BreakerState.HALF_OPEN), told);
+  }
+
   private static final byte[] KEY = "k".getBytes(US_ASCII);
 
   private BreakerNodeClient breaker(NodeClient delegate) {
