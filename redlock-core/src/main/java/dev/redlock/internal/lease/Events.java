@@ -3,6 +3,8 @@ package dev.redlock.internal.lease;
 import dev.redlock.internal.transport.BreakerState;
 import dev.redlock.internal.transport.LogEpisodes;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,7 +38,8 @@ public final class Events {
   static final int QUEUE = 10_000;
 
   private final Listener listener;
-  private final ThreadPoolExecutor thread;
+  private final ExecutorService thread;
+  private final boolean injected; // the executor is a test's or a simulation's: it drives it
   private final AtomicLong dropped = new AtomicLong();
   // Each master whose breaker is not closed: read and written on the event thread only, one task at
   // a time; bounded by the masters.
@@ -51,7 +54,7 @@ public final class Events {
   public Events(Listener listener) {
     this.listener = listener;
     int number = THREADS.incrementAndGet();
-    this.thread =
+    ThreadPoolExecutor own =
         new ThreadPoolExecutor(
             1,
             1,
@@ -71,7 +74,24 @@ public final class Events {
                 dropped(executor);
               }
             });
-    thread.allowCoreThreadTimeOut(true); // no thread at all until an event needs one
+    own.allowCoreThreadTimeOut(true); // no thread at all until an event needs one
+    this.thread = own;
+    this.injected = false;
+  }
+
+  /**
+   * Tells {@code listener} on {@code executor} instead of a thread of its own: a test's or a
+   * simulation's virtual time ({@code Timing}). What it refuses (it throws {@link
+   * RejectedExecutionException}) is handled as the event thread's full queue is: a future's
+   * completion runs on the caller's thread, an event is counted and dropped.
+   *
+   * @param listener the listener, or {@link #none()}
+   * @param executor runs the listener's calls and the async futures' completions, one at a time
+   */
+  public Events(Listener listener, ExecutorService executor) {
+    this.listener = listener;
+    this.thread = executor;
+    this.injected = true;
   }
 
   /**
@@ -168,7 +188,11 @@ public final class Events {
    * @param work what to run
    */
   public void run(Runnable work) {
-    thread.execute(work); // refused: the handler drops it (shut down: the RedLock is closed)
+    try {
+      thread.execute(work); // refused: the handler drops it (shut down: the RedLock is closed)
+    } catch (RejectedExecutionException e) {
+      dropped(thread); // an injected executor's refusal
+    }
   }
 
   /**
@@ -181,7 +205,11 @@ public final class Events {
    */
   boolean offer(Runnable work) {
     Offer offer = new Offer(work);
-    thread.execute(offer); // refused (shut down, or the queue full): the handler marks it, no throw
+    try {
+      thread.execute(offer); // refused (shut down, or the queue full): the handler marks it
+    } catch (RejectedExecutionException e) {
+      offer.refused = true; // an injected executor's refusal
+    }
     return !offer.refused;
   }
 
@@ -200,7 +228,7 @@ public final class Events {
     }
   }
 
-  private void dropped(ThreadPoolExecutor executor) {
+  private void dropped(ExecutorService executor) {
     if (executor.isShutdown()) {
       return;
     }
@@ -217,10 +245,11 @@ public final class Events {
   /**
    * Waits until every event handed to the event thread before this call has been told, or {@code
    * timeoutNanos} passed: for a close, and for tests, which assert on what the listener heard. On
-   * the event thread itself (a close from a listener or a future's stage), returns at once.
+   * the event thread itself (a close from a listener or a future's stage), or with an injected
+   * executor (whose owner runs it, maybe on this very thread), returns at once.
    */
   void awaitTold(long timeoutNanos) {
-    if (onEventThread()) {
+    if (injected || onEventThread()) {
       return; // it cannot wait for itself: the events queued run after the one running now
     }
     java.util.concurrent.CountDownLatch told = new java.util.concurrent.CountDownLatch(1);
@@ -238,15 +267,22 @@ public final class Events {
   }
 
   /**
-   * Tells what is queued, waiting {@code waitNanos} at most, then stops the thread. On the event
-   * thread itself, returns at once: the queued events are told after the one running now.
+   * Tells what is queued, waiting {@code waitNanos} at most, then stops the thread; then this
+   * RedLock leaves its log episodes ({@link LogEpisodes}), after the queued events, so that none of
+   * them opens an episode again (which the process-wide episodes would keep, and whose end would go
+   * unlogged). On the event thread itself, returns at once: the queued events, and the episodes'
+   * end, run after the one running now.
    */
   void close(long waitNanos) {
-    LogEpisodes.endAll(this);
-    thread.shutdown();
     if (onEventThread()) {
-      return; // closed from a listener or a future's stage: the queued events run after it
+      // Closed from a listener or a future's stage. Queued before the shutdown, the end runs last.
+      if (!offer(() -> LogEpisodes.endAll(this))) {
+        LogEpisodes.endAll(this);
+      }
+      thread.shutdown();
+      return;
     }
+    thread.shutdown();
     try {
       if (!thread.awaitTermination(waitNanos, TimeUnit.NANOSECONDS)) {
         thread.shutdownNow();
@@ -255,6 +291,8 @@ public final class Events {
     } catch (InterruptedException e) {
       thread.shutdownNow();
       Thread.currentThread().interrupt();
+    } finally {
+      LogEpisodes.endAll(this);
     }
   }
 }
