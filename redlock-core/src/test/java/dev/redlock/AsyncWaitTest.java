@@ -93,6 +93,26 @@ class AsyncWaitTest {
     assertEquals(0, redlock.pendingAcquisitions());
   }
 
+  /**
+   * A wait is no longer pending when its caller's future completes: a stage of the caller's, run as
+   * the future completes, counts none. (It counted one when the library's own stage, registered
+   * before the caller's and so run after it, was what took it off the pending list.)
+   */
+  @Test
+  void aWaitIsNoLongerPendingWhenItsFutureCompletes() throws Exception {
+    for (FakeNode node : nodes) {
+      node.onSet = Answer.HANG;
+    }
+    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, LONG_WAIT);
+    await(() -> nodes.stream().allMatch(node -> node.hanging.size() == 1), "the round sent");
+    CompletableFuture<Integer> pendingSeen = waiting.thenApply(l -> redlock.pendingAcquisitions());
+    for (FakeNode node : nodes) {
+      node.hanging.poll().complete(Vote.GRANTED);
+    }
+    assertEquals(
+        0, pendingSeen.get(BOUND_SECONDS, TimeUnit.SECONDS), "pending, seen by the caller");
+  }
+
   @Test
   void aCloseFailsThePendingWait() {
     taken(true);

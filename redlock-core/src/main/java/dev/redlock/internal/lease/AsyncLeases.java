@@ -431,9 +431,18 @@ final class AsyncLeases {
     }
 
     /**
-     * Completes the caller's future (see {@link #deliver}); the acquisition is no longer pending.
+     * The acquisition is no longer pending; then completes the caller's future (see {@link
+     * #deliver}).
      */
     private void finish(Runnable completion) {
+      // No longer pending before the caller's future completes: a caller woken by it counts no
+      // pending acquisition (the stage that stops it runs after the caller wakes, not before).
+      lock.lock();
+      try {
+        pending.remove(this);
+      } finally {
+        lock.unlock();
+      }
       deliver(completion);
     }
 

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
  * The lease layer on injected timers and randomness ({@link Timing}), on virtual time: an
  * asynchronous wait whose every round is refused runs its rounds on the injected timer, at the
  * times its retry pauses (fixed jitter) and its deadline say, to the round, with no thread and no
- * real time (but the event thread's hand-over of the caller's future, which is not injected yet).
- * This is what lets a test, and the simulation of issue 33, drive the wait engine.
+ * real time: the caller's future too is completed on the injected executor ({@link Events}). This
+ * is what lets a test, and the simulation of issue 33, drive the wait engine.
  */
 class VirtualTimeWaitTest {
 
@@ -33,7 +33,7 @@ class VirtualTimeWaitTest {
   private final FakeTicker ticker = new FakeTicker();
   private final VirtualTimers timers = new VirtualTimers(ticker);
   private final List<FakeNode> fakes = new ArrayList<>();
-  private final Events events = new Events(Events.none());
+  private final Events events = new Events(Events.none(), timers); // the futures' hand-over too
   private Coordinator coordinator;
 
   @AfterEach
@@ -88,8 +88,6 @@ class VirtualTimeWaitTest {
     assertFalse(wait.isDone(), "the wait has a millisecond left");
     timers.advance(Duration.ofMillis(1));
     assertEquals(41, rounds(), "the last round, at the deadline");
-    // The caller's future is completed on the event thread (a real one: not injected yet).
-    events.awaitTold(TimeUnit.SECONDS.toNanos(10));
     assertTrue(wait.isDone(), "the wait ended at its deadline, on virtual time");
     assertNull(wait.join().grant());
   }
