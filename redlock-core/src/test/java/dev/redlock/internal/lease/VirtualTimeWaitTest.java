@@ -107,4 +107,34 @@ class VirtualTimeWaitTest {
     timers.advance(Duration.ofNanos(1));
     assertEquals(2, rounds(), "the second round when the jitter says");
   }
+
+  private long extends_() {
+    return fakes.get(0).received().stream().filter(c -> c.startsWith("EXTEND ")).count();
+  }
+
+  /**
+   * A renewal extends the lease each time a third of its TTL is left, on the injected timer: to the
+   * nanosecond on virtual time, with no renewal thread.
+   */
+  @Test
+  void aRenewalExtendsWhenAThirdOfTheTtlIsLeftOnTheInjectedTimer() {
+    Coordinator on = coordinator(bound -> 0);
+    for (FakeNode fake : fakes) {
+      fake.onSet = FakeNode.Answer.GRANT;
+    }
+    Grant lease =
+        on.attemptOnce("r", LockKey.of("r".getBytes(StandardCharsets.UTF_8)), 3_000).grant();
+    Renewer.Renewal renewal = on.renew(lease, 3_000);
+    long third = TimeUnit.MILLISECONDS.toNanos(1_000);
+    timers.advance(Duration.ofNanos(lease.remainingNanos() - third - 1));
+    assertEquals(0, extends_(), "not before a third is left");
+    timers.advance(Duration.ofNanos(1));
+    assertEquals(1, extends_(), "extended when a third of the TTL was left");
+    assertTrue(lease.remainingNanos() > third, "the extend moved the lease's end");
+    timers.advance(Duration.ofNanos(lease.remainingNanos() - third));
+    assertEquals(2, extends_(), "and again a third before its new end");
+    renewal.cancel();
+    timers.advance(Duration.ofSeconds(10));
+    assertEquals(2, extends_(), "cancelled: no more");
+  }
 }
