@@ -66,16 +66,6 @@ final class Leases {
       Events events,
       Arguments arguments,
       double driftFactor,
-      long minValidityNanos) {
-    this(masters, releases, events, arguments, driftFactor, minValidityNanos, Timing.REAL.timers());
-  }
-
-  Leases(
-      Masters masters,
-      Releases releases,
-      Events events,
-      Arguments arguments,
-      double driftFactor,
       long minValidityNanos,
       Timing.Timers timers) {
     this.masters = masters;

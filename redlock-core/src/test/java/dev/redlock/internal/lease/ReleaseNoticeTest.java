@@ -97,7 +97,8 @@ class ReleaseNoticeTest {
         events,
         new Arguments(masters.nodeTimeoutNanos(), 0, Long.MAX_VALUE),
         0.01,
-        0);
+        0,
+        Timing.REAL.timers());
   }
 
   private Grant granted(Leases leases, String resource) {

@@ -63,20 +63,23 @@ class VirtualTimeWaitTest {
     return coordinator;
   }
 
+  /** An async acquire of {@code r} that waits up to a second. */
+  private static CompletableFuture<Attempt> waitASecond(Coordinator on) {
+    return on.acquireAsync(
+        "r",
+        LockKey.of("r".getBytes(StandardCharsets.UTF_8)),
+        10_000,
+        TimeUnit.SECONDS.toNanos(1),
+        attempt -> attempt);
+  }
+
   private long rounds() {
     return fakes.get(0).received().stream().filter(c -> c.startsWith("SET ")).count();
   }
 
   @Test
   void anAsyncWaitRunsItsRoundsOnTheInjectedTimerAtItsPausesAndEndsAtItsDeadline() {
-    Coordinator on = coordinator(bound -> 0); // each pause half the retry delay: 25 ms
-    CompletableFuture<Attempt> wait =
-        on.acquireAsync(
-            "r",
-            LockKey.of("r".getBytes(StandardCharsets.UTF_8)),
-            10_000,
-            TimeUnit.SECONDS.toNanos(1),
-            attempt -> attempt);
+    CompletableFuture<Attempt> wait = waitASecond(coordinator(bound -> 0)); // pauses of 25 ms
     timers.runDue();
     assertEquals(1, rounds(), "the first round at once");
     timers.advance(Duration.ofMillis(24));
@@ -94,13 +97,7 @@ class VirtualTimeWaitTest {
 
   @Test
   void theInjectedJitterSetsThePauses() {
-    Coordinator on = coordinator(bound -> bound - 1); // each pause the retry delay's 1.5 less 1 ns
-    on.acquireAsync(
-        "r",
-        LockKey.of("r".getBytes(StandardCharsets.UTF_8)),
-        10_000,
-        TimeUnit.SECONDS.toNanos(1),
-        attempt -> attempt);
+    waitASecond(coordinator(bound -> bound - 1)); // each pause 1.5 retry delays less 1 ns
     timers.runDue();
     timers.advance(Duration.ofNanos(RETRY_DELAY / 2 + RETRY_DELAY - 2));
     assertEquals(1, rounds(), "not yet");

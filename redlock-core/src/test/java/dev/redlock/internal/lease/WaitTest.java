@@ -10,14 +10,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.LockKey;
-import dev.redlock.internal.transport.NodeAddress;
-import dev.redlock.internal.transport.NoticeLink;
 import dev.redlock.internal.transport.Vote;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -158,23 +155,7 @@ class WaitTest {
 
   /** Wake-ups whose waiters are heard (links that never connect: notices come by hand). */
   private Wakeups hearing() {
-    return new Wakeups(
-        ticker,
-        RETRY_DELAY,
-        true,
-        listener -> {
-          List<NoticeLink> links = new ArrayList<>();
-          for (int i = 0; i < 3; i++) {
-            // Port 1 refuses: the link retries in the background and tells no one.
-            links.add(
-                new NoticeLink(
-                    NodeAddress.parse("redis://127.0.0.1:1"),
-                    TimeUnit.SECONDS.toNanos(1),
-                    null,
-                    new DeafListener()));
-          }
-          return links;
-        });
+    return new Wakeups(ticker, RETRY_DELAY, true, listener -> DeafListener.deafLinks(3));
   }
 
   private Wait waitOn(Wakeups on) {

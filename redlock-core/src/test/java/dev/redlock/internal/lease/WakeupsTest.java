@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.internal.transport.FakeNode;
 import dev.redlock.internal.transport.FakeTicker;
 import dev.redlock.internal.transport.LockKey;
-import dev.redlock.internal.transport.NodeAddress;
 import dev.redlock.internal.transport.NoticeLink;
 import dev.redlock.internal.transport.TransportHooks;
 import dev.redlock.internal.transport.Vote;
@@ -46,16 +45,7 @@ class WakeupsTest {
           true,
           listener -> {
             heard = listener;
-            for (int i = 0; i < 3; i++) {
-              // Port 1 refuses: the link retries in the background and tells no one.
-              links.add(
-                  new NoticeLink(
-                      NodeAddress.parse("redis://127.0.0.1:1"),
-                      TimeUnit.SECONDS.toNanos(1),
-                      null,
-                      new DeafListener()));
-            }
-            return links;
+            return DeafListener.deafLinks(3, links);
           });
 
   @AfterEach
