@@ -82,10 +82,6 @@ final class Releases implements AutoCloseable {
   private boolean closed; // guarded by lock
   private final Set<Job> following = new HashSet<>(); // guarded by lock: jobs awaiting a retry
 
-  Releases(Masters masters, Events events) {
-    this(masters, events, Timing.REAL.timers());
-  }
-
   Releases(Masters masters, Events events, Timing.Timers timers) {
     this.masters = masters;
     this.events = events;

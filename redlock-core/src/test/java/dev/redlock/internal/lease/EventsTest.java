@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.CapturedLog;
 import dev.redlock.internal.transport.BreakerState;
+import dev.redlock.testkit.Poll;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -77,11 +79,10 @@ class EventsTest {
     assertTrue(held.await(5, TimeUnit.SECONDS), "the event thread holds on the first change");
     Thread closing = new Thread(() -> events.close(FIVE_SECONDS), "closing");
     closing.start();
-    long deadline = System.nanoTime() + FIVE_SECONDS;
-    while (closing.getState() != Thread.State.TIMED_WAITING) { // in its wait for the queue
-      assertTrue(System.nanoTime() - deadline < 0, "the close waits for the event thread");
-      Thread.onSpinWait();
-    }
+    Poll.until( // in its wait for the queue
+        Duration.ofSeconds(5),
+        () -> closing.getState() == Thread.State.TIMED_WAITING,
+        () -> "the close waits for the event thread");
     gate.countDown();
     closing.join(FIVE_SECONDS / 1_000_000);
     List<String> told = logged("INFO", node);

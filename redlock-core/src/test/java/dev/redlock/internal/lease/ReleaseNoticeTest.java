@@ -90,7 +90,7 @@ class ReleaseNoticeTest {
       nodes.add(new Noticing());
     }
     Masters masters = FakeMasters.of(nodes, NAMES.subList(0, n), ticker);
-    releases = new Releases(masters, events);
+    releases = new Releases(masters, events, Timing.REAL.timers());
     return new Leases(
         masters,
         releases,

@@ -52,7 +52,7 @@ class ReleasesFollowTest {
       nodes.add(new FakeNode(ticker));
       names.add("m" + i);
     }
-    releases = new Releases(FakeMasters.of(nodes, names, ticker), events);
+    releases = new Releases(FakeMasters.of(nodes, names, ticker), events, Timing.REAL.timers());
   }
 
   @AfterEach
