@@ -3,6 +3,7 @@ package dev.redlock;
 import static java.util.Objects.requireNonNull;
 
 import dev.redlock.internal.lease.Arguments;
+import dev.redlock.internal.lease.Contention;
 import dev.redlock.internal.lease.Coordinator;
 import dev.redlock.internal.lease.Events;
 import dev.redlock.internal.lease.Masters;
@@ -498,24 +499,27 @@ public final class RedLockBuilder {
     NodeClientFactory factory = nodeClients;
     boolean realTransport = factory == null;
     SSLContext linkTls = sslContext != null ? sslContext : defaultSslContext(addresses);
-    Wakeups wakeups =
-        new Wakeups(
-            ticker,
-            retryDelay.toNanos(),
-            wakeUps,
-            listener -> {
-              List<NoticeLink> links = new ArrayList<>();
-              if (wakeUps && realTransport) { // fake clients for tests have no master to hear
-                for (int i = 0; i < addresses.size(); i++) {
-                  long timeout =
-                      (timeouts.get(i) == null ? nodeTimeout : timeouts.get(i)).toNanos();
-                  links.add(
-                      new NoticeLink(
-                          addresses.get(i), connectTimeoutNanos(timeout), linkTls, listener));
-                }
-              }
-              return links;
-            });
+    // Waiters woken by releases and queued in turn, or polling on their timers.
+    Contention contention =
+        !wakeUps
+            ? Contention.polling()
+            : new Wakeups(
+                ticker,
+                retryDelay.toNanos(),
+                true,
+                listener -> {
+                  List<NoticeLink> links = new ArrayList<>();
+                  if (realTransport) { // fake clients for tests have no master to hear
+                    for (int i = 0; i < addresses.size(); i++) {
+                      long timeout =
+                          (timeouts.get(i) == null ? nodeTimeout : timeouts.get(i)).toNanos();
+                      links.add(
+                          new NoticeLink(
+                              addresses.get(i), connectTimeoutNanos(timeout), linkTls, listener));
+                    }
+                  }
+                  return links;
+                });
     Events events = new Events(listener == null ? Events.none() : new ListenerAdapter(listener));
     SelectorLoop io = null;
     if (factory == null) {
@@ -544,8 +548,10 @@ public final class RedLockBuilder {
         long timeoutNanos = (timeouts.get(i) == null ? nodeTimeout : timeouts.get(i)).toNanos();
         timeoutsNanos[i] = timeoutNanos;
         NodeClient client = factory.create(addresses.get(i), i, timeoutNanos, ticker);
-        // Which releases some waiter heard: this RedLock then lets it have the lock first.
-        client = new HandOffNodeClient(client, wakeups::releasedToWaiters);
+        if (contention instanceof Wakeups wakeups) {
+          // Which releases some waiter heard: this RedLock then lets it have the lock first.
+          client = new HandOffNodeClient(client, wakeups::releasedToWaiters);
+        }
         // Each kind of misconfiguration at WARN once, at INFO when it clears, on the event thread.
         client =
             new DiagnosingNodeClient(client, addresses.get(i).toString(), guardMillis, events::run);
@@ -578,7 +584,7 @@ public final class RedLockBuilder {
       }
     } catch (RuntimeException | Error e) {
       clients.forEach(NodeClient::close);
-      wakeups.close();
+      contention.close();
       if (io != null) {
         io.close(nodeTimeout.toNanos());
       }
@@ -607,7 +613,7 @@ public final class RedLockBuilder {
                 maxLeaseTime.toMillis(),
                 guardMillis,
                 connectTimeoutNanos(masters.nodeTimeoutNanos())),
-            wakeups));
+            contention));
   }
 
   /** The JVM's default TLS context, looked up only when some master uses {@code rediss://}. */

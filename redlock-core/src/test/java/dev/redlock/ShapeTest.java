@@ -87,12 +87,25 @@ class ShapeTest {
   void theBlockingAndAsyncAcquiresRunOneWaitEngine() throws IOException {
     Path lease = Path.of("src/main/java/dev/redlock/internal/lease");
     List<String> rules =
-        List.of("spreadNanos(", ".handOff(", "queueAtOnce(", "wakeups.enter(", "wasNamed(");
+        List.of(
+            "spreadNanos(",
+            ".handOff(",
+            "queueAtOnce(",
+            "wakeups.enter(",
+            "contention.enter(",
+            "wasNamed(");
     List<String> found = new ArrayList<>();
     try (var files = Files.list(lease)) {
       for (Path file : files.sorted().toList()) {
         String name = file.getFileName().toString();
-        if (List.of("Wait.java", "Wakeups.java", "Turn.java").contains(name)) {
+        if (List.of(
+                "Wait.java",
+                "Contention.java",
+                "Polling.java",
+                "Wakeups.java",
+                "RoundTime.java",
+                "Turn.java")
+            .contains(name)) {
           continue;
         }
         String source = Files.readString(file);
@@ -104,6 +117,31 @@ class ShapeTest {
       }
     }
     assertEquals(List.of(), found, "a contention rule outside the wait engine");
+  }
+
+  /**
+   * Contention sits behind a port ({@code Contention}) with two implementations, plain polling and
+   * wake-ups with turns: the wait engine and the coordinator name the port only, so either
+   * implementation runs the same engine and can be measured alone.
+   */
+  @Test
+  void theWaitEngineAsksTheContentionPortNotAnImplementation() throws IOException {
+    List<String> found = new ArrayList<>();
+    for (String engine : List.of("Wait", "Coordinator", "AsyncLeases", "Leases")) {
+      Path file = Path.of("src/main/java/dev/redlock/internal/lease/" + engine + ".java");
+      for (String line : Files.readAllLines(file)) {
+        String code = line.strip();
+        if (code.startsWith("*") || code.startsWith("/*") || code.startsWith("//")) {
+          continue; // the Javadoc may name them
+        }
+        for (String implementation : List.of("Wakeups", "Polling")) {
+          if (code.matches(".*\\b" + implementation + "\\b.*")) {
+            found.add(engine + ": " + code);
+          }
+        }
+      }
+    }
+    assertEquals(List.of(), found, "the engine names a contention implementation");
   }
 
   /**

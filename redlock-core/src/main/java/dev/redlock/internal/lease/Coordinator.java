@@ -67,7 +67,7 @@ public final class Coordinator {
   private final Events events;
   private final Preflight preflight;
   private final Settings settings;
-  private final Wakeups wakeups;
+  private final Contention contention;
   private final Tokens tokens = new Tokens();
   private final Stalls stalls; // says that a wait goes on without a quorum
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -83,21 +83,26 @@ public final class Coordinator {
    * @param settings the settings
    */
   public Coordinator(Masters masters, Events events, Preflight preflight, Settings settings) {
-    this(masters, events, preflight, settings, Wakeups.off(masters.ticker()));
+    this(masters, events, preflight, settings, Contention.polling());
   }
 
   /**
-   * The coordinator of {@code masters}, whose waits are woken by {@code wakeups}.
+   * The coordinator of {@code masters}, whose waiters contend by {@code contention}: {@link
+   * Wakeups}, or {@link Contention#polling}.
    *
    * @param masters the masters, their clients built and connecting
    * @param events the listener's events
    * @param preflight the checks of {@link #inspect()}
    * @param settings the settings
-   * @param wakeups the wake-ups and hand-offs of the waits, closed with this
+   * @param contention how the waits contend, closed with this
    */
   public Coordinator(
-      Masters masters, Events events, Preflight preflight, Settings settings, Wakeups wakeups) {
-    this(masters, events, preflight, settings, wakeups, Timing.REAL);
+      Masters masters,
+      Events events,
+      Preflight preflight,
+      Settings settings,
+      Contention contention) {
+    this(masters, events, preflight, settings, contention, Timing.REAL);
   }
 
   /**
@@ -108,7 +113,7 @@ public final class Coordinator {
    * @param events the listener's events
    * @param preflight the checks of {@link #inspect()}
    * @param settings the settings
-   * @param wakeups the wake-ups and hand-offs of the waits, closed with this
+   * @param contention how the waits contend, closed with this
    * @param timing the timers and the randomness
    */
   public Coordinator(
@@ -116,13 +121,13 @@ public final class Coordinator {
       Events events,
       Preflight preflight,
       Settings settings,
-      Wakeups wakeups,
+      Contention contention,
       Timing timing) {
     this.timing = timing;
-    this.wakeups = wakeups;
+    this.contention = contention;
     this.masters = masters;
     this.stalls = new Stalls(masters.ticker(), Stalls.INTERVAL_NANOS);
-    wakeups.hearFrom(masters::heardFor);
+    contention.hearFrom(masters::heardFor);
     this.events = events;
     this.preflight = preflight;
     this.settings = settings;
@@ -188,7 +193,7 @@ public final class Coordinator {
     }
     long started = masters.ticker().read();
     boolean interrupted = false;
-    Turn turn = wakeups.turn(masters, key, settings.retryDelayNanos());
+    Turn turn = contention.turn(masters, key, settings.retryDelayNanos());
     Wait wait = wait(resource, key, turn, started, waitNanos);
     try {
       Wait.Step step = wait.start();
@@ -220,7 +225,7 @@ public final class Coordinator {
    */
   private Wait wait(String resource, LockKey key, Turn turn, long started, long waitNanos) {
     return new Wait(
-        wakeups,
+        contention,
         turn,
         key,
         waitNanos,
@@ -248,7 +253,7 @@ public final class Coordinator {
   public <T> CompletableFuture<T> acquireAsync(
       String resource, LockKey key, long ttlMillis, long waitNanos, Function<Attempt, T> result) {
     checkOpen();
-    Turn turn = wakeups.turn(masters, key, settings.retryDelayNanos());
+    Turn turn = contention.turn(masters, key, settings.retryDelayNanos());
     Wait wait = wait(resource, key, turn, masters.ticker().read(), waitNanos);
     return leases
         .async()
@@ -419,7 +424,7 @@ public final class Coordinator {
 
   /** How long a round gated by {@code gate} waits for it before asking the others; 0 if none. */
   private long gateWait(int gate) {
-    return gate < 0 ? 0 : masters.gateWaitNanos(gate, wakeups.roundNanos());
+    return gate < 0 ? 0 : masters.gateWaitNanos(gate, contention.rounds().nanos());
   }
 
   /**
@@ -430,7 +435,7 @@ public final class Coordinator {
     long validity = Validity.remainingNanos(ttlNanos, votes.elapsedNanos(), settings.driftFactor());
     long took = votes.elapsedNanos();
     if (votes.timedByAnswers()) {
-      wakeups.roundTook(took);
+      contention.rounds().took(took);
     }
     List<Outcome> outcomes = votes.outcomes();
     if (votes.reachedQuorum() && validity > settings.minValidityNanos()) {
@@ -568,7 +573,7 @@ public final class Coordinator {
       stopping.close(grace);
     }
     releases.close();
-    wakeups.close(grace);
+    contention.close(grace);
     masters.close(masters.ticker().read() + grace);
     events.close(grace);
   }

@@ -65,7 +65,7 @@ final class Wait {
 
   private static final Step ROUND = new Round();
 
-  private final Wakeups wakeups;
+  private final Contention contention;
   private final Turn turn;
   private final LockKey key;
   private final Ticker ticker;
@@ -77,7 +77,7 @@ final class Wait {
   private final Consumer<Attempt> refused;
 
   private volatile State state = State.FIRST_ROUND;
-  private volatile Wakeups.Waiter waiter; // entered after the first refused round
+  private volatile Contention.Waiting waiter; // entered after the first refused round
   private volatile boolean closed;
   private CompletableFuture<Void> wake; // armed before the round in flight
   private int splits; // woken rounds in a row whose votes split
@@ -86,7 +86,7 @@ final class Wait {
   /**
    * A wait that starts now.
    *
-   * @param wakeups the resource's wake-ups and hand-offs
+   * @param contention how waiters of the resource contend: polling, or wake-ups and turns
    * @param turn the acquisition's place among the resource's waiters
    * @param key the resource's key
    * @param waitNanos how long to wait: 0 for one round, {@link Long#MAX_VALUE} for no limit
@@ -96,7 +96,7 @@ final class Wait {
    * @param refused told of each refused round that does not end the wait (the stall log)
    */
   Wait(
-      Wakeups wakeups,
+      Contention contention,
       Turn turn,
       LockKey key,
       long waitNanos,
@@ -104,7 +104,7 @@ final class Wait {
       Ticker ticker,
       Jitter jitter,
       Consumer<Attempt> refused) {
-    this.wakeups = wakeups;
+    this.contention = contention;
     this.turn = turn;
     this.key = key;
     this.ticker = ticker;
@@ -128,7 +128,7 @@ final class Wait {
    * @return a round, or a pause
    */
   Step start() {
-    long handOff = once ? 0 : wakeups.handOff(key.bytes(), turn);
+    long handOff = once ? 0 : contention.handOff(key.bytes(), turn);
     return handOff > 0 ? new Pause(Math.min(handOff, left()), null) : ROUND;
   }
 
@@ -137,7 +137,7 @@ final class Wait {
    * ends the next pause at once.
    */
   void beforeRound() {
-    Wakeups.Waiter entered = waiter;
+    Contention.Waiting entered = waiter;
     wake = entered == null ? null : entered.next();
   }
 
@@ -156,10 +156,10 @@ final class Wait {
     Outcome limited = Attempt.heldBackIn(attempt.outcomes());
     heldBack = limited != null ? limited : heldBack;
     refused.accept(attempt);
-    Wakeups.Waiter entered = waiter;
+    Contention.Waiting entered = waiter;
     CompletableFuture<Void> woken = wake;
     if (entered == null) {
-      entered = wakeups.enter(key);
+      entered = contention.enter(key);
       entered.follow(turn);
       waiter = entered;
       state = State.QUEUED;
@@ -179,7 +179,7 @@ final class Wait {
       // ends the pause, as it ends the timer's: the spread grows to the retry delay, and a waiter
       // that slept through a release would wait that long for a free lock.
       state = State.SPREADING;
-      long spread = wakeups.spreadNanos(splits++, Math.min(left, retryDelayNanos));
+      long spread = contention.rounds().spreadNanos(splits++, Math.min(left, retryDelayNanos));
       return new Pause(jitter.nextLong(spread), entered.next());
     }
     splits = 0;
@@ -200,7 +200,7 @@ final class Wait {
     closed = true;
     state = State.DONE;
     turn.leave();
-    Wakeups.Waiter entered = waiter;
+    Contention.Waiting entered = waiter;
     if (entered != null) {
       entered.close();
     }

@@ -15,7 +15,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
@@ -70,7 +69,7 @@ import java.util.function.Function;
  * bound, and an asynchronous caller can chain on them with a timer: no thread waits per waiter
  * here. Thread-safe.
  */
-public final class Wakeups implements AutoCloseable {
+public final class Wakeups implements Contention {
 
   /** The most resources subscribed at once per RedLock. */
   static final int MAX_GROUPS = 1024;
@@ -110,7 +109,7 @@ public final class Wakeups implements AutoCloseable {
   private final String clientChannel = CLIENT + client;
   // guarded by lock: each link's number of groups; its client channel is subscribed while > 0
   private final Map<NoticeLink, Integer> linkGroups = new HashMap<>();
-  private final AtomicLong roundNanos = new AtomicLong(TimeUnit.MICROSECONDS.toNanos(500));
+  private final RoundTime rounds = new RoundTime();
   private boolean closed; // guarded by lock
 
   /**
@@ -142,7 +141,8 @@ public final class Wakeups implements AutoCloseable {
    *
    * @param heard the indexes of the links for a key, or null for every link
    */
-  void hearFrom(Function<byte[], int[]> heard) {
+  @Override
+  public void hearFrom(Function<byte[], int[]> heard) {
     this.heard = heard;
   }
 
@@ -154,7 +154,8 @@ public final class Wakeups implements AutoCloseable {
    * @param retryDelayNanos the retry delay
    * @return its turn
    */
-  Turn turn(Masters masters, LockKey key, long retryDelayNanos) {
+  @Override
+  public Turn turn(Masters masters, LockKey key, long retryDelayNanos) {
     return new Turn(masters, key, retryDelayNanos, on(), client);
   }
 
@@ -168,23 +169,14 @@ public final class Wakeups implements AutoCloseable {
   }
 
   /**
-   * No wake-ups and no hand-off: waiters poll on their timers.
-   *
-   * @param ticker the clock
-   * @return wake-ups that never wake anyone
-   */
-  public static Wakeups off(Ticker ticker) {
-    return new Wakeups(ticker, 0, false, listener -> List.of());
-  }
-
-  /**
    * Starts waiting on {@code key}: subscribes its channel if no one waits on it yet. The waiter
    * must be closed.
    *
    * @param key the resource's key
    * @return the waiter
    */
-  Waiter enter(LockKey key) {
+  @Override
+  public Waiter enter(LockKey key) {
     if (key instanceof LockKey.Set set) {
       List<Waiter> members = new ArrayList<>();
       for (LockKey member : set.members()) {
@@ -267,7 +259,8 @@ public final class Wakeups implements AutoCloseable {
    * release of it lately, {@code turn} goes behind them (its first round through the gate, {@link
    * Turn#behindOthers}). Returns how long that round waits first ({@link #handOffNanos}), 0 if not.
    */
-  long handOff(byte[] key, Turn turn) {
+  @Override
+  public long handOff(byte[] key, Turn turn) {
     long pause = handOffNanos(key);
     if (pause == NO_WAITERS) {
       return 0;
@@ -301,32 +294,13 @@ public final class Wakeups implements AutoCloseable {
     }
   }
 
-  /** Records how long a round took, for the length of the hand-off pause. */
-  void roundTook(long nanos) {
-    long before = roundNanos.get();
-    roundNanos.lazySet(before + (nanos - before) / 8);
-  }
-
-  /** About how long one round takes here: a moving average. */
-  long roundNanos() {
-    return roundNanos.get();
-  }
-
-  /**
-   * The spread of a woken waiter's pause after its {@code splits}th round in a row that split (0
-   * for the first): two rounds' time, doubling with each, at most {@code capNanos} (the retry
-   * delay, or the wait's time left), at least 1 ns. The waiter pauses a random part of it.
-   *
-   * @param splits the split rounds in a row before this one
-   * @param capNanos the longest spread
-   * @return the spread, in nanoseconds
-   */
-  long spreadNanos(int splits, long capNanos) {
-    return Math.max(1, Math.min(capNanos, (2 * roundNanos.get()) << Math.min(splits, 16)));
+  @Override
+  public RoundTime rounds() {
+    return rounds;
   }
 
   private long pauseNanos() {
-    return Math.min(maxHandOffNanos, Math.max(MIN_HAND_OFF_NANOS, 4 * roundNanos.get()));
+    return Math.min(maxHandOffNanos, Math.max(MIN_HAND_OFF_NANOS, 4 * rounds.nanos()));
   }
 
   /**
@@ -344,7 +318,8 @@ public final class Wakeups implements AutoCloseable {
   }
 
   /** Closes the links, waiting up to {@code graceNanos} for each; the waiters time out. */
-  void close(long graceNanos) {
+  @Override
+  public void close(long graceNanos) {
     lock.lock();
     try {
       closed = true;
@@ -504,7 +479,7 @@ public final class Wakeups implements AutoCloseable {
    * One caller waiting on one resource: arms a future before each round, and leaves when closed.
    * Used by one thread (or one asynchronous chain) at a time.
    */
-  final class Waiter implements AutoCloseable {
+  final class Waiter implements Contention.Waiting {
     private final Group group; // null: no wake-ups, timers only (or a set's waiter)
     private final List<Waiter> members; // a set's: one waiter per resource; else empty
     private CompletableFuture<Void> armed; // guarded by the Wakeups' lock
@@ -528,7 +503,8 @@ public final class Wakeups implements AutoCloseable {
      * Follows {@code turn}: while it is queued at its gate, only a notice naming it wakes this
      * waiter. A waiter subscribed to nothing tells the turn it is {@link Turn#unheard}.
      */
-    void follow(Turn turn) {
+    @Override
+    public void follow(Turn turn) {
       this.turn = turn;
       for (Waiter member : members) {
         member.follow(turn);
@@ -561,7 +537,8 @@ public final class Wakeups implements AutoCloseable {
     }
 
     /** Whether notices wake this waiter: false without wake-ups, or beyond the bound. */
-    boolean woken() {
+    @Override
+    public boolean woken() {
       if (group != null) {
         return true;
       }
@@ -578,7 +555,8 @@ public final class Wakeups implements AutoCloseable {
      * confirmation), completed already if one came since this waiter's last future was armed or
      * completed; never completed without wake-ups. Disarms the one returned before.
      */
-    CompletableFuture<Void> next() {
+    @Override
+    public CompletableFuture<Void> next() {
       CompletableFuture<Void> future = new CompletableFuture<>();
       if (!members.isEmpty()) {
         // A set's: the first notice of any of its resources.

@@ -33,7 +33,7 @@ class HandOffTest {
   /** Records rounds of {@code nanos} until the moving average has settled on (about) it. */
   private static void roundsTook(Wakeups wakeups, long nanos) {
     for (int i = 0; i < 500; i++) {
-      wakeups.roundTook(nanos);
+      wakeups.rounds().took(nanos);
     }
   }
 
@@ -41,7 +41,7 @@ class HandOffTest {
   void withinThePauseTheRoundWaitsTheRestOfFourRoundsTime() {
     try (Wakeups wakeups = wakeups()) {
       roundsTook(wakeups, Duration.ofMillis(3).toNanos()); // 12 ms: within [2 ms, 25 ms]
-      long pause = 4 * wakeups.roundNanos();
+      long pause = 4 * wakeups.rounds().nanos();
       wakeups.releasedToWaiters(key);
       ticker.advance(Duration.ofMillis(1));
       assertEquals(pause - Duration.ofMillis(1).toNanos(), wakeups.handOffNanos(key), "the rest");

@@ -45,13 +45,13 @@ class RoundTimeTest {
             60_000,
             0,
             TimeUnit.SECONDS.toNanos(1));
-    Wakeups wakeups = Wakeups.off(Ticker.system());
+    Contention wakeups = Contention.polling();
     Coordinator coordinator =
         new Coordinator(
             masters, new Events(Events.none()), new Preflight(false, 0), settings, wakeups);
     try {
       byte[] key = "r".getBytes(StandardCharsets.UTF_8);
-      long before = wakeups.roundNanos();
+      long before = wakeups.rounds().nanos();
 
       fakes.get(2).onSet = FakeNode.Answer.TAKEN;
       fakes.get(3).onSet = FakeNode.Answer.TAKEN;
@@ -59,7 +59,7 @@ class RoundTimeTest {
       Attempt split = coordinator.attemptOnce("r", LockKey.of(key), 10_000);
       assertNull(split.grant());
       assertEquals(Vote.TIMED_OUT, split.outcomes().get(4).vote());
-      assertEquals(before, wakeups.roundNanos(), "a 50 ms timeout is not a round time");
+      assertEquals(before, wakeups.rounds().nanos(), "a 50 ms timeout is not a round time");
 
       for (FakeNode fake : fakes) {
         fake.onSet = FakeNode.Answer.GRANT;
@@ -70,7 +70,7 @@ class RoundTimeTest {
       // to the round's time). Not "falls": on the system ticker a loaded machine can make even
       // fakes take longer than the initial 500 us (seen once in a PIT run at load 20). Yet it
       // learned less than a node timeout, which is what a round timed by its timeout would teach.
-      long learned = wakeups.roundNanos();
+      long learned = wakeups.rounds().nanos();
       assertNotEquals(before, learned, "a round the answers decided is learned");
       assertTrue(
           learned < before + (TimeUnit.MILLISECONDS.toNanos(50) - before) / 8,

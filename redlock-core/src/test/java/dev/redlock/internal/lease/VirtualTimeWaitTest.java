@@ -58,7 +58,7 @@ class VirtualTimeWaitTest {
             events,
             new Preflight(false, 0),
             settings,
-            Wakeups.off(ticker),
+            Contention.polling(),
             new Timing(timers.timers(), jitter));
     return coordinator;
   }

@@ -67,6 +67,38 @@ class WaitTest {
     return new Attempt(null, outcomes, false);
   }
 
+  /**
+   * The same engine on the polling port ({@code wakeUps(false)}): no hand-off pause even right
+   * after a release to waiters, no queuing round at once, and pauses that only the timer ends, each
+   * the retry delay's half plus its jitter, split votes or not.
+   */
+  @Test
+  void onThePollingPortEveryPauseIsTheTimersAndNothingQueues() {
+    try (Contention polling = Contention.polling()) {
+      turn = polling.turn(masters, LockKey.of(KEY), RETRY_DELAY);
+      Wait wait =
+          new Wait(
+              polling,
+              turn,
+              LockKey.of(KEY),
+              Duration.ofSeconds(10).toNanos(),
+              RETRY_DELAY,
+              ticker,
+              bound -> Math.min(JITTER, bound - 1),
+              told::add);
+      assertInstanceOf(Wait.Round.class, wait.start(), "no hand-off pause");
+      for (Vote vote : List.of(Vote.TAKEN, Vote.GRANTED, Vote.TAKEN)) {
+        wait.beforeRound();
+        Wait.Pause pause =
+            assertInstanceOf(Wait.Pause.class, wait.decided(refused(vote, "")), "never at once");
+        assertEquals(RETRY_DELAY / 2 + JITTER, pause.nanos());
+        assertNull(pause.wake(), "no notice ends it");
+        assertSame(Wait.State.RETRYING, wait.state());
+      }
+      wait.close();
+    }
+  }
+
   @Test
   void aRefusedRoundPausesHalfTheRetryDelayPlusItsJitterAndTellsTheStallLog() {
     Wait wait = waitOf(Duration.ofSeconds(10).toNanos());
@@ -193,7 +225,7 @@ class WaitTest {
       wait.beforeRound();
       assertInstanceOf(Wait.Pause.class, wait.decided(refused(Vote.TAKEN, "")));
       assertSame(Wait.State.RETRYING, wait.state(), "refused outright: the retry pause");
-      long first = 2 * heard.roundNanos();
+      long first = 2 * heard.rounds().nanos();
       for (int i = 0; i < 3; i++) {
         wait.beforeRound();
         Wait.Pause pause = assertInstanceOf(Wait.Pause.class, wait.decided(split()));

@@ -224,7 +224,7 @@ class WakeUpRacesIT {
     NoticeLink.Listener[] heard = new NoticeLink.Listener[1];
     Wakeups wakeups = wakeups(cluster, retryDelay, false, heard, false);
     for (int i = 0; i < 200; i++) {
-      wakeups.roundTook(TimeUnit.HOURS.toNanos(1)); // every spread is the retry delay
+      wakeups.rounds().took(TimeUnit.HOURS.toNanos(1)); // every spread is the retry delay
     }
     List<FakeNode> fakes = new ArrayList<>();
     List<String> names = new ArrayList<>();

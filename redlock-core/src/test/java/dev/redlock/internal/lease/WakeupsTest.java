@@ -2,6 +2,7 @@ package dev.redlock.internal.lease;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.internal.transport.FakeNode;
@@ -264,13 +265,21 @@ class WakeupsTest {
     CompletableFuture<Void> closed = r.next();
     heard.notice(R, "release-1");
     assertFalse(closed.isDone(), "closed: never woken again");
-    try (Wakeups off = Wakeups.off(ticker)) {
-      assertFalse(off.on());
-      Wakeups.Waiter timersOnly = off.enter(LockKey.of(bytes(R)));
+    try (Wakeups deaf = new Wakeups(ticker, RETRY_DELAY_NANOS, true, listener -> List.of())) {
+      assertFalse(deaf.on());
+      Wakeups.Waiter timersOnly = deaf.enter(LockKey.of(bytes(R)));
       assertFalse(timersOnly.woken());
       assertFalse(timersOnly.next().isDone());
     }
     assertTrue(wakeups.on());
+    try (Contention polling = Contention.polling()) {
+      Contention.Waiting timersOnly = polling.enter(LockKey.of(bytes(R)));
+      assertFalse(timersOnly.woken());
+      assertNull(timersOnly.next(), "polling: the timer alone ends each pause");
+      Turn turn = polling.turn(masters(), LockKey.of(bytes(R)), RETRY_DELAY_NANOS);
+      assertFalse(turn.queueAtOnce(), "polling: never queued at a gate");
+      assertEquals(0, polling.handOff(bytes(R), turn), "polling: no hand-off pause");
+    }
   }
 
   @Test
@@ -296,13 +305,14 @@ class WakeupsTest {
 
   @Test
   void aWokenWaitersSpreadIsTwoRoundsDoublingWithEachSplitUpToTheCap() {
-    long round = wakeups.roundNanos();
+    long round = wakeups.rounds().nanos();
     long far = TimeUnit.HOURS.toNanos(1);
-    assertEquals(2 * round, wakeups.spreadNanos(0, far));
-    assertEquals(4 * round, wakeups.spreadNanos(1, far));
-    assertEquals((2 * round) << 16, wakeups.spreadNanos(40, far), "the doubling stops at 16");
-    assertEquals(3 * round, wakeups.spreadNanos(5, 3 * round), "capped");
-    assertEquals(1, wakeups.spreadNanos(0, 0), "at least 1 ns");
+    assertEquals(2 * round, wakeups.rounds().spreadNanos(0, far));
+    assertEquals(4 * round, wakeups.rounds().spreadNanos(1, far));
+    assertEquals(
+        (2 * round) << 16, wakeups.rounds().spreadNanos(40, far), "the doubling stops at 16");
+    assertEquals(3 * round, wakeups.rounds().spreadNanos(5, 3 * round), "capped");
+    assertEquals(1, wakeups.rounds().spreadNanos(0, 0), "at least 1 ns");
   }
 
   @Test
