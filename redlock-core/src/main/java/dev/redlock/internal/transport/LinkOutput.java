@@ -36,15 +36,45 @@ import org.slf4j.LoggerFactory;
  */
 final class LinkOutput {
 
+  /**
+   * What the output asks of its link and the link's loop ({@link SelectorLink} and {@link
+   * SelectorLoop}): the seam through which a test drives the output's threads alone
+   * (LinkOutputLincheckIT).
+   */
+  interface Owner {
+    /** Whether other callers are about: {@link SelectorLoop#busy}. */
+    boolean busy();
+
+    /** Has the loop's leader look at this link for bytes held back ({@link #check}). */
+    void watch();
+
+    /** Makes the loop's select return: the socket is full, {@code OP_WRITE} was set. */
+    void wakeup();
+
+    /**
+     * A write failed on a caller's thread: the link is broken, told on the loop's thread.
+     *
+     * @param reason why
+     * @return false if the loop has stopped and will not tell it
+     */
+    boolean brokenLater(String reason);
+
+    /**
+     * A write failed on the loop's thread: the link is broken.
+     *
+     * @param reason why
+     */
+    void broken(String reason);
+  }
+
   private static final Logger log = LoggerFactory.getLogger(LinkOutput.class);
 
   private static final int INITIAL_OUTPUT_BYTES = 8 * 1024;
 
   private static final byte[][] VERBS = verbs();
 
-  private final SelectorLoop loop;
+  private final Owner owner;
   private final long holdNanos;
-  private final SelectorLink link;
   private final NodeAddress address;
 
   /** Guards the output side, which callers and the loop's thread share. */
@@ -83,10 +113,9 @@ final class LinkOutput {
   /** The socket's key; written on the loop's thread before anything is sent. */
   private SelectionKey key;
 
-  LinkOutput(SelectorLoop loop, long holdNanos, SelectorLink link, NodeAddress address) {
-    this.loop = loop;
+  LinkOutput(Owner owner, long holdNanos, NodeAddress address) {
+    this.owner = owner;
     this.holdNanos = holdNanos;
-    this.link = link;
     this.address = address;
   }
 
@@ -167,9 +196,9 @@ final class LinkOutput {
    */
   void kick() {
     long sent = sentParts;
-    if (sent - readReplies > 0 && loop.busy()) {
+    if (sent - readReplies > 0 && owner.busy()) {
       if (!watched.get() && watched.compareAndSet(false, true)) {
-        loop.watch(link); // in case the replies do not come: check sends what is held then
+        owner.watch(); // in case the replies do not come: check sends what is held then
       }
       return;
     }
@@ -306,7 +335,7 @@ final class LinkOutput {
           } finally {
             out.unlock();
           }
-          loop.wakeup();
+          owner.wakeup();
         }
         return;
       }
@@ -320,7 +349,7 @@ final class LinkOutput {
   /** A write to the socket failed: the link is broken, which the loop's thread tells. */
   private void failedWrite(Exception e) {
     String reason = CommandPipeline.describe(e);
-    if (!loop.execute(link, () -> link.broken(reason))) {
+    if (!owner.brokenLater(reason)) {
       close();
     }
   }
@@ -345,7 +374,7 @@ final class LinkOutput {
       send(true);
     } catch (IOException | RuntimeException e) {
       writer.set(false);
-      link.broken(CommandPipeline.describe(e));
+      owner.broken(CommandPipeline.describe(e));
       return;
     }
     writer.set(false);

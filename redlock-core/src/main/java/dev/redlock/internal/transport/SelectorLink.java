@@ -159,7 +159,7 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
     this.address = address;
     this.timeoutNanos = timeoutNanos;
     this.events = events;
-    this.output = new LinkOutput(loop, holdNanos, this, address);
+    this.output = new LinkOutput(new Output(), holdNanos, address);
   }
 
   /**
@@ -492,5 +492,33 @@ final class SelectorLink implements CommandPipeline.Link, SelectorLoop.Handler, 
 
   private static byte[] ascii(String text) {
     return text.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** The output's view of this link and its loop. */
+  private final class Output implements LinkOutput.Owner {
+    @Override
+    public boolean busy() {
+      return loop.busy();
+    }
+
+    @Override
+    public void watch() {
+      loop.watch(SelectorLink.this);
+    }
+
+    @Override
+    public void wakeup() {
+      loop.wakeup();
+    }
+
+    @Override
+    public boolean brokenLater(String reason) {
+      return loop.execute(SelectorLink.this, () -> broken(reason));
+    }
+
+    @Override
+    public void broken(String reason) {
+      SelectorLink.this.broken(reason);
+    }
   }
 }
