@@ -75,17 +75,7 @@ class WaitTest {
   @Test
   void onThePollingPortEveryPauseIsTheTimersAndNothingQueues() {
     try (Contention polling = Contention.polling()) {
-      turn = polling.turn(masters, LockKey.of(KEY), RETRY_DELAY);
-      Wait wait =
-          new Wait(
-              polling,
-              turn,
-              LockKey.of(KEY),
-              Duration.ofSeconds(10).toNanos(),
-              RETRY_DELAY,
-              ticker,
-              bound -> Math.min(JITTER, bound - 1),
-              told::add);
+      Wait wait = waitOn(polling, polling.turn(masters, LockKey.of(KEY), RETRY_DELAY));
       assertInstanceOf(Wait.Round.class, wait.start(), "no hand-off pause");
       for (Vote vote : List.of(Vote.TAKEN, Vote.GRANTED, Vote.TAKEN)) {
         wait.beforeRound();
@@ -191,7 +181,12 @@ class WaitTest {
   }
 
   private Wait waitOn(Wakeups on) {
-    turn = new Turn(masters, LockKey.of(KEY), RETRY_DELAY, false, "0123456789abcdef");
+    return waitOn(on, new Turn(masters, LockKey.of(KEY), RETRY_DELAY, false, "0123456789abcdef"));
+  }
+
+  /** A wait of 10 s on {@code on}, in {@code turn}, whose jitter is always {@link #JITTER}. */
+  private Wait waitOn(Contention on, Turn turn) {
+    this.turn = turn;
     return new Wait(
         on,
         turn,
