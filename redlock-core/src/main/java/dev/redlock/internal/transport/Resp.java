@@ -56,6 +56,16 @@ final class Resp {
 
   private static final byte[] CRLF = {'\r', '\n'};
 
+  /**
+   * The headers of the lengths every command of this library has, made once: {@code "$n\r\n"} and
+   * {@code "*n\r\n"} for n below {@value #HEADERS} (a key, a token, a number, a script's SHA-1).
+   * Longer ones are written digit by digit.
+   */
+  private static final int HEADERS = 128;
+
+  private static final byte[][] BULK_HEADERS = headers('$');
+  private static final byte[][] ARRAY_HEADERS = headers('*');
+
   private Resp() {}
 
   /** A reply that does not follow RESP2: the stream is out of step and the link must go. */
@@ -71,7 +81,7 @@ final class Resp {
 
   /** How many bytes {@link #write} puts for {@code verb} and {@code words}. */
   static int length(byte[] verb, byte[][] words) {
-    int length = 1 + digits(1 + words.length) + 2 + bulkLength(verb);
+    int length = headerLength(1 + words.length) + bulkLength(verb);
     for (byte[] word : words) {
       length += bulkLength(word);
     }
@@ -84,9 +94,7 @@ final class Resp {
    * @throws java.nio.BufferOverflowException if {@code out} has less room than {@link #length}
    */
   static void write(ByteBuffer out, byte[] verb, byte[][] words) {
-    out.put((byte) '*');
-    putNumber(out, 1 + words.length);
-    out.put(CRLF);
+    putHeader(out, ARRAY_HEADERS, '*', 1 + words.length);
     putBulk(out, verb);
     for (byte[] word : words) {
       putBulk(out, word);
@@ -94,15 +102,37 @@ final class Resp {
   }
 
   private static int bulkLength(byte[] word) {
-    return 1 + digits(word.length) + 2 + word.length + 2;
+    return headerLength(word.length) + word.length + 2;
   }
 
   private static void putBulk(ByteBuffer out, byte[] word) {
-    out.put((byte) '$');
-    putNumber(out, word.length);
-    out.put(CRLF);
+    putHeader(out, BULK_HEADERS, '$', word.length);
     out.put(word);
     out.put(CRLF);
+  }
+
+  /** The bytes of a header of {@code n}: its mark, its digits, CRLF. */
+  private static int headerLength(int n) {
+    return n < HEADERS ? BULK_HEADERS[n].length : 1 + digits(n) + 2;
+  }
+
+  /** Puts {@code mark}, {@code n} in digits and CRLF: from {@code made} when it has it. */
+  private static void putHeader(ByteBuffer out, byte[][] made, char mark, int n) {
+    if (n < HEADERS) {
+      out.put(made[n]);
+      return;
+    }
+    out.put((byte) mark);
+    putNumber(out, n);
+    out.put(CRLF);
+  }
+
+  private static byte[][] headers(char mark) {
+    byte[][] made = new byte[HEADERS][];
+    for (int n = 0; n < HEADERS; n++) {
+      made[n] = (mark + Integer.toString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII);
+    }
+    return made;
   }
 
   private static int digits(int value) {

@@ -183,6 +183,27 @@ class RespTest {
     assertEquals(1L, reply);
   }
 
+  /**
+   * Headers come from a table made once below 128 and digit by digit from there: both sides of the
+   * boundary, a long word, and an array of 128 words, each exact to the byte.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {0, 9, 10, 99, 100, 127, 128, 129, 999, 1000, 65_536})
+  void aHeaderIsItsLengthInDigitsWhicheverSideOfTheTable(int n) {
+    byte[] word = new byte[n];
+    java.util.Arrays.fill(word, (byte) 'x');
+    byte[][] words = new byte[n % 200][];
+    java.util.Arrays.fill(words, word);
+    ByteBuffer out = ByteBuffer.allocate(Resp.length(ascii("V"), words));
+    Resp.write(out, ascii("V"), words);
+    assertFalse(out.hasRemaining(), "length() is exact");
+    StringBuilder expected = new StringBuilder("*" + (1 + words.length) + "\r\n$1\r\nV\r\n");
+    for (int i = 0; i < words.length; i++) {
+      expected.append('$').append(n).append("\r\n").append("x".repeat(n)).append("\r\n");
+    }
+    assertEquals(expected.toString(), new String(out.array(), StandardCharsets.US_ASCII));
+  }
+
   @Test
   void aCommandIsAnArrayOfBulkStrings() {
     byte[][] words = {ascii("key"), ascii(""), new byte[] {'\r', '\n', 0, (byte) 0xff}};
