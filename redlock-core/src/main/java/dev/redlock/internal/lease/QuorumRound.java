@@ -65,7 +65,7 @@ final class QuorumRound implements Landing, AwaitedRound {
   private final long startNanos;
   private final int gate; // the master asked first, or -1
   private volatile Thread waiter; // set by await()
-  private volatile SelectorLoop selecting; // the selector the waiter is selecting on, if it is
+  private volatile Runnable selecting; // wakes the selector the waiter is selecting on, if it is
 
   private final ReentrantLock lock = new ReentrantLock();
   private final NodeReply[] replies; // guarded by lock
@@ -290,9 +290,9 @@ final class QuorumRound implements Landing, AwaitedRound {
       if (parked != null && parked != Thread.currentThread()) {
         // decided is written before selecting is read, and the waiter writes selecting before it
         // reads decided: one of the two sees the other, so a selecting waiter is always woken.
-        SelectorLoop loop = selecting;
-        if (loop != null) {
-          loop.wakeSelector();
+        Runnable wakeSelector = selecting;
+        if (wakeSelector != null) {
+          wakeSelector.run();
         }
         LockSupport.unpark(parked);
       }
@@ -312,12 +312,12 @@ final class QuorumRound implements Landing, AwaitedRound {
   }
 
   /**
-   * Says that the waiter is about to select on {@code loop} (or, with null, that it stopped): a
-   * decision made by another thread then also wakes the selector.
+   * Says that the waiter is about to select (or, with null, that it stopped): a decision made by
+   * another thread then also runs {@code wakeSelector}.
    */
   @Override
-  public void selecting(SelectorLoop loop) {
-    selecting = loop;
+  public void selecting(Runnable wakeSelector) {
+    selecting = wakeSelector;
   }
 
   private boolean isDecided() {

@@ -22,13 +22,12 @@ public interface AwaitedRound {
   void waitOn(Thread waiter);
 
   /**
-   * Says that the waiter is about to select on {@code loop} (or, with null, that it stopped): a
-   * decision made by another thread then also wakes the selector ({@link
-   * SelectorLoop#wakeSelector}).
+   * Says that the waiter is about to select (or, with null, that it stopped): a decision made by
+   * another thread then also runs {@code wakeSelector} ({@link SelectorLoop#wakeSelector}).
    *
-   * @param loop the selector the waiter selects on, or null
+   * @param wakeSelector wakes the selector the waiter selects on, or null
    */
-  void selecting(SelectorLoop loop);
+  void selecting(Runnable wakeSelector);
 
   /**
    * Parks the calling thread until the round is decided or {@code deadlineNanos} passes, without

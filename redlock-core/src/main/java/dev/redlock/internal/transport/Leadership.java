@@ -41,6 +41,33 @@ import org.slf4j.LoggerFactory;
  */
 final class Leadership {
 
+  /**
+   * What leadership asks of its loop ({@link SelectorLoop}): its thread, its selector, its timers.
+   * The seam through which a test drives the hand-over alone (LeadershipLincheckIT).
+   */
+  interface Loop {
+    /** The loop's own thread. */
+    Thread thread();
+
+    /** Whether the loop is stopping. */
+    boolean stopping();
+
+    /** Makes the leader's select return. */
+    void wakeSelector();
+
+    /** Nanoseconds until the next timer is due, or a negative number for none. */
+    long untilNextTimer();
+
+    /** Selects for at most {@code waitNanos} (0: until woken), and handles what is ready. */
+    void select(long waitNanos) throws IOException;
+
+    /** After a select: runs the timers due and the work handed to the loop. */
+    void afterSelect();
+
+    /** Throws the failure a test injected into the loop's thread, if any. */
+    void throwInjected() throws IOException;
+  }
+
   private static final Logger log = LoggerFactory.getLogger(Leadership.class);
 
   /**
@@ -52,8 +79,9 @@ final class Leadership {
   /** Whether this JVM has virtual threads ({@code Thread.isVirtual()}, Java 21 and later). */
   private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 
-  private final SelectorLoop loop;
+  private final Loop loop;
   private final Ticker ticker;
+  private final Runnable wakeSelector; // made once: handed to every round a leader selects for
 
   /** The thread that may select now, or null. */
   private final AtomicReference<Thread> leader = new AtomicReference<>();
@@ -74,8 +102,51 @@ final class Leadership {
   private volatile long callerLeads;
 
   Leadership(SelectorLoop loop, Ticker ticker) {
+    this(
+        new Loop() {
+          @Override
+          public Thread thread() {
+            return loop.thread();
+          }
+
+          @Override
+          public boolean stopping() {
+            return loop.stopping();
+          }
+
+          @Override
+          public void wakeSelector() {
+            loop.wakeSelector();
+          }
+
+          @Override
+          public long untilNextTimer() {
+            return loop.untilNextTimer();
+          }
+
+          @Override
+          public void select(long waitNanos) throws IOException {
+            loop.select(waitNanos);
+          }
+
+          @Override
+          public void afterSelect() {
+            loop.afterSelect();
+          }
+
+          @Override
+          public void throwInjected() throws IOException {
+            loop.throwInjected();
+          }
+        },
+        ticker);
+  }
+
+  /** Leadership of {@code loop}, on {@code ticker}'s time. */
+  Leadership(Loop loop, Ticker ticker) {
     this.loop = loop;
     this.ticker = ticker;
+    this.wakeSelector = loop::wakeSelector;
   }
 
   /** Whether {@code thread} leads the selector now. */
@@ -188,7 +259,7 @@ final class Leadership {
           return interrupted;
         }
         long untilTimer = loop.untilNextTimer();
-        round.selecting(loop);
+        round.selecting(wakeSelector);
         try {
           if (round.decided()) {
             return interrupted;
