@@ -13,11 +13,16 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Acquire+release throughput of two or more builds of redlock-core side by side, in one run: each
@@ -27,7 +32,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * alternate, in reverse order every other round, as the benchmark's throughput section does. Each
  * thread acquires and releases keys of its own. Prints each block's rate and CPU time per
  * acquire+release (the client's and the masters'), then each build's medians and its rate's ratio
- * to the first build's.
+ * to the first build's, with what the masters did per acquire+release (commands, including those a
+ * script calls; their event loops' reads and writes) and the context switches of the client and of
+ * the masters; last, per build, every command the masters ran with its calls per acquire+release
+ * and its microseconds per call ({@code INFO commandstats}), the keys left on the masters and their
+ * Lua memory: where a difference in the masters' CPU time comes from.
  *
  * <p>For the question "is this build as fast as that one": a regression found by comparing two
  * benchmark runs taken hours apart is as often the machine. {@code redlock-benchmark/compare-cores}
@@ -42,11 +51,53 @@ final class CoreComparison {
 
   private static final Duration TTL = Duration.ofSeconds(10);
   private static final int KEYS_PER_THREAD = 64;
+  private static final Pattern COMMAND_STATS =
+      Pattern.compile("cmdstat_([^:]+):calls=(\\d+),usec=(\\d+),.*");
 
   private CoreComparison() {}
 
-  /** One block's figures: acquire+release per second, and CPU microseconds per acquire+release. */
-  private record Block(double rate, double clientMicros, double serverMicros) {}
+  /**
+   * One block's figures: acquire+release per second, CPU microseconds per acquire+release, and per
+   * acquire+release on all masters together: commands run, and the reads and writes of their event
+   * loops (INFO stats: {@code total_reads_processed}, {@code total_writes_processed}; fewer reads
+   * per command means more commands batched per read).
+   */
+  private record Block(
+      double rate,
+      double clientMicros,
+      double serverMicros,
+      double commands,
+      double reads,
+      double writes,
+      double clientSwitches,
+      double serverSwitches) {}
+
+  /** One section of a master's INFO: each field's name and value. */
+  private static Map<String, String> info(RedisProcess node, String section) {
+    Map<String, String> fields = new HashMap<>();
+    for (String line : String.valueOf(node.admin().command("INFO", section)).split("\\r?\\n")) {
+      int colon = line.indexOf(':');
+      if (colon > 0 && !line.startsWith("#")) {
+        fields.put(line.substring(0, colon), line.substring(colon + 1).trim());
+      }
+    }
+    return fields;
+  }
+
+  /** The masters' counters summed: commands, reads, writes. */
+  private static long[] counters(RedisCluster masters) {
+    long[] sum = new long[3];
+    String[] names = {
+      "total_commands_processed", "total_reads_processed", "total_writes_processed"
+    };
+    for (RedisProcess node : masters.nodes()) {
+      Map<String, String> stats = info(node, "stats");
+      for (int i = 0; i < names.length; i++) {
+        sum[i] += Long.parseLong(stats.getOrDefault(names[i], "0"));
+      }
+    }
+    return sum;
+  }
 
   /** CPU time, in nanoseconds. */
   private static final class Cpu {
@@ -59,6 +110,40 @@ final class CoreComparison {
       return bean instanceof com.sun.management.OperatingSystemMXBean sun
           ? sun.getProcessCpuTime()
           : 0;
+    }
+
+    /**
+     * Context switches, voluntary and not, of every thread of this process (the first) and of every
+     * process it started (the second), from /proc; 0 elsewhere.
+     */
+    static long[] switches() {
+      long[] sum = new long[2];
+      sum[0] = switches(ProcessHandle.current().pid());
+      for (ProcessHandle child : ProcessHandle.current().descendants().toList()) {
+        sum[1] += switches(child.pid());
+      }
+      return sum;
+    }
+
+    private static long switches(long pid) {
+      long n = 0;
+      try (Stream<Path> tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+        for (Path task : tasks.toList()) {
+          try {
+            for (String line : Files.readAllLines(task.resolve("status"))) {
+              if (line.startsWith("voluntary_ctxt_switches:")
+                  || line.startsWith("nonvoluntary_ctxt_switches:")) {
+                n += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+              }
+            }
+          } catch (IOException | RuntimeException e) {
+            // a thread gone meanwhile: not counted
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        // gone, or no /proc
+      }
+      return n;
     }
 
     /** The CPU time of every process this one started (the masters), from /proc; 0 elsewhere. */
@@ -78,7 +163,8 @@ final class CoreComparison {
   }
 
   /** One build: its class loader, its masters and its RedLock. */
-  private record Build(String name, RedisCluster masters, Object redlock, Method tryAcquire)
+  private record Build(
+      String name, RedisCluster masters, Object redlock, Method tryAcquire, AtomicLong ops)
       implements AutoCloseable {
 
     static Build open(Path jar, List<URL> dependencies) throws Exception {
@@ -97,7 +183,8 @@ final class CoreComparison {
         redlock = builder.getClass().getMethod("build").invoke(builder);
         type.getMethod("admitFreshNodes").invoke(redlock);
         Method tryAcquire = type.getMethod("tryAcquire", String.class, Duration.class);
-        return new Build(jar.getFileName().toString(), masters, redlock, tryAcquire);
+        return new Build(
+            jar.getFileName().toString(), masters, redlock, tryAcquire, new AtomicLong());
       } catch (Exception | Error e) {
         if (redlock != null) {
           ((AutoCloseable) redlock).close();
@@ -113,12 +200,62 @@ final class CoreComparison {
      * are idle meanwhile), in microseconds per acquire+release.
      */
     Block block(int threads, long millis, String prefix) throws InterruptedException {
+      long[] before = counters(masters);
+      long[] switches = Cpu.switches();
       long client = Cpu.process();
       long servers = Cpu.children();
       double rate = rate(threads, millis, prefix);
       double ops = rate * millis / 1000.0;
+      long clientNanos = Cpu.process() - client;
+      long serverNanos = Cpu.children() - servers;
+      long[] switched = Cpu.switches();
+      long[] after = counters(masters);
       return new Block(
-          rate, (Cpu.process() - client) / 1000.0 / ops, (Cpu.children() - servers) / 1000.0 / ops);
+          rate,
+          clientNanos / 1000.0 / ops,
+          serverNanos / 1000.0 / ops,
+          (after[0] - before[0]) / ops,
+          (after[1] - before[1]) / ops,
+          (after[2] - before[2]) / ops,
+          (switched[0] - switches[0]) / ops,
+          (switched[1] - switches[1]) / ops);
+    }
+
+    /**
+     * Every command the masters ran since they started, summed over the masters: calls per
+     * acquire+release counted by this build's blocks and microseconds per call, most calls first.
+     */
+    String commandStats() {
+      Map<String, long[]> stats = new HashMap<>();
+      long keys = 0;
+      long luaBytes = 0;
+      for (RedisProcess node : masters.nodes()) {
+        for (Map.Entry<String, String> field : info(node, "commandstats").entrySet()) {
+          Matcher m = COMMAND_STATS.matcher(field.getKey() + ":" + field.getValue());
+          if (m.matches()) {
+            long[] sum = stats.computeIfAbsent(m.group(1), k -> new long[2]);
+            sum[0] += Long.parseLong(m.group(2));
+            sum[1] += Long.parseLong(m.group(3));
+          }
+        }
+        keys += node.admin().dbSize();
+        luaBytes += Long.parseLong(info(node, "memory").getOrDefault("used_memory_lua", "0"));
+      }
+      StringBuilder out =
+          new StringBuilder(
+              String.format("keys left %d, Lua memory %d KiB:", keys, luaBytes / 1024));
+      stats.entrySet().stream()
+          .sorted((a, b) -> Long.compare(b.getValue()[0], a.getValue()[0]))
+          .filter(e -> e.getValue()[0] > ops.get() / 100)
+          .forEach(
+              e ->
+                  out.append(
+                      String.format(
+                          " %s %.2f x %.2f us",
+                          e.getKey(),
+                          e.getValue()[0] / (double) Math.max(1, ops.get()),
+                          e.getValue()[1] / (double) e.getValue()[0])));
+      return out.toString().trim();
     }
 
     /** Acquire+release per second with {@code threads} threads for {@code millis}. */
@@ -158,6 +295,7 @@ final class CoreComparison {
       if (failed.get() != null) {
         throw new IllegalStateException(name + " failed: " + failed.get(), failed.get());
       }
+      ops.addAndGet(done.get());
       return done.get() * 1000.0 / millis;
     }
 
@@ -234,12 +372,25 @@ final class CoreComparison {
         List<Block> b = blocks.get(i);
         double median = median(b, Block::rate);
         System.out.printf(
-            "%-24s %8.0f/s  %.2fx the first  client %.1f us  masters %.1f us%n",
+            "%-24s %8.0f/s  %.2fx the first  client %.1f us  masters %.1f us"
+                + "  (per op on the masters: %.1f commands, %.1f reads, %.1f writes;"
+                + " context switches per op: client %.2f, masters %.2f)%n",
             builds.get(i).name(),
             median,
             median / first,
             median(b, Block::clientMicros),
-            median(b, Block::serverMicros));
+            median(b, Block::serverMicros),
+            median(b, Block::commands),
+            median(b, Block::reads),
+            median(b, Block::writes),
+            median(b, Block::clientSwitches),
+            median(b, Block::serverSwitches));
+      }
+      System.out.println(
+          "per command on the masters, over the whole run: calls per acquire+release and"
+              + " microseconds per call (INFO commandstats; a script's calls count as commands)");
+      for (int i = 0; i < builds.size(); i++) {
+        System.out.printf("%-24s %s%n", builds.get(i).name(), builds.get(i).commandStats());
       }
     } finally {
       for (Build build : builds) {
