@@ -1,0 +1,640 @@
+package dev.redlock.simulation;
+
+import static java.nio.charset.StandardCharsets.ISO_8859_1;
+
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.LongSupplier;
+
+/**
+ * A simulated Redis master: the commands the library sends and its scripts call, on a keyspace
+ * whose keys expire by this master's own clock, with the library's Lua scripts run for real ({@link
+ * Scripts}). One thread drives it; nothing in it blocks or reads the real time.
+ *
+ * <p>Replies are plain values: a bulk string is a {@code byte[]}, an integer a {@code Long}, an
+ * array a {@code List<Object>}, a nil {@code null}, a status {@link Status}, an error {@link
+ * Error}. Keys, values and members are bytes, held as ISO-8859-1 strings (one char per byte, so
+ * nothing is lost).
+ *
+ * <p>What it answers as Redis 7.0 does, and what the differential test ({@code
+ * SimMasterDifferentialIT}) compares with a real redis-server: GET, SET (NX, XX, PX, EX), DEL,
+ * MGET, TIME, PTTL, PEXPIRE, ZADD (NX, XX, GT, LT, CH), ZRANGE (by rank, WITHSCORES), ZRANGEBYSCORE
+ * (WITHSCORES, LIMIT), ZREM, ZCARD, PUBLISH, PUBSUB NUMSUB, EVAL, EVALSHA, SCRIPT LOAD, EXISTS and
+ * FLUSH, PING, FLUSHALL, DBSIZE. A key expires when its master's clock is past its expiry, as
+ * Redis's {@code now > when}; a script sees one time for expiry from its start to its end, as Redis
+ * 7 does. Errors are compared by their first word (their code): Redis's wording of the rest varies
+ * between versions.
+ *
+ * <p>Not thread-safe: the simulation's one thread drives it.
+ */
+public final class SimMaster {
+
+  /** A status reply, such as {@code OK}. */
+  public record Status(String text) {}
+
+  /**
+   * An error reply: its code (the first word, such as {@code ERR} or {@code WRONGTYPE}), then the
+   * text.
+   */
+  public record Error(String message) {
+    /** The code: the message's first word. */
+    public String code() {
+      int space = message.indexOf(' ');
+      return space < 0 ? message : message.substring(0, space);
+    }
+  }
+
+  /** Where a message published on this master goes: the channel, the message; returns receivers. */
+  @FunctionalInterface
+  public interface Subscribers {
+    /**
+     * Delivers a published message.
+     *
+     * @param channel the channel
+     * @param message the message
+     * @return how many subscribers receive it (what PUBLISH answers)
+     */
+    int publish(String channel, String message);
+  }
+
+  static final Status OK = new Status("OK");
+  private static final Error WRONGTYPE =
+      new Error("WRONGTYPE Operation against a key holding the wrong kind of value");
+  private static final Error NOT_INTEGER = new Error("ERR value is not an integer or out of range");
+  private static final Error SYNTAX = new Error("ERR syntax error");
+
+  /** A key's value (a string, or a sorted set) and when it expires (ms, or -1). */
+  private static final class Entry {
+    final Object value; // String, or ZSet
+    long expiresAt = -1;
+
+    Entry(Object value) {
+      this.value = value;
+    }
+  }
+
+  /** A sorted set: member -> score, ordered on demand by score, then member. */
+  static final class ZSet {
+    final Map<String, Double> scores = new HashMap<>();
+
+    List<Map.Entry<String, Double>> ordered() {
+      List<Map.Entry<String, Double>> all = new ArrayList<>(scores.entrySet());
+      all.sort(
+          Comparator.<Map.Entry<String, Double>>comparingDouble(Map.Entry::getValue)
+              .thenComparing(Map.Entry::getKey));
+      return all;
+    }
+  }
+
+  private final Map<String, Entry> keys = new HashMap<>();
+  private final LongSupplier clockMicros;
+  private final Scripts scripts;
+  private Subscribers subscribers = (channel, message) -> 0;
+  private Map<String, Integer> subscriptions = new TreeMap<>();
+  private long frozenMillis = -1; // during a script: the time keys expire by
+
+  /**
+   * A master with an empty keyspace.
+   *
+   * @param clockMicros this master's clock: microseconds since the epoch, as TIME answers
+   */
+  public SimMaster(LongSupplier clockMicros) {
+    this.clockMicros = clockMicros;
+    this.scripts = new Scripts(this);
+  }
+
+  /**
+   * Sets where published messages go and who counts as subscribed for PUBSUB NUMSUB.
+   *
+   * @param subscribers delivers a message, answering how many received it
+   * @param subscriptions the number of subscribers of each channel, read by PUBSUB NUMSUB (the
+   *     caller keeps it current)
+   */
+  public void subscribers(Subscribers subscribers, Map<String, Integer> subscriptions) {
+    this.subscribers = subscribers;
+    this.subscriptions = subscriptions;
+  }
+
+  /**
+   * Runs one command.
+   *
+   * @param argv the command's name and arguments
+   * @return its reply (see the class comment)
+   */
+  public Object execute(List<byte[]> argv) {
+    List<String> args = new ArrayList<>(argv.size());
+    for (byte[] arg : argv) {
+      args.add(new String(arg, ISO_8859_1));
+    }
+    return run(args, false);
+  }
+
+  /** Runs one command given as strings (each char one byte). */
+  public Object execute(String... argv) {
+    return run(Arrays.asList(argv), false);
+  }
+
+  /** Empties the keyspace and forgets the loaded scripts (a restart without data). */
+  public void flushAll() {
+    keys.clear();
+    scripts.flush();
+  }
+
+  /** The number of keys not expired. */
+  public int dbSize() {
+    keys.keySet().removeIf(key -> lookup(key) == null);
+    return keys.size();
+  }
+
+  long nowMicros() {
+    return clockMicros.getAsLong();
+  }
+
+  private long nowMillis() {
+    return frozenMillis >= 0 ? frozenMillis : Math.floorDiv(nowMicros(), 1000);
+  }
+
+  /** Runs {@code script} with this master's time frozen for expiry, as Redis 7 does. */
+  Object frozen(java.util.function.Supplier<Object> script) {
+    frozenMillis = Math.floorDiv(nowMicros(), 1000);
+    try {
+      return script.get();
+    } finally {
+      frozenMillis = -1;
+    }
+  }
+
+  /** Runs a command; {@code fromScript}: scripts may not call scripts. */
+  Object run(List<String> args, boolean fromScript) {
+    if (args.isEmpty()) {
+      return new Error("ERR empty command");
+    }
+    String name = args.get(0).toUpperCase(Locale.ROOT);
+    try {
+      return switch (name) {
+        case "PING" ->
+            arity(args, 1, 2)
+                ? (args.size() == 1 ? new Status("PONG") : bytes(args.get(1)))
+                : arityError(name);
+        case "GET" -> args.size() == 2 ? get(args.get(1)) : arityError(name);
+        case "SET" -> args.size() >= 3 ? set(args) : arityError(name);
+        case "DEL" -> args.size() >= 2 ? del(args) : arityError(name);
+        case "MGET" -> args.size() >= 2 ? mget(args) : arityError(name);
+        case "TIME" -> args.size() == 1 ? time() : arityError(name);
+        case "PTTL" -> args.size() == 2 ? pttl(args.get(1)) : arityError(name);
+        case "PEXPIRE" -> args.size() == 3 ? pexpire(args.get(1), args.get(2)) : arityError(name);
+        case "ZADD" -> args.size() >= 4 ? zadd(args) : arityError(name);
+        case "ZRANGE" -> args.size() >= 4 ? zrange(args) : arityError(name);
+        case "ZRANGEBYSCORE" -> args.size() >= 4 ? zrangeByScore(args) : arityError(name);
+        case "ZREM" -> args.size() >= 3 ? zrem(args) : arityError(name);
+        case "ZCARD" -> args.size() == 2 ? zcard(args.get(1)) : arityError(name);
+        case "PUBLISH" ->
+            args.size() == 3
+                ? Long.valueOf(subscribers.publish(args.get(1), args.get(2)))
+                : arityError(name);
+        case "PUBSUB" -> pubsub(args);
+        case "DBSIZE" -> (long) dbSize();
+        case "FLUSHALL" -> {
+          keys.clear();
+          yield OK;
+        }
+        case "EVAL", "EVALSHA" ->
+            fromScript
+                ? new Error("ERR This Redis command is not allowed from script")
+                : args.size() >= 3 ? scripts.eval(name.equals("EVAL"), args) : arityError(name);
+        case "SCRIPT" ->
+            fromScript
+                ? new Error("ERR This Redis command is not allowed from script")
+                : scripts.command(args);
+        default -> new Error("ERR unknown command '" + args.get(0) + "'");
+      };
+    } catch (NumberFormatException e) {
+      return NOT_INTEGER;
+    }
+  }
+
+  private static boolean arity(List<String> args, int min, int max) {
+    return args.size() >= min && args.size() <= max;
+  }
+
+  private static Error arityError(String name) {
+    return new Error(
+        "ERR wrong number of arguments for '" + name.toLowerCase(Locale.ROOT) + "' command");
+  }
+
+  static byte[] bytes(String s) {
+    return s.getBytes(ISO_8859_1);
+  }
+
+  /** The live entry of {@code key}, removing it if it expired. */
+  private Entry lookup(String key) {
+    Entry entry = keys.get(key);
+    if (entry != null && entry.expiresAt >= 0 && nowMillis() > entry.expiresAt) {
+      keys.remove(key);
+      return null;
+    }
+    return entry;
+  }
+
+  private Object get(String key) {
+    Entry entry = lookup(key);
+    if (entry == null) {
+      return null;
+    }
+    return entry.value instanceof String s ? bytes(s) : WRONGTYPE;
+  }
+
+  private Object set(List<String> args) {
+    boolean nx = false;
+    boolean xx = false;
+    long expiresIn = -1;
+    for (int i = 3; i < args.size(); i++) {
+      String option = args.get(i).toUpperCase(Locale.ROOT);
+      switch (option) {
+        case "NX" -> nx = true;
+        case "XX" -> xx = true;
+        case "PX", "EX" -> {
+          if (i + 1 >= args.size() || expiresIn >= 0) {
+            return SYNTAX;
+          }
+          long n = Long.parseLong(args.get(++i));
+          if (n <= 0) {
+            return new Error("ERR invalid expire time in 'set' command");
+          }
+          expiresIn = option.equals("PX") ? n : Math.multiplyExact(n, 1000L);
+        }
+        default -> {
+          return SYNTAX;
+        }
+      }
+    }
+    if (nx && xx) {
+      return SYNTAX;
+    }
+    String key = args.get(1);
+    Entry existing = lookup(key);
+    if ((nx && existing != null) || (xx && existing == null)) {
+      return null;
+    }
+    Entry entry = new Entry(args.get(2));
+    if (expiresIn >= 0) {
+      entry.expiresAt = nowMillis() + expiresIn;
+    }
+    keys.put(key, entry);
+    return OK;
+  }
+
+  private Object del(List<String> args) {
+    long n = 0;
+    for (int i = 1; i < args.size(); i++) {
+      if (lookup(args.get(i)) != null) {
+        keys.remove(args.get(i));
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private Object mget(List<String> args) {
+    List<Object> values = new ArrayList<>();
+    for (int i = 1; i < args.size(); i++) {
+      Entry entry = lookup(args.get(i));
+      values.add(entry != null && entry.value instanceof String s ? bytes(s) : null);
+    }
+    return values;
+  }
+
+  private Object time() {
+    long micros = nowMicros();
+    return List.of(
+        bytes(Long.toString(Math.floorDiv(micros, 1_000_000L))),
+        bytes(Long.toString(Math.floorMod(micros, 1_000_000L))));
+  }
+
+  private Object pttl(String key) {
+    Entry entry = lookup(key);
+    if (entry == null) {
+      return -2L;
+    }
+    return entry.expiresAt < 0 ? -1L : Math.max(0, entry.expiresAt - nowMillis());
+  }
+
+  private Object pexpire(String key, String millis) {
+    long ms = Long.parseLong(millis);
+    Entry entry = lookup(key);
+    if (entry == null) {
+      return 0L;
+    }
+    if (ms <= 0) {
+      keys.remove(key);
+    } else {
+      entry.expiresAt = nowMillis() + ms;
+    }
+    return 1L;
+  }
+
+  /** The sorted set at {@code key}, null if none; throws the WRONGTYPE reply for another type. */
+  private ZSet zset(String key) {
+    Entry entry = lookup(key);
+    if (entry == null) {
+      return null;
+    }
+    if (entry.value instanceof ZSet set) {
+      return set;
+    }
+    throw new WrongType();
+  }
+
+  /** The WRONGTYPE reply, thrown from deep in a command. */
+  private static final class WrongType extends RuntimeException {
+    WrongType() {
+      super(null, null, false, false);
+    }
+  }
+
+  private Object zadd(List<String> args) {
+    try {
+      boolean nx = false;
+      boolean xx = false;
+      boolean gt = false;
+      boolean lt = false;
+      boolean ch = false;
+      int i = 2;
+      for (; i < args.size(); i++) {
+        String flag = args.get(i).toUpperCase(Locale.ROOT);
+        if (flag.equals("NX")) {
+          nx = true;
+        } else if (flag.equals("XX")) {
+          xx = true;
+        } else if (flag.equals("GT")) {
+          gt = true;
+        } else if (flag.equals("LT")) {
+          lt = true;
+        } else if (flag.equals("CH")) {
+          ch = true;
+        } else {
+          break;
+        }
+      }
+      int pairs = args.size() - i;
+      if (pairs == 0 || pairs % 2 != 0) {
+        return SYNTAX;
+      }
+      if (nx && xx) {
+        return new Error("ERR XX and NX options at the same time are not compatible");
+      }
+      if ((gt && nx) || (lt && nx) || (gt && lt)) {
+        return new Error("ERR GT, LT, and/or NX options at the same time are not compatible");
+      }
+      double[] scores = new double[pairs / 2];
+      for (int p = 0; p < scores.length; p++) {
+        Double score = parseScore(args.get(i + 2 * p));
+        if (score == null) {
+          return new Error("ERR value is not a valid float");
+        }
+        scores[p] = score;
+      }
+      String key = args.get(1);
+      ZSet set = zset(key);
+      if (set == null) {
+        if (xx) {
+          return 0L;
+        }
+        set = new ZSet();
+      }
+      long added = 0;
+      long changed = 0;
+      for (int p = 0; p < scores.length; p++) {
+        String member = args.get(i + 2 * p + 1);
+        Double current = set.scores.get(member);
+        if (current == null) {
+          if (!xx) {
+            set.scores.put(member, scores[p]);
+            added++;
+          }
+        } else if (!nx
+            && (!gt || scores[p] > current)
+            && (!lt || scores[p] < current)
+            && scores[p] != current) {
+          set.scores.put(member, scores[p]);
+          changed++;
+        }
+      }
+      if (!set.scores.isEmpty() && lookup(key) == null) {
+        keys.put(key, new Entry(set));
+      }
+      return ch ? added + changed : added;
+    } catch (WrongType e) {
+      return WRONGTYPE;
+    }
+  }
+
+  private static Double parseScore(String text) {
+    String t = text.toLowerCase(Locale.ROOT);
+    if (t.equals("inf") || t.equals("+inf")) {
+      return Double.POSITIVE_INFINITY;
+    }
+    if (t.equals("-inf")) {
+      return Double.NEGATIVE_INFINITY;
+    }
+    try {
+      double d = Double.parseDouble(text);
+      return Double.isNaN(d) || t.contains("x") || t.endsWith("d") || t.endsWith("f") ? null : d;
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  private Object zrange(List<String> args) {
+    boolean withScores = false;
+    for (int i = 4; i < args.size(); i++) {
+      if (args.get(i).equalsIgnoreCase("WITHSCORES")) {
+        withScores = true;
+      } else {
+        return SYNTAX;
+      }
+    }
+    long start = Long.parseLong(args.get(2));
+    long stop = Long.parseLong(args.get(3));
+    try {
+      ZSet set = zset(args.get(1));
+      if (set == null) {
+        return List.of();
+      }
+      List<Map.Entry<String, Double>> all = set.ordered();
+      int n = all.size();
+      if (start < 0) {
+        start = Math.max(0, n + start);
+      }
+      if (stop < 0) {
+        stop = n + stop;
+      }
+      stop = Math.min(stop, n - 1);
+      List<Object> out = new ArrayList<>();
+      for (long r = start; r <= stop; r++) {
+        reply(out, all.get((int) r), withScores);
+      }
+      return out;
+    } catch (WrongType e) {
+      return WRONGTYPE;
+    }
+  }
+
+  private Object zrangeByScore(List<String> args) {
+    boolean withScores = false;
+    long offset = 0;
+    long count = -1;
+    for (int i = 4; i < args.size(); i++) {
+      if (args.get(i).equalsIgnoreCase("WITHSCORES")) {
+        withScores = true;
+      } else if (args.get(i).equalsIgnoreCase("LIMIT") && i + 2 < args.size()) {
+        offset = Long.parseLong(args.get(++i));
+        count = Long.parseLong(args.get(++i));
+      } else {
+        return SYNTAX;
+      }
+    }
+    Bound min = Bound.parse(args.get(2));
+    Bound max = Bound.parse(args.get(3));
+    if (min == null || max == null) {
+      return new Error("ERR min or max is not a float");
+    }
+    try {
+      ZSet set = zset(args.get(1));
+      List<Object> out = new ArrayList<>();
+      if (set == null || offset < 0) {
+        return out;
+      }
+      long skipped = 0;
+      long taken = 0;
+      for (Map.Entry<String, Double> e : set.ordered()) {
+        if (min.below(e.getValue()) && max.above(e.getValue())) {
+          if (skipped++ < offset) {
+            continue;
+          }
+          if (count >= 0 && taken >= count) {
+            break;
+          }
+          taken++;
+          reply(out, e, withScores);
+        }
+      }
+      return out;
+    } catch (WrongType e) {
+      return WRONGTYPE;
+    }
+  }
+
+  /** A ZRANGEBYSCORE bound: a score, exclusive with a leading '('. */
+  private record Bound(double score, boolean exclusive) {
+    static Bound parse(String text) {
+      boolean open = text.startsWith("(");
+      Double score = parseScore(open ? text.substring(1) : text);
+      return score == null ? null : new Bound(score, open);
+    }
+
+    boolean below(double s) {
+      return exclusive ? score < s : score <= s;
+    }
+
+    boolean above(double s) {
+      return exclusive ? score > s : score >= s;
+    }
+  }
+
+  private static void reply(List<Object> out, Map.Entry<String, Double> e, boolean withScores) {
+    out.add(bytes(e.getKey()));
+    if (withScores) {
+      out.add(bytes(score(e.getValue())));
+    }
+  }
+
+  /** A score as Redis 7.0 writes one: an integer without a point, else 17 significant digits. */
+  static String score(double d) {
+    if (Double.isInfinite(d)) {
+      return d > 0 ? "inf" : "-inf";
+    }
+    return g17(d);
+  }
+
+  /** C's {@code %.17g}: how Redis turns a Lua number into a command's argument and a score. */
+  static String g17(double d) {
+    if (d == Math.rint(d) && Math.abs(d) < 1e17) {
+      return Long.toString((long) d);
+    }
+    if (d == 0) {
+      return "0";
+    }
+    BigDecimal exact = new BigDecimal(d).round(new MathContext(17));
+    int exponent = exact.precision() - exact.scale() - 1;
+    if (exponent < -4 || exponent >= 17) {
+      BigDecimal mantissa = exact.movePointLeft(exponent).stripTrailingZeros();
+      return mantissa.toPlainString()
+          + (exponent < 0 ? "e-" : "e+")
+          + String.format(Locale.ROOT, "%02d", Math.abs(exponent));
+    }
+    return exact.stripTrailingZeros().toPlainString();
+  }
+
+  private Object zrem(List<String> args) {
+    try {
+      ZSet set = zset(args.get(1));
+      if (set == null) {
+        return 0L;
+      }
+      long n = 0;
+      for (int i = 2; i < args.size(); i++) {
+        if (set.scores.remove(args.get(i)) != null) {
+          n++;
+        }
+      }
+      if (set.scores.isEmpty()) {
+        keys.remove(args.get(1));
+      }
+      return n;
+    } catch (WrongType e) {
+      return WRONGTYPE;
+    }
+  }
+
+  private Object zcard(String key) {
+    try {
+      ZSet set = zset(key);
+      return set == null ? 0L : (long) set.scores.size();
+    } catch (WrongType e) {
+      return WRONGTYPE;
+    }
+  }
+
+  private Object pubsub(List<String> args) {
+    if (args.size() >= 2 && args.get(1).equalsIgnoreCase("NUMSUB")) {
+      List<Object> out = new ArrayList<>();
+      for (int i = 2; i < args.size(); i++) {
+        out.add(bytes(args.get(i)));
+        out.add((long) subscriptions.getOrDefault(args.get(i), 0));
+      }
+      return out;
+    }
+    return new Error("ERR unknown subcommand or wrong number of arguments for 'pubsub' command");
+  }
+
+  /** The SHA-1 of {@code text}'s bytes, in lowercase hex, as Redis names a script. */
+  static String sha1hex(byte[] text) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every JVM has SHA-1", e);
+    }
+  }
+}

@@ -1,0 +1,321 @@
+package dev.redlock.simulation;
+
+import static java.nio.charset.StandardCharsets.ISO_8859_1;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.redlock.testkit.RedisProcess;
+import java.io.IOException;
+import java.io.InputStream;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The simulated master answers as a real redis-server does: seeded random sequences of the commands
+ * the library sends and of its scripts' calls (every script, every operation and flavour, with the
+ * arguments the library gives them), run on both, every reply compared, and after each command the
+ * whole state the library keeps (its keys' values, sorted sets with their scores, and their
+ * expiry).
+ *
+ * <p>Both masters' clocks are this machine's clock (the sim's reads it as the real one's TIME
+ * does), so a reply that carries a time is compared within a tolerance that fits its unit (a TIME's
+ * seconds within 2 s; milliseconds since the epoch within 2 s; microseconds within 2 s; a PTTL
+ * within 2 s): a unit swapped (a thousandfold) or a window applied twice is still a mismatch. So
+ * that no decision falls on a boundary, TTLs are 30 minutes and more and a waiter's stale window is
+ * either 0 (stale by the next command) or an hour. Errors are compared by their code.
+ */
+class SimMasterDifferentialIT {
+
+  private static final String[] SCRIPTS = {
+    "release.lua", "extend.lua", "shorten.lua", "fence.lua", "admit.lua", "queue.lua", "keyset.lua"
+  };
+  private static final String COUNTER = "redlock:fence";
+  private static final String MARKER = "redlock:born";
+  private static final String RECORD = "redlock:admitted";
+  private static final String[] RESOURCES = {"r:a", "r:b", "r:c"};
+  private static final String[] TOKENS = {"t1", "t2", "t3"};
+  private static final String[] CLIENTS = {"00000000000000a1", "00000000000000b2"};
+  private static final String[] WAITERS = {
+    CLIENTS[0] + "w1", CLIENTS[0] + "w2", CLIENTS[1] + "w3", CLIENTS[1] + "w4"
+  };
+
+  private static RedisProcess server;
+  private static final Map<String, Integer> outcomes = new java.util.TreeMap<>();
+  private static final List<RespSocket> subscribers = new ArrayList<>();
+
+  @BeforeAll
+  static void start() {
+    server = RedisProcess.start();
+  }
+
+  @AfterAll
+  static void stop() throws IOException {
+    for (RespSocket s : subscribers) {
+      s.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  @Test
+  void everyReplyAndEveryKeyMatchARealRedis() throws IOException {
+    int compared = 0;
+    for (long seed = 1; seed <= 6; seed++) {
+      compared += run(seed, 1500);
+    }
+    System.out.printf("differential: %d replies compared, 0 mismatches%n", compared);
+    outcomes.forEach((outcome, n) -> System.out.printf("  %6d  %s%n", n, outcome));
+    assertTrue(compared > 200_000, "compared " + compared);
+  }
+
+  /** One seed's sequence of {@code steps} commands; the replies compared. */
+  private int run(long seed, int steps) throws IOException {
+    Random random = new Random(seed);
+    Map<String, Integer> subscriptions = new HashMap<>();
+    SimMaster sim = new SimMaster(() -> ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
+    sim.subscribers((channel, message) -> subscriptions.getOrDefault(channel, 0), subscriptions);
+    int compared = 0;
+    try (RespSocket real = new RespSocket(server.host(), server.port())) {
+      real.execute("FLUSHALL");
+      real.execute("SCRIPT", "FLUSH");
+      // Some clients listen: on one resource's channel and on one client's own channel.
+      for (String channel :
+          List.of("redlock:wake:" + RESOURCES[random.nextInt(3)], "redlock:wake:@" + CLIENTS[0])) {
+        RespSocket listener = new RespSocket(server.host(), server.port());
+        listener.execute("SUBSCRIBE", channel);
+        subscribers.add(listener);
+        subscriptions.merge(channel, 1, Integer::sum);
+      }
+      Map<String, String> shas = new LinkedHashMap<>();
+      for (String script : SCRIPTS) {
+        String source = source(script);
+        Object realSha = real.execute("SCRIPT", "LOAD", source);
+        Object simSha = sim.execute("SCRIPT", "LOAD", source);
+        same(seed, "SCRIPT LOAD " + script, realSha, simSha);
+        shas.put(script, new String((byte[]) realSha, ISO_8859_1));
+      }
+      List<String> trail = new ArrayList<>();
+      for (int step = 0; step < steps; step++) {
+        String[] command = next(random, shas);
+        trail.add(String.join(" ", command));
+        Object expected = real.execute(command);
+        Object actual = sim.execute(command);
+        same(seed, trail, expected, actual);
+        compared++;
+        outcomes.merge(
+            name(command, shas)
+                + " -> "
+                + Replies.show(expected)
+                    .replaceAll("\\[\"\\d{10}\", \"\\d+\"\\]", "TIME")
+                    .replaceAll("\\d{6,}", "N"),
+            1,
+            Integer::sum);
+        if (command[command.length - 1].equals("1") && name(command, shas).startsWith("shorten")) {
+          // Shortened to 1 ms: past it on both masters before the state is read.
+          long until = System.nanoTime() + 3_000_000;
+          while (System.nanoTime() - until < 0) {
+            Thread.onSpinWait();
+          }
+        }
+        for (String[] look : state()) {
+          same(seed, trail, real.execute(look), sim.execute(look));
+          compared++;
+        }
+      }
+    } finally {
+      for (RespSocket s : subscribers) {
+        s.close();
+      }
+      subscribers.clear();
+    }
+    return compared;
+  }
+
+  /** What the library keeps on a master: read after every command. */
+  private static List<String[]> state() {
+    List<String[]> looks = new ArrayList<>();
+    for (String key : List.of(COUNTER, MARKER, RECORD)) {
+      looks.add(new String[] {"GET", key});
+      looks.add(new String[] {"PTTL", key});
+    }
+    for (String r : RESOURCES) {
+      looks.add(new String[] {"GET", r});
+      looks.add(new String[] {"PTTL", r});
+      looks.add(new String[] {"ZRANGE", "redlock:queue:" + r, "0", "-1", "WITHSCORES"});
+      looks.add(new String[] {"PTTL", "redlock:queue:" + r});
+      looks.add(new String[] {"ZRANGE", "redlock:seen:" + r, "0", "-1", "WITHSCORES"});
+      looks.add(new String[] {"PTTL", "redlock:seen:" + r});
+    }
+    return looks;
+  }
+
+  /** A command as the library sends it, or as a script would be called by it. */
+  private static String[] next(Random random, Map<String, String> shas) {
+    String r = pick(random, RESOURCES);
+    String token = pick(random, TOKENS);
+    String ttl = pick(random, "1800000", "3600000", "7200000");
+    String queue = "redlock:queue:" + r;
+    String seen = "redlock:seen:" + r;
+    switch (random.nextInt(12)) {
+      case 0:
+        return new String[] {"SET", r, token, "NX", "PX", ttl};
+      case 1:
+        return new String[] {"MGET", COUNTER, MARKER, RECORD};
+      case 2:
+        {
+          List<String> c = new ArrayList<>(List.of("EVALSHA", shas.get("release.lua")));
+          int flavour = random.nextInt(5);
+          if (flavour == 4) {
+            c.addAll(List.of("3", r, queue, seen, token)); // at the gate
+          } else {
+            c.addAll(List.of("1", r, token));
+            if (flavour > 0) {
+              c.add(pick(random, "quiet", "next", "notice"));
+            }
+          }
+          return c.toArray(String[]::new);
+        }
+      case 3:
+        return new String[] {
+          "EVALSHA", shas.get("extend.lua"), "1", r, token, pick(random, "1800000", "10000000")
+        };
+      case 4:
+        return new String[] {
+          "EVALSHA",
+          shas.get("shorten.lua"),
+          "1",
+          r,
+          token,
+          pick(random, "1", "1800000", "10000000")
+        };
+      case 5:
+        return new String[] {
+          "EVALSHA",
+          shas.get("fence.lua"),
+          "2",
+          r,
+          COUNTER,
+          token,
+          pick(random, "7", "12", "0012", "99999999999999999999", "x1")
+        };
+      case 6:
+        return new String[] {
+          "EVALSHA", shas.get("admit.lua"), "2", MARKER, RECORD, pick(random, "", "run-1", "run-2")
+        };
+      case 7:
+      case 8:
+        return new String[] {
+          "EVALSHA",
+          shas.get("queue.lua"),
+          "6",
+          r,
+          COUNTER,
+          MARKER,
+          RECORD,
+          queue,
+          seen,
+          random.nextInt(4) == 0 ? "leave" : "acquire",
+          token,
+          ttl,
+          pick(random, WAITERS),
+          pick(random, "0", "3600000")
+        };
+      case 9:
+        {
+          List<String> set = new ArrayList<>(Arrays.asList(RESOURCES));
+          java.util.Collections.shuffle(set, random);
+          set = new ArrayList<>(set.subList(0, 1 + random.nextInt(3)));
+          set.sort(null);
+          String op = pick(random, "acquire", "acquire", "release", "extend", "shorten", "fence");
+          List<String> c = new ArrayList<>(List.of("EVALSHA", shas.get("keyset.lua")));
+          List<String> keys = new ArrayList<>(set);
+          if (op.equals("acquire")) {
+            keys.addAll(List.of(COUNTER, MARKER, RECORD));
+          } else if (op.equals("fence")) {
+            keys.add(COUNTER);
+          }
+          c.add(Integer.toString(keys.size()));
+          c.addAll(keys);
+          String number =
+              op.equals("fence")
+                  ? pick(random, "5", "40")
+                  : op.equals("acquire") ? ttl : pick(random, "1800000", "10000000");
+          c.addAll(List.of(op, token, number, Integer.toString(set.size())));
+          if (op.equals("release") && random.nextBoolean()) {
+            c.add("quiet");
+          }
+          return c.toArray(String[]::new);
+        }
+      case 10:
+        return new String[] {"DEL", r};
+      default:
+        return new String[] {
+          "PUBSUB", "NUMSUB", "redlock:wake:" + r, "redlock:wake:@" + pick(random, CLIENTS)
+        };
+    }
+  }
+
+  /** The script a command calls and its operation, or the command's name. */
+  private static String name(String[] command, Map<String, String> shas) {
+    if (!command[0].equals("EVALSHA")) {
+      return command[0];
+    }
+    String script = "?";
+    for (Map.Entry<String, String> e : shas.entrySet()) {
+      if (e.getValue().equals(command[1])) {
+        script = e.getKey();
+      }
+    }
+    int numkeys = Integer.parseInt(command[2]);
+    String first = command.length > 3 + numkeys ? command[3 + numkeys] : "";
+    return switch (script) {
+      case "queue.lua", "keyset.lua" -> script + " " + first;
+      case "release.lua" ->
+          script + (numkeys == 3 ? " gate" : command.length > 5 ? " " + command[5] : " plain");
+      default -> script;
+    };
+  }
+
+  @SafeVarargs
+  private static <T> T pick(Random random, T... choices) {
+    return choices[random.nextInt(choices.length)];
+  }
+
+  private static String source(String script) throws IOException {
+    try (InputStream in =
+        SimMaster.class
+            .getClassLoader()
+            .getResourceAsStream("dev/redlock/internal/transport/" + script)) {
+      if (in == null) {
+        throw new IOException("no script " + script + " on the class path");
+      }
+      return new String(in.readAllBytes(), ISO_8859_1);
+    }
+  }
+
+  private static void same(long seed, Object what, Object expected, Object actual) {
+    if (!Replies.same(expected, actual)) {
+      String where =
+          what instanceof List<?> trail
+              ? String.join("\n  ", tail((List<String>) trail))
+              : what.toString();
+      assertEquals(
+          Replies.show(expected), Replies.show(actual), "seed " + seed + ", after:\n  " + where);
+    }
+  }
+
+  private static List<String> tail(List<String> trail) {
+    return trail.subList(Math.max(0, trail.size() - 12), trail.size());
+  }
+}
