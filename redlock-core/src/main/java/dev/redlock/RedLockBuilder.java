@@ -18,6 +18,7 @@ import dev.redlock.internal.transport.NodeAddress;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NoticeLink;
 import dev.redlock.internal.transport.PipelinedNodeClient;
+import dev.redlock.internal.transport.RoundLoop;
 import dev.redlock.internal.transport.SelectorLoop;
 import dev.redlock.internal.transport.SelectorNodeClient;
 import dev.redlock.internal.transport.Ticker;
@@ -55,6 +56,7 @@ public final class RedLockBuilder {
   private Ticker ticker = Ticker.system();
   private NodeClientFactory nodeClients; // null: the transport's clients
   private Transport transport; // null: Transport.plaintext()
+  private RoundLoop roundLoop; // null: the selector, if any
   private SSLContext sslContext;
   private boolean wakeUps = true;
   private Duration preflightInterval = RedLock.PREFLIGHT_INTERVAL;
@@ -475,6 +477,15 @@ public final class RedLockBuilder {
     return this;
   }
 
+  /**
+   * With {@link #nodeClients}: where callers wait for their rounds, so that a simulation runs its
+   * network and timers on the waiting caller's thread. For tests and the simulation.
+   */
+  RedLockBuilder roundLoop(RoundLoop loop) {
+    this.roundLoop = requireNonNull(loop, "loop");
+    return this;
+  }
+
   /** Picks the transport of plaintext masters, over {@link Transport#plaintext()}: for tests. */
   RedLockBuilder transport(Transport transport) {
     this.transport = requireNonNull(transport, "transport");
@@ -590,7 +601,9 @@ public final class RedLockBuilder {
       }
       throw e;
     }
-    Masters masters = new Masters(clients, names, datacenters, timeoutsNanos, ticker, io);
+    Masters masters =
+        new Masters(
+            clients, names, datacenters, timeoutsNanos, ticker, io != null ? io : roundLoop);
     masters.awaitFirstConnect(ticker.read() + connectTimeoutNanos(masters.nodeTimeoutNanos()));
     if (excludeUnfitMasters) {
       // The first verdicts before the first round, bounded like inspect().

@@ -41,6 +41,7 @@ final class Scripts {
   private final SimMaster master;
   private final Globals globals;
   private final Map<String, LuaValue> loaded = new HashMap<>(); // SHA-1 -> compiled chunk
+  private java.util.function.UnaryOperator<String> edit = source -> source;
 
   Scripts(SimMaster master) {
     this.master = master;
@@ -139,12 +140,17 @@ final class Scripts {
     loaded.clear();
   }
 
+  /** From now on, each script loaded runs as {@code edit} rewrites it (under its own SHA-1). */
+  void edit(java.util.function.UnaryOperator<String> edit) {
+    this.edit = edit;
+  }
+
   /** Compiles and keeps a script; its SHA-1, or the compile error. */
   private Object load(String source) {
     String sha = SimMaster.sha1hex(source.getBytes(ISO_8859_1));
     if (!loaded.containsKey(sha)) {
       try {
-        loaded.put(sha, globals.load(source, "@user_script"));
+        loaded.put(sha, globals.load(edit.apply(source), "@user_script"));
       } catch (LuaError e) {
         return new SimMaster.Error("ERR Error compiling script (new function): " + e.getMessage());
       }

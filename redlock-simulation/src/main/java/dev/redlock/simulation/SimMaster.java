@@ -101,6 +101,9 @@ public final class SimMaster {
   private final LongSupplier clockMicros;
   private final Scripts scripts;
   private Subscribers subscribers = (channel, message) -> 0;
+  private final String runId;
+  private final long startedMicros;
+  private final Map<String, String> config = new TreeMap<>();
   private Map<String, Integer> subscriptions = new TreeMap<>();
   private long frozenMillis = -1; // during a script: the time keys expire by
 
@@ -110,8 +113,34 @@ public final class SimMaster {
    * @param clockMicros this master's clock: microseconds since the epoch, as TIME answers
    */
   public SimMaster(LongSupplier clockMicros) {
+    this(clockMicros, "0000000000000000000000000000000000000001");
+  }
+
+  /**
+   * A master with an empty keyspace and the server run {@code runId} (what {@code INFO server}
+   * answers as {@code run_id}: a restart is a new master with a new run).
+   *
+   * @param clockMicros this master's clock: microseconds since the epoch, as TIME answers
+   * @param runId its server run
+   */
+  public SimMaster(LongSupplier clockMicros, String runId) {
     this.clockMicros = clockMicros;
+    this.runId = runId;
+    this.startedMicros = clockMicros.getAsLong();
     this.scripts = new Scripts(this);
+    config.put("appendonly", "no");
+    config.put("appendfsync", "everysec");
+    config.put("no-appendfsync-on-rewrite", "no");
+  }
+
+  /**
+   * Sets a configuration parameter, as {@code CONFIG GET} then answers it.
+   *
+   * @param name the parameter
+   * @param value its value
+   */
+  public void config(String name, String value) {
+    config.put(name, value);
   }
 
   /**
@@ -143,6 +172,17 @@ public final class SimMaster {
   /** Runs one command given as strings (each char one byte). */
   public Object execute(String... argv) {
     return run(Arrays.asList(argv), false);
+  }
+
+  /**
+   * A bug put back on purpose, for the simulation's own tests (never the product's): from now on
+   * each script loaded runs as {@code edit} rewrites its source, under the SHA-1 of the source as
+   * sent, so the library cannot tell.
+   *
+   * @param edit rewrites a script's source
+   */
+  public void editScripts(java.util.function.UnaryOperator<String> edit) {
+    scripts.edit(edit);
   }
 
   /** Empties the keyspace and forgets the loaded scripts (a restart without data). */
@@ -205,6 +245,8 @@ public final class SimMaster {
                 : arityError(name);
         case "PUBSUB" -> pubsub(args);
         case "DBSIZE" -> (long) dbSize();
+        case "INFO" -> bytes(info());
+        case "CONFIG" -> config(args);
         case "FLUSHALL" -> {
           keys.clear();
           yield OK;
@@ -615,6 +657,32 @@ public final class SimMaster {
     } catch (WrongType e) {
       return WRONGTYPE;
     }
+  }
+
+  /** {@code INFO} (any section): what the library reads of the server section. */
+  private String info() {
+    return "# Server\r\nredis_version:7.0.0\r\nrun_id:"
+        + runId
+        + "\r\nuptime_in_seconds:"
+        + Math.floorDiv(nowMicros() - startedMicros, 1_000_000L)
+        + "\r\n";
+  }
+
+  /** {@code CONFIG GET pattern}: the parameters whose name the glob matches ('*' only). */
+  private Object config(List<String> args) {
+    if (args.size() != 3 || !args.get(1).equalsIgnoreCase("GET")) {
+      return new Error("ERR unknown subcommand or wrong number of arguments for 'config' command");
+    }
+    String glob = args.get(2).replace(".", "\\.").replace("*", ".*");
+    List<Object> out = new ArrayList<>();
+    config.forEach(
+        (name, value) -> {
+          if (name.matches(glob)) {
+            out.add(bytes(name));
+            out.add(bytes(value));
+          }
+        });
+    return out;
   }
 
   private Object pubsub(List<String> args) {

@@ -5,6 +5,7 @@ import dev.redlock.internal.lease.QuorumRound.Tally;
 import dev.redlock.internal.transport.Command;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NodeReply;
+import dev.redlock.internal.transport.RoundLoop;
 import dev.redlock.internal.transport.SelectorLoop;
 import dev.redlock.internal.transport.Ticker;
 import java.util.Arrays;
@@ -61,7 +62,7 @@ public final class Masters {
   private final long[] timeoutNanos;
   private final long longestTimeoutNanos;
   private final Ticker ticker;
-  private final SelectorLoop io; // null: no plaintext master on the selector transport
+  private final RoundLoop io; // null: no plaintext master on the selector transport, no simulation
   private final int[] byName; // the masters' indexes, in the order of their names
   private final int[] nextByName; // for each master's index, the next master's by name
 
@@ -73,7 +74,7 @@ public final class Masters {
    * @param datacenters each master's datacenter label, or empty
    * @param timeoutNanos each master's node timeout
    * @param ticker the clock of the rounds
-   * @param io the selector the plaintext masters share, or null if none is on that transport
+   * @param io the selector the plaintext masters share (or a simulation's loop), or null if none
    */
   public Masters(
       List<NodeClient> nodes,
@@ -81,7 +82,7 @@ public final class Masters {
       List<String> datacenters,
       long[] timeoutNanos,
       Ticker ticker,
-      SelectorLoop io) {
+      RoundLoop io) {
     this.nodes = List.copyOf(nodes);
     this.names = List.copyOf(names);
     this.datacenters = List.copyOf(datacenters);
@@ -209,7 +210,7 @@ public final class Masters {
 
   /** The selector the plaintext masters share, or null if none is on the selector transport. */
   SelectorLoop io() {
-    return io;
+    return io instanceof SelectorLoop selector ? selector : null;
   }
 
   /** Each master's datacenter label, or empty. */

@@ -3,6 +3,7 @@ package dev.redlock.internal.lease;
 import dev.redlock.internal.transport.AwaitedRound;
 import dev.redlock.internal.transport.NodeReply;
 import dev.redlock.internal.transport.NodeUnavailableException;
+import dev.redlock.internal.transport.RoundLoop;
 import dev.redlock.internal.transport.SelectorLoop;
 import dev.redlock.internal.transport.Ticker;
 import dev.redlock.internal.transport.Vote;
@@ -345,7 +346,7 @@ final class QuorumRound implements Landing, AwaitedRound {
    * As {@link #await(long)}, on the selector {@code io} if not null: the caller leads it when no
    * one else does ({@link SelectorLoop#await}), and reads its own replies.
    */
-  Tally await(SelectorLoop io, long deadlineNanos) {
+  Tally await(RoundLoop io, long deadlineNanos) {
     if (io == null) {
       return await(deadlineNanos);
     }

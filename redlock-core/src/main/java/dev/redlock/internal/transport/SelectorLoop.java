@@ -82,7 +82,7 @@ import org.slf4j.LoggerFactory;
  * every link still registered is told, so its commands fail rather than wait forever, and later
  * connection attempts fail at once.
  */
-public final class SelectorLoop {
+public final class SelectorLoop implements RoundLoop {
 
   private static final Logger log = LoggerFactory.getLogger(SelectorLoop.class);
 
@@ -256,6 +256,7 @@ public final class SelectorLoop {
    * @param round the round the calling thread waits for
    * @param deadlineNanos when to stop waiting, on the system ticker
    */
+  @Override
   public void await(AwaitedRound round, long deadlineNanos) {
     leadership.await(round, deadlineNanos);
   }
@@ -269,11 +270,13 @@ public final class SelectorLoop {
    * A caller is about to send a round's commands and wait for it (the lease layer's masters);
    * {@link #leaveRound} once it has its answer. Any thread; never blocks.
    */
+  @Override
   public void enterRound() {
     inRounds.incrementAndGet();
   }
 
   /** The caller of an {@link #enterRound} has its round's answer. */
+  @Override
   public void leaveRound() {
     inRounds.decrementAndGet();
   }
@@ -635,6 +638,7 @@ public final class SelectorLoop {
    * @param waitNanos how long to wait for the thread
    * @return whether the thread (and every resolver thread) ended in time
    */
+  @Override
   public boolean close(long waitNanos) {
     stopping = true;
     selector.wakeup();

@@ -1,0 +1,34 @@
+package dev.redlock;
+
+import dev.redlock.internal.transport.NodeClient;
+import dev.redlock.internal.transport.RoundLoop;
+import dev.redlock.internal.transport.Ticker;
+import java.util.function.IntFunction;
+
+/**
+ * Builds a RedLock whose masters are simulated: the builder's hooks that the core keeps for tests
+ * (its clients, its clock, where its callers wait), reached from the core's own package in the
+ * simulation's module.
+ */
+public final class SimRedLocks {
+
+  private SimRedLocks() {}
+
+  /**
+   * Builds {@code builder}'s RedLock on simulated masters.
+   *
+   * @param builder the settings (its nodes name the masters; no connection is made to them)
+   * @param ticker the client's clock
+   * @param clients the client of master {@code i}
+   * @param loop where callers wait for their rounds
+   * @return the RedLock
+   */
+  public static RedLock build(
+      RedLockBuilder builder, Ticker ticker, IntFunction<NodeClient> clients, RoundLoop loop) {
+    return builder
+        .ticker(ticker)
+        .nodeClients((address, index, timeout, t) -> clients.apply(index))
+        .roundLoop(loop)
+        .build();
+  }
+}

@@ -1,0 +1,34 @@
+package dev.redlock.simulation;
+
+import dev.redlock.internal.transport.AwaitedRound;
+import dev.redlock.internal.transport.RoundLoop;
+
+/**
+ * Where a simulated client's caller waits for its round: it runs the simulation's events (the
+ * masters' replies, every timer) on its own thread until the round is decided or the clock reaches
+ * the round's deadline. So a blocking call of the public API runs on the simulation's one thread.
+ */
+final class SimLoop implements RoundLoop {
+
+  private final Simulation sim;
+
+  SimLoop(Simulation sim) {
+    this.sim = sim;
+  }
+
+  @Override
+  public void await(AwaitedRound round, long deadlineNanos) {
+    sim.runUntil(round::decided, deadlineNanos);
+  }
+
+  @Override
+  public void enterRound() {}
+
+  @Override
+  public void leaveRound() {}
+
+  @Override
+  public boolean close(long waitNanos) {
+    return true;
+  }
+}
