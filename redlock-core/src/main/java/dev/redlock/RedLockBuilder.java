@@ -7,6 +7,7 @@ import dev.redlock.internal.lease.Contention;
 import dev.redlock.internal.lease.Coordinator;
 import dev.redlock.internal.lease.Events;
 import dev.redlock.internal.lease.Masters;
+import dev.redlock.internal.lease.Timing;
 import dev.redlock.internal.lease.Validity;
 import dev.redlock.internal.lease.Wakeups;
 import dev.redlock.internal.preflight.FitNodeClient;
@@ -57,6 +58,7 @@ public final class RedLockBuilder {
   private NodeClientFactory nodeClients; // null: the transport's clients
   private Transport transport; // null: Transport.plaintext()
   private RoundLoop roundLoop; // null: the selector, if any
+  private Timing timing = Timing.REAL;
   private SSLContext sslContext;
   private boolean wakeUps = true;
   private Duration preflightInterval = RedLock.PREFLIGHT_INTERVAL;
@@ -486,6 +488,15 @@ public final class RedLockBuilder {
     return this;
   }
 
+  /**
+   * The lease layer's timers and randomness ({@link Timing#REAL} unless set): a simulation's, on
+   * its virtual clock. For tests and the simulation.
+   */
+  RedLockBuilder timing(Timing timing) {
+    this.timing = requireNonNull(timing, "timing");
+    return this;
+  }
+
   /** Picks the transport of plaintext masters, over {@link Transport#plaintext()}: for tests. */
   RedLockBuilder transport(Transport transport) {
     this.transport = requireNonNull(transport, "transport");
@@ -626,7 +637,8 @@ public final class RedLockBuilder {
                 maxLeaseTime.toMillis(),
                 guardMillis,
                 connectTimeoutNanos(masters.nodeTimeoutNanos())),
-            contention));
+            contention,
+            timing));
   }
 
   /** The JVM's default TLS context, looked up only when some master uses {@code rediss://}. */

@@ -1,5 +1,6 @@
 package dev.redlock;
 
+import dev.redlock.internal.lease.Timing;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.RoundLoop;
 import dev.redlock.internal.transport.Ticker;
@@ -7,8 +8,8 @@ import java.util.function.IntFunction;
 
 /**
  * Builds a RedLock whose masters are simulated: the builder's hooks that the core keeps for tests
- * (its clients, its clock, where its callers wait), reached from the core's own package in the
- * simulation's module.
+ * (its clients, its clock, its timers and randomness, where its callers wait), reached from the
+ * core's own package in the simulation's module.
  */
 public final class SimRedLocks {
 
@@ -21,14 +22,20 @@ public final class SimRedLocks {
    * @param ticker the client's clock
    * @param clients the client of master {@code i}
    * @param loop where callers wait for their rounds
+   * @param timing the lease layer's timers and randomness
    * @return the RedLock
    */
   public static RedLock build(
-      RedLockBuilder builder, Ticker ticker, IntFunction<NodeClient> clients, RoundLoop loop) {
+      RedLockBuilder builder,
+      Ticker ticker,
+      IntFunction<NodeClient> clients,
+      RoundLoop loop,
+      Timing timing) {
     return builder
         .ticker(ticker)
         .nodeClients((address, index, timeout, t) -> clients.apply(index))
         .roundLoop(loop)
+        .timing(timing)
         .build();
   }
 }

@@ -16,6 +16,13 @@ final class SimLoop implements RoundLoop {
     this.sim = sim;
   }
 
+  /** The lease layer's timers on the simulation's clock, and its randomness from the seed. */
+  static dev.redlock.internal.lease.Timing timing(Simulation sim) {
+    SimTimers timers = new SimTimers(sim);
+    return new dev.redlock.internal.lease.Timing(
+        (name, idleExits) -> timers, bound -> (long) (sim.random().nextDouble() * bound));
+  }
+
   @Override
   public void await(AwaitedRound round, long deadlineNanos) {
     sim.runUntil(round::decided, deadlineNanos);

@@ -101,8 +101,9 @@ public final class SimMaster {
   private final LongSupplier clockMicros;
   private final Scripts scripts;
   private Subscribers subscribers = (channel, message) -> 0;
-  private final String runId;
-  private final long startedMicros;
+  private String runId;
+  private long startedMicros;
+  private int runs; // how many times it started: a connection of an earlier run is reset
   private final Map<String, String> config = new TreeMap<>();
   private Map<String, Integer> subscriptions = new TreeMap<>();
   private long frozenMillis = -1; // during a script: the time keys expire by
@@ -183,6 +184,28 @@ public final class SimMaster {
    */
   public void editScripts(java.util.function.UnaryOperator<String> edit) {
     scripts.edit(edit);
+  }
+
+  /**
+   * Restarts the master: a new server run (its connections reset), its scripts forgotten, and its
+   * keys lost unless {@code keepData} (a restart from a lossless AOF keeps them all).
+   *
+   * @param keepData whether the keys survive
+   * @param newRunId the new run's {@code run_id}
+   */
+  public void restart(boolean keepData, String newRunId) {
+    if (!keepData) {
+      keys.clear();
+    }
+    scripts.flush();
+    runId = newRunId;
+    startedMicros = nowMicros();
+    runs++;
+  }
+
+  /** Which run of the master this is: a connection opened in an earlier one is reset. */
+  public int run() {
+    return runs;
   }
 
   /** Empties the keyspace and forgets the loaded scripts (a restart without data). */

@@ -5,7 +5,6 @@ import dev.redlock.simulation.SimMaster;
 import dev.redlock.simulation.Simulation;
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -22,7 +21,7 @@ public final class SimNodeClient extends CommandNodeClient {
   private final SimMaster master;
   private final Ticker ticker;
   private final LongSupplier delayNanos;
-  private final BooleanSupplier reachable;
+  private final LongSupplier healsAt;
   private final CommandPipeline<Link> pipeline;
 
   /**
@@ -33,7 +32,9 @@ public final class SimNodeClient extends CommandNodeClient {
    * @param ticker the client's clock
    * @param nodeTimeoutNanos the master's node timeout (the pipeline's stall limit derives from it)
    * @param delayNanos each message's delay, one way
-   * @param reachable whether the master can be reached now (a partition says no)
+   * @param healsAt when a partition between this client and the master heals, on the simulation's
+   *     clock (0 or the past: none now); a message sent across it waits for the heal, as TCP's
+   *     retransmissions would carry it, and a connection attempt fails
    */
   public SimNodeClient(
       Simulation sim,
@@ -41,12 +42,12 @@ public final class SimNodeClient extends CommandNodeClient {
       Ticker ticker,
       long nodeTimeoutNanos,
       LongSupplier delayNanos,
-      BooleanSupplier reachable) {
+      LongSupplier healsAt) {
     this.sim = sim;
     this.master = master;
     this.ticker = ticker;
     this.delayNanos = delayNanos;
-    this.reachable = reachable;
+    this.healsAt = healsAt;
     this.pipeline =
         new CommandPipeline<>(
             ticker, CommandPipeline.stallNanos(nodeTimeoutNanos), () -> sim.after(0, this::open));
@@ -60,7 +61,7 @@ public final class SimNodeClient extends CommandNodeClient {
 
   /** A connection attempt: the handshake answered at once by a reachable master, as events do. */
   private void open() {
-    if (!reachable.getAsBoolean()) {
+    if (healsAt.getAsLong() > sim.now()) {
       pipeline.connected(
           null, "connection refused", ticker.read() + CommandPipeline.RECONNECT_DELAY_NANOS);
       return;
@@ -70,7 +71,7 @@ public final class SimNodeClient extends CommandNodeClient {
     for (LuaScript script : LuaScript.ALL) {
       master.execute(List.of(ascii("SCRIPT"), ascii("LOAD"), script.body()));
     }
-    pipeline.connected(new Link(Incarnation.Facts.of(info, config)), null, 0);
+    pipeline.connected(new Link(Incarnation.Facts.of(info, config), master.run()), null, 0);
   }
 
   /** A master's reply as the library reads it: through its own decoder. */
@@ -85,13 +86,33 @@ public final class SimNodeClient extends CommandNodeClient {
   /** One simulated connection: bytes each way in order, lost once it is closed or cut. */
   private final class Link implements CommandPipeline.Link {
     private final Incarnation.Facts facts;
+    private final int run; // the master's run it was opened to
     private final Resp.Decoder decoder = new Resp.Decoder();
     private boolean closed;
     private long toMasterAt; // when the last message to the master arrives
     private long backAt; // when the last reply arrives
 
-    Link(Incarnation.Facts facts) {
+    Link(Incarnation.Facts facts, int run) {
       this.facts = facts;
+      this.run = run;
+    }
+
+    /** When a message sent now arrives: after its delay and any partition, after the last one. */
+    private long arrival(long last) {
+      return Math.max(last, Math.max(sim.now(), healsAt.getAsLong()) + delayNanos.getAsLong());
+    }
+
+    /** Whether the master restarted since this connection opened: then it was reset. */
+    private boolean reset() {
+      if (closed) {
+        return true;
+      }
+      if (master.run() != run) {
+        closed = true;
+        pipeline.lost(this, "connection reset by peer (the master restarted)");
+        return true;
+      }
+      return false;
     }
 
     @Override
@@ -105,26 +126,26 @@ public final class SimNodeClient extends CommandNodeClient {
         ByteBuffer bytes = ByteBuffer.allocate(Resp.length(verb, words));
         Resp.write(bytes, verb, words);
         byte[] written = bytes.array();
-        toMasterAt = Math.max(toMasterAt, sim.now() + delayNanos.getAsLong());
+        toMasterAt = arrival(toMasterAt);
         sim.after(toMasterAt - sim.now(), () -> arrive(written));
       }
     }
 
     /** The command reaches the master, which runs it and answers. */
     private void arrive(byte[] written) {
-      if (closed || !reachable.getAsBoolean()) {
+      if (reset()) {
         return;
       }
       for (List<byte[]> args : RespCodec.commands(written)) {
         byte[] reply = RespCodec.encode(master.execute(args));
-        backAt = Math.max(backAt, sim.now() + delayNanos.getAsLong());
+        backAt = arrival(backAt);
         sim.after(backAt - sim.now(), () -> heard(reply));
       }
     }
 
     /** The reply reaches the client, whose pipeline matches it with its command. */
     private void heard(byte[] reply) {
-      if (closed || !reachable.getAsBoolean()) {
+      if (reset()) {
         return;
       }
       ByteBuffer in = ByteBuffer.wrap(reply);

@@ -1,0 +1,187 @@
+package dev.redlock.simulation;
+
+import dev.redlock.Lease;
+import dev.redlock.QuorumUnavailableException;
+import dev.redlock.RedLock;
+import dev.redlock.RedLockBuilder;
+import dev.redlock.SimRedLocks;
+import dev.redlock.internal.transport.SimNodeClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+
+/**
+ * One simulated run: five simulated masters, three RedLocks built from the public builder, one
+ * resource taken and given back in turn, and the faults asked for, all on one seeded virtual clock;
+ * the checker looks at each grant: no other client's lease may still be valid (on the simulation's
+ * true time, which every clock here follows).
+ */
+final class SimHarness {
+
+  /** The fault families a run can have. */
+  enum Fault {
+    /** A master cut off from one client for up to a second: messages wait for the heal. */
+    PARTITION,
+    /** A master restarted without its data (a new run, its connections reset): masters 2 to 4. */
+    RESTART_EMPTY,
+    /**
+     * A master restarted from a lossless AOF ({@code appendonly yes}, {@code appendfsync always},
+     * as masters 0 and 1 are configured): its keys kept, a new run.
+     */
+    RESTART_KEEPING_DATA,
+    /** {@code SCRIPT FLUSH}: the master forgets the scripts (NOSCRIPT, then a reload). */
+    SCRIPT_FLUSH
+  }
+
+  /** A run's trace, figures and first violation of mutual exclusion (or null). */
+  record Run(List<String> trace, int grants, int faults, long events, String violation) {}
+
+  static final int MASTERS = 5;
+  static final int CLIENTS = 3;
+  static final Duration TTL = Duration.ofMillis(200);
+
+  private SimHarness() {}
+
+  /**
+   * Runs {@code steps} operations.
+   *
+   * @param seed the seed
+   * @param steps how many operations
+   * @param faults the fault families to inject
+   * @param faultEvery one step in this many, on average, starts a fault
+   * @param settings more settings for every client (e.g. the restart guard off)
+   * @param bug rewrites the masters' scripts: a bug put back on purpose, or the identity
+   */
+  static Run run(
+      long seed,
+      int steps,
+      Set<Fault> faults,
+      int faultEvery,
+      UnaryOperator<RedLockBuilder> settings,
+      UnaryOperator<String> bug)
+      throws Exception {
+    Simulation sim = new Simulation(seed);
+    List<SimMaster> masters = new ArrayList<>();
+    for (int i = 0; i < MASTERS; i++) {
+      masters.add(new SimMaster(() -> Simulation.EPOCH_MICROS + sim.now() / 1000, runId(i, 0)));
+      masters.get(i).editScripts(bug);
+      if (i < 2) {
+        masters.get(i).config("appendonly", "yes");
+        masters.get(i).config("appendfsync", "always");
+      }
+    }
+    List<String> nodes = new ArrayList<>();
+    for (int i = 0; i < MASTERS; i++) {
+      nodes.add("redis://master-" + i + ":6379");
+    }
+    long[][] healsAt = new long[CLIENTS][MASTERS];
+    List<RedLock> clients = new ArrayList<>();
+    List<String> trace = new ArrayList<>();
+    List<Fault> kinds = new ArrayList<>(faults);
+    int grants = 0;
+    int injected = 0;
+    try {
+      for (int c = 0; c < CLIENTS; c++) {
+        int client = c;
+        clients.add(
+            SimRedLocks.build(
+                settings.apply(
+                    RedLock.builder().nodes(nodes).wakeUps(false).excludeUnfitMasters(false)),
+                sim.ticker(),
+                i ->
+                    new SimNodeClient(
+                        sim,
+                        masters.get(i),
+                        sim.ticker(),
+                        Duration.ofMillis(50).toNanos(),
+                        () -> 50_000 + sim.random().nextInt(450_000),
+                        () -> healsAt[client][i]),
+                new SimLoop(sim),
+                SimLoop.timing(sim)));
+      }
+      clients.get(0).admitFreshNodes();
+      Lease[] held = new Lease[CLIENTS];
+      long[] validUntil = new long[CLIENTS];
+      for (int step = 0; step < steps; step++) {
+        if (!kinds.isEmpty() && sim.random().nextInt(faultEvery) == 0) {
+          Fault fault = kinds.get(sim.random().nextInt(kinds.size()));
+          int m = sim.random().nextInt(MASTERS);
+          injected++;
+          switch (fault) {
+            case PARTITION ->
+                healsAt[sim.random().nextInt(CLIENTS)][m] =
+                    sim.now() + sim.random().nextInt(1_000_000_000);
+            case RESTART_EMPTY -> {
+              m = 2 + sim.random().nextInt(3);
+              masters.get(m).restart(false, runId(m, step + 1));
+            }
+            case RESTART_KEEPING_DATA -> {
+              m = sim.random().nextInt(2);
+              masters.get(m).restart(true, runId(m, step + 1));
+            }
+            case SCRIPT_FLUSH -> masters.get(m).execute("SCRIPT", "FLUSH");
+          }
+          trace.add(sim.now() + " " + fault + " master " + m);
+        }
+        int c = sim.random().nextInt(CLIENTS);
+        if (held[c] == null) {
+          Optional<Lease> lease;
+          try {
+            lease = clients.get(c).tryAcquire("resource", TTL);
+          } catch (QuorumUnavailableException e) { // too few masters answered: no one holds it
+            trace.add(sim.now() + " " + c + " unavailable");
+            sim.runFor(sim.random().nextInt(80_000_000));
+            continue;
+          }
+          trace.add(sim.now() + " " + c + (lease.isPresent() ? " granted" : " refused"));
+          if (lease.isPresent()) {
+            for (int other = 0; other < CLIENTS; other++) {
+              if (other != c && held[other] != null && validUntil[other] > sim.now()) {
+                return new Run(
+                    trace,
+                    grants,
+                    injected,
+                    sim.eventsRun(),
+                    String.format(
+                        "seed %d step %d: client %d granted at %d ns while client %d's lease is"
+                            + " valid until %d ns",
+                        seed, step, c, sim.now(), other, validUntil[other]));
+              }
+            }
+            held[c] = lease.get();
+            validUntil[c] = sim.now() + lease.get().remainingValidity().toNanos();
+            grants++;
+          }
+        } else if (sim.random().nextBoolean()) { // else it holds on, maybe past its validity
+          held[c].close();
+          held[c] = null;
+          trace.add(sim.now() + " " + c + " released");
+        }
+        sim.runFor(sim.random().nextInt(80_000_000));
+      }
+      return new Run(trace, grants, injected, sim.eventsRun(), null);
+    } finally {
+      // Every command answered before the clients close: a close waits for replies in flight,
+      // and on virtual time only the simulation's events bring them.
+      for (long[] row : healsAt) {
+        java.util.Arrays.fill(row, 0);
+      }
+      sim.runFor(Duration.ofSeconds(5).toNanos());
+      for (RedLock client : clients) {
+        client.close();
+      }
+    }
+  }
+
+  static Run run(long seed, int steps) throws Exception {
+    return run(seed, steps, EnumSet.noneOf(Fault.class), 1, b -> b, source -> source);
+  }
+
+  private static String runId(int master, int run) {
+    return String.format("%040x", master * 1_000_000L + run);
+  }
+}
