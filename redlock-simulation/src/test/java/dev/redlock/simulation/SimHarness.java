@@ -34,7 +34,39 @@ final class SimHarness {
      */
     RESTART_KEEPING_DATA,
     /** {@code SCRIPT FLUSH}: the master forgets the scripts (NOSCRIPT, then a reload). */
-    SCRIPT_FLUSH
+    SCRIPT_FLUSH,
+    /**
+     * A master's clock set to run up to 0.5% fast or slow from now on: within the drift the library
+     * allows for ({@code driftFactor} 0.01).
+     */
+    CLOCK_DRIFT,
+    /**
+     * An assumption broken on purpose: a master's clock set to run twice as fast from now on, far
+     * beyond the drift factor, so its keys expire in half their TTL.
+     */
+    CLOCK_TOO_FAST
+  }
+
+  /** A master's clock: microseconds since the epoch at a rate of the simulation's time. */
+  private static final class MasterClock {
+    private final Simulation sim;
+    private double rate = 1;
+    private double offsetMicros = Simulation.EPOCH_MICROS; // its reading at simulation time 0
+
+    MasterClock(Simulation sim) {
+      this.sim = sim;
+    }
+
+    long micros() {
+      return (long) (offsetMicros + rate * sim.now() / 1000.0);
+    }
+
+    /** From now on, {@code newRate} times the simulation's rate, with no jump. */
+    void rate(double newRate) {
+      long now = micros();
+      rate = newRate;
+      offsetMicros = now - newRate * sim.now() / 1000.0;
+    }
   }
 
   /** A run's trace, figures and first violation of mutual exclusion (or null). */
@@ -66,8 +98,11 @@ final class SimHarness {
       throws Exception {
     Simulation sim = new Simulation(seed);
     List<SimMaster> masters = new ArrayList<>();
+    List<MasterClock> clocks = new ArrayList<>();
     for (int i = 0; i < MASTERS; i++) {
-      masters.add(new SimMaster(() -> Simulation.EPOCH_MICROS + sim.now() / 1000, runId(i, 0)));
+      MasterClock clock = new MasterClock(sim);
+      clocks.add(clock);
+      masters.add(new SimMaster(clock::micros, runId(i, 0)));
       masters.get(i).editScripts(bug);
       if (i < 2) {
         masters.get(i).config("appendonly", "yes");
@@ -124,6 +159,8 @@ final class SimHarness {
               masters.get(m).restart(true, runId(m, step + 1));
             }
             case SCRIPT_FLUSH -> masters.get(m).execute("SCRIPT", "FLUSH");
+            case CLOCK_DRIFT -> clocks.get(m).rate(0.995 + 0.01 * sim.random().nextDouble());
+            case CLOCK_TOO_FAST -> clocks.get(m).rate(2);
           }
           trace.add(sim.now() + " " + fault + " master " + m);
         }
