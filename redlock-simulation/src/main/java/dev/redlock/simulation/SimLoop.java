@@ -11,21 +11,26 @@ import dev.redlock.internal.transport.RoundLoop;
 final class SimLoop implements RoundLoop {
 
   private final Simulation sim;
+  private final ClientClock clock;
 
-  SimLoop(Simulation sim) {
+  SimLoop(Simulation sim, ClientClock clock) {
     this.sim = sim;
+    this.clock = clock;
   }
 
-  /** The lease layer's timers on the simulation's clock, and its randomness from the seed. */
-  static dev.redlock.internal.lease.Timing timing(Simulation sim) {
-    SimTimers timers = new SimTimers(sim);
+  /**
+   * The lease layer's timers on the simulation's clock (their delays measured by the client's
+   * {@code clock}), and its randomness from the seed.
+   */
+  static dev.redlock.internal.lease.Timing timing(Simulation sim, ClientClock clock) {
+    SimTimers timers = new SimTimers(sim, clock);
     return new dev.redlock.internal.lease.Timing(
         (name, idleExits) -> timers, bound -> (long) (sim.random().nextDouble() * bound));
   }
 
   @Override
   public void await(AwaitedRound round, long deadlineNanos) {
-    sim.runUntil(round::decided, deadlineNanos);
+    sim.runUntil(round::decided, clock.toSimulation(deadlineNanos));
   }
 
   @Override

@@ -11,16 +11,19 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The lease layer's timers ({@code Timing.Timers}) on the simulation's clock: each task is an event
- * of the {@link Simulation}, run on its one thread when the clock reaches it. Every timer of a
- * simulated RedLock is this one. Not thread-safe: the simulation's thread drives it.
+ * of the {@link Simulation}, run on its one thread when the client's clock has moved its delay.
+ * Every timer of a simulated RedLock is this one. Not thread-safe: the simulation's thread drives
+ * it.
  */
 final class SimTimers extends AbstractExecutorService implements ScheduledExecutorService {
 
   private final Simulation sim;
+  private final ClientClock clock;
   private boolean shutdown;
 
-  SimTimers(Simulation sim) {
+  SimTimers(Simulation sim, ClientClock clock) {
     this.sim = sim;
+    this.clock = clock;
   }
 
   /** A task at a virtual time, repeated every {@code period} (0: once). */
@@ -30,7 +33,7 @@ final class SimTimers extends AbstractExecutorService implements ScheduledExecut
 
     Task(Callable<V> body, long delayNanos, long periodNanos) {
       super(body);
-      this.at = sim.now() + Math.max(0, delayNanos);
+      this.at = sim.now() + clock.simulationNanos(Math.max(0, delayNanos));
       this.period = periodNanos;
       sim.after(at - sim.now(), this::fire);
     }
@@ -42,8 +45,8 @@ final class SimTimers extends AbstractExecutorService implements ScheduledExecut
       if (period == 0) {
         run();
       } else if (runAndReset()) {
-        at = sim.now() + period;
-        sim.after(period, this::fire);
+        at = sim.now() + clock.simulationNanos(period);
+        sim.after(at - sim.now(), this::fire);
       }
     }
 

@@ -44,7 +44,17 @@ final class SimHarness {
      * An assumption broken on purpose: a master's clock set to run twice as fast from now on, far
      * beyond the drift factor, so its keys expire in half their TTL.
      */
-    CLOCK_TOO_FAST
+    CLOCK_TOO_FAST,
+    /**
+     * A client's clock set to run up to 0.5% fast or slow from now on (its validity, deadlines and
+     * timers measured with it): within the drift factor.
+     */
+    CLIENT_CLOCK_DRIFT,
+    /**
+     * An assumption broken on purpose: a client's clock set to run at half speed, so that it
+     * believes its lease valid for twice as long as it is.
+     */
+    CLIENT_CLOCK_TOO_SLOW
   }
 
   /** A master's clock: microseconds since the epoch at a rate of the simulation's time. */
@@ -114,6 +124,7 @@ final class SimHarness {
       nodes.add("redis://master-" + i + ":6379");
     }
     long[][] healsAt = new long[CLIENTS][MASTERS];
+    List<ClientClock> clientClocks = new ArrayList<>();
     List<RedLock> clients = new ArrayList<>();
     List<String> trace = new ArrayList<>();
     List<Fault> kinds = new ArrayList<>(faults);
@@ -122,21 +133,23 @@ final class SimHarness {
     try {
       for (int c = 0; c < CLIENTS; c++) {
         int client = c;
+        ClientClock clock = new ClientClock(sim);
+        clientClocks.add(clock);
         clients.add(
             SimRedLocks.build(
                 settings.apply(
                     RedLock.builder().nodes(nodes).wakeUps(false).excludeUnfitMasters(false)),
-                sim.ticker(),
+                clock,
                 i ->
                     new SimNodeClient(
                         sim,
                         masters.get(i),
-                        sim.ticker(),
+                        clock,
                         Duration.ofMillis(50).toNanos(),
                         () -> 50_000 + sim.random().nextInt(450_000),
                         () -> healsAt[client][i]),
-                new SimLoop(sim),
-                SimLoop.timing(sim)));
+                new SimLoop(sim, clock),
+                SimLoop.timing(sim, clock)));
       }
       clients.get(0).admitFreshNodes();
       Lease[] held = new Lease[CLIENTS];
@@ -161,6 +174,11 @@ final class SimHarness {
             case SCRIPT_FLUSH -> masters.get(m).execute("SCRIPT", "FLUSH");
             case CLOCK_DRIFT -> clocks.get(m).rate(0.995 + 0.01 * sim.random().nextDouble());
             case CLOCK_TOO_FAST -> clocks.get(m).rate(2);
+            case CLIENT_CLOCK_DRIFT ->
+                clientClocks
+                    .get(sim.random().nextInt(CLIENTS))
+                    .rate(0.995 + 0.01 * sim.random().nextDouble());
+            case CLIENT_CLOCK_TOO_SLOW -> clientClocks.get(sim.random().nextInt(CLIENTS)).rate(0.5);
           }
           trace.add(sim.now() + " " + fault + " master " + m);
         }
@@ -190,7 +208,10 @@ final class SimHarness {
               }
             }
             held[c] = lease.get();
-            validUntil[c] = sim.now() + lease.get().remainingValidity().toNanos();
+            // Until when the client believes it holds the lease, on the simulation's true time.
+            ClientClock clock = clientClocks.get(c);
+            validUntil[c] =
+                clock.toSimulation(clock.read() + lease.get().remainingValidity().toNanos());
             grants++;
           }
         } else if (sim.random().nextBoolean()) { // else it holds on, maybe past its validity

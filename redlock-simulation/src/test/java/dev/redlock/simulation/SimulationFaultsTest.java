@@ -17,7 +17,8 @@ class SimulationFaultsTest {
 
   @Test
   void mutualExclusionHoldsUnderEveryFaultFamily() throws Exception {
-    Set<Fault> within = EnumSet.complementOf(EnumSet.of(Fault.CLOCK_TOO_FAST));
+    Set<Fault> within =
+        EnumSet.complementOf(EnumSet.of(Fault.CLOCK_TOO_FAST, Fault.CLIENT_CLOCK_TOO_SLOW));
     for (Fault fault : within) {
       check(EnumSet.of(fault));
     }
@@ -51,6 +52,23 @@ class SimulationFaultsTest {
               .violation();
     }
     System.out.println("master clocks twice as fast: " + found);
+    assertNotNull(found, "no seed of 30 broke mutual exclusion");
+  }
+
+  /**
+   * The same assumption on the client's side: a client whose clock runs at half speed believes its
+   * lease valid for twice as long as it is, and another client is granted meanwhile.
+   */
+  @Test
+  void aClientWhoseClockRunsFarTooSlowOutlivesItsLease() throws Exception {
+    String found = null;
+    for (long seed = 1; seed <= 30 && found == null; seed++) {
+      found =
+          SimHarness.run(
+                  seed, 300, EnumSet.of(Fault.CLIENT_CLOCK_TOO_SLOW), 5, b -> b, source -> source)
+              .violation();
+    }
+    System.out.println("a client clock at half speed: " + found);
     assertNotNull(found, "no seed of 30 broke mutual exclusion");
   }
 
