@@ -4,6 +4,7 @@ import dev.redlock.Lease;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockBuilder;
+import dev.redlock.RedLockException;
 import dev.redlock.SimRedLocks;
 import dev.redlock.internal.transport.SimNodeClient;
 import java.time.Duration;
@@ -41,6 +42,11 @@ final class SimHarness {
      */
     CLOCK_DRIFT,
     /**
+     * A master's wall clock stepped back by up to 10 s (an NTP step): its keys live longer, and its
+     * TIME goes back, which fencing tokens must survive.
+     */
+    CLOCK_STEP_BACK,
+    /**
      * An assumption broken on purpose: a master's clock set to run twice as fast from now on, far
      * beyond the drift factor, so its keys expire in half their TTL.
      */
@@ -71,6 +77,11 @@ final class SimHarness {
       return (long) (offsetMicros + rate * sim.now() / 1000.0);
     }
 
+    /** Steps the clock by {@code micros} (back if negative). */
+    void step(long micros) {
+      offsetMicros += micros;
+    }
+
     /** From now on, {@code newRate} times the simulation's rate, with no jump. */
     void rate(double newRate) {
       long now = micros();
@@ -79,8 +90,12 @@ final class SimHarness {
     }
   }
 
-  /** A run's trace, figures and first violation of mutual exclusion (or null). */
-  record Run(List<String> trace, int grants, int faults, long events, String violation) {}
+  /**
+   * A run's trace, figures, first violation of mutual exclusion (or null), and first fencing token
+   * that did not rise above every earlier grant's (or null).
+   */
+  record Run(
+      List<String> trace, int grants, int faults, long events, String violation, String fencing) {}
 
   static final int MASTERS = 5;
   static final int CLIENTS = 3;
@@ -130,6 +145,8 @@ final class SimHarness {
     List<Fault> kinds = new ArrayList<>(faults);
     int grants = 0;
     int injected = 0;
+    long lastToken = 0;
+    String fencing = null;
     try {
       for (int c = 0; c < CLIENTS; c++) {
         int client = c;
@@ -174,6 +191,7 @@ final class SimHarness {
             case SCRIPT_FLUSH -> masters.get(m).execute("SCRIPT", "FLUSH");
             case CLOCK_DRIFT -> clocks.get(m).rate(0.995 + 0.01 * sim.random().nextDouble());
             case CLOCK_TOO_FAST -> clocks.get(m).rate(2);
+            case CLOCK_STEP_BACK -> clocks.get(m).step(-sim.random().nextInt(10_000_000));
             case CLIENT_CLOCK_DRIFT ->
                 clientClocks
                     .get(sim.random().nextInt(CLIENTS))
@@ -204,10 +222,24 @@ final class SimHarness {
                     String.format(
                         "seed %d step %d: client %d granted at %d ns while client %d's lease is"
                             + " valid until %d ns",
-                        seed, step, c, sim.now(), other, validUntil[other]));
+                        seed, step, c, sim.now(), other, validUntil[other]),
+                    fencing);
               }
             }
             held[c] = lease.get();
+            try { // the token, chosen during the acquire: above every earlier grant's
+              long token = lease.get().fencingToken();
+              trace.add(sim.now() + " " + c + " token " + token);
+              if (token <= lastToken && fencing == null) {
+                fencing =
+                    String.format(
+                        "seed %d step %d: client %d's token %d after a grant's %d",
+                        seed, step, c, token, lastToken);
+              }
+              lastToken = Math.max(lastToken, token);
+            } catch (RedLockException e) { // lost meanwhile, or no quorum to store it
+              trace.add(sim.now() + " " + c + " no token");
+            }
             // Until when the client believes it holds the lease, on the simulation's true time.
             ClientClock clock = clientClocks.get(c);
             validUntil[c] =
@@ -221,7 +253,7 @@ final class SimHarness {
         }
         sim.runFor(sim.random().nextInt(80_000_000));
       }
-      return new Run(trace, grants, injected, sim.eventsRun(), null);
+      return new Run(trace, grants, injected, sim.eventsRun(), null, fencing);
     } finally {
       // Every command answered before the clients close: a close waits for replies in flight,
       // and on virtual time only the simulation's events bring them.

@@ -31,11 +31,13 @@ class SimulationFaultsTest {
     for (long seed = 1; seed <= 10; seed++) {
       SimHarness.Run run = SimHarness.run(seed, 300, faults, 20, b -> b, source -> source);
       assertNull(run.violation(), faults + ": " + run.violation());
+      assertNull(run.fencing(), faults + ": " + run.fencing());
       grants += run.grants();
       injected += run.faults();
     }
     System.out.printf(
-        "faults %s: 10 seeds of 300 steps, %d grants, %d faults, 0 violations%n",
+        "faults %s: 10 seeds of 300 steps, %d grants, %d faults, 0 violations, fencing tokens"
+            + " rising%n",
         faults, grants, injected);
   }
 
@@ -53,6 +55,37 @@ class SimulationFaultsTest {
     }
     System.out.println("master clocks twice as fast: " + found);
     assertNotNull(found, "no seed of 30 broke mutual exclusion");
+    for (long seed = 1; seed <= 10; seed++) { // the tokens still rise: a fencing store holds
+      String fencing =
+          SimHarness.run(seed, 300, EnumSet.of(Fault.CLOCK_TOO_FAST), 5, b -> b, source -> source)
+              .fencing();
+      assertNull(fencing, fencing);
+    }
+  }
+
+  /**
+   * The fencing checker can fail: with the masters' fence.lua made to store nothing (a harness
+   * switch), tokens come from the masters' clocks alone, and a clock stepped back brings a token
+   * below an earlier grant's; the library's own script keeps them rising under the same steps.
+   */
+  @Test
+  void aFenceCounterNeverStoredLetsATokenGoBackWhenAClockStepsBack() throws Exception {
+    String found = null;
+    for (long seed = 1; seed <= 30 && found == null; seed++) {
+      found =
+          SimHarness.run(
+                  seed,
+                  300,
+                  EnumSet.of(Fault.CLOCK_STEP_BACK),
+                  5,
+                  b -> b,
+                  source ->
+                      source.replace(
+                          "redis.call('SET', KEYS[2], token)", "redis.call('SET', KEYS[2], '1')"))
+              .fencing();
+    }
+    System.out.println("fence counter never stored, clocks stepped back: " + found);
+    assertNotNull(found, "no seed of 30 saw a token go back");
   }
 
   /**

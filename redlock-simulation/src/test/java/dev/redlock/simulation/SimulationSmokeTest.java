@@ -23,6 +23,7 @@ class SimulationSmokeTest {
           "simulation seed %d: %d steps, %d grants, %d events, trace hash %08x%n",
           seed, run.trace().size(), run.grants(), run.events(), run.trace().hashCode());
       assertNull(run.violation(), run.violation());
+      assertNull(run.fencing(), run.fencing());
       assertTrue(run.grants() > 30, "grants " + run.grants());
     }
   }
