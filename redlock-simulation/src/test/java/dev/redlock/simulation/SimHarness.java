@@ -95,7 +95,57 @@ final class SimHarness {
    * that did not rise above every earlier grant's (or null).
    */
   record Run(
-      List<String> trace, int grants, int faults, long events, String violation, String fencing) {}
+      List<String> trace,
+      int grants,
+      int faults,
+      long events,
+      String violation,
+      String fencing,
+      int failedAt) {}
+
+  /**
+   * One step of a run's schedule: a fault to inject first (or null) with its random choices, then
+   * an operation: client {@code client} acquires if it holds nothing, else releases if {@code
+   * release} (else holds on); then {@code gapNanos} pass. Drawn up front from the seed, apart from
+   * the network's delays, so that a schedule can be shrunk one step or fault at a time.
+   */
+  record Step(
+      Fault fault,
+      int master,
+      int other,
+      double value,
+      int client,
+      boolean release,
+      long gapNanos) {
+    Step withoutFault() {
+      return new Step(null, master, other, value, client, release, gapNanos);
+    }
+  }
+
+  /**
+   * A schedule of {@code steps} steps, a fault of {@code faults} one step in {@code faultEvery}.
+   */
+  static List<Step> schedule(long seed, int steps, Set<Fault> faults, int faultEvery) {
+    java.util.Random random = new java.util.Random(~seed * 0x9E3779B97F4A7C15L);
+    List<Fault> kinds = new ArrayList<>(faults);
+    List<Step> schedule = new ArrayList<>(steps);
+    for (int i = 0; i < steps; i++) {
+      Fault fault =
+          !kinds.isEmpty() && random.nextInt(faultEvery) == 0
+              ? kinds.get(random.nextInt(kinds.size()))
+              : null;
+      schedule.add(
+          new Step(
+              fault,
+              random.nextInt(MASTERS),
+              random.nextInt(CLIENTS),
+              random.nextDouble(),
+              random.nextInt(CLIENTS),
+              random.nextBoolean(),
+              random.nextInt(80_000_000)));
+    }
+    return schedule;
+  }
 
   static final int MASTERS = 5;
   static final int CLIENTS = 3;
@@ -121,6 +171,18 @@ final class SimHarness {
       UnaryOperator<RedLockBuilder> settings,
       UnaryOperator<String> bug)
       throws Exception {
+    return run(seed, schedule(seed, steps, faults, faultEvery), settings, bug);
+  }
+
+  /**
+   * Runs {@code schedule}; the network's delays and the library's randomness follow {@code seed}.
+   */
+  static Run run(
+      long seed,
+      List<Step> schedule,
+      UnaryOperator<RedLockBuilder> settings,
+      UnaryOperator<String> bug)
+      throws Exception {
     Simulation sim = new Simulation(seed);
     List<SimMaster> masters = new ArrayList<>();
     List<MasterClock> clocks = new ArrayList<>();
@@ -142,11 +204,11 @@ final class SimHarness {
     List<ClientClock> clientClocks = new ArrayList<>();
     List<RedLock> clients = new ArrayList<>();
     List<String> trace = new ArrayList<>();
-    List<Fault> kinds = new ArrayList<>(faults);
     int grants = 0;
     int injected = 0;
     long lastToken = 0;
     String fencing = null;
+    int fencingAt = -1;
     try {
       for (int c = 0; c < CLIENTS; c++) {
         int client = c;
@@ -171,43 +233,41 @@ final class SimHarness {
       clients.get(0).admitFreshNodes();
       Lease[] held = new Lease[CLIENTS];
       long[] validUntil = new long[CLIENTS];
-      for (int step = 0; step < steps; step++) {
-        if (!kinds.isEmpty() && sim.random().nextInt(faultEvery) == 0) {
-          Fault fault = kinds.get(sim.random().nextInt(kinds.size()));
-          int m = sim.random().nextInt(MASTERS);
+      for (int step = 0; step < schedule.size(); step++) {
+        Step next = schedule.get(step);
+        if (next.fault() != null) {
+          Fault fault = next.fault();
+          int m = next.master();
           injected++;
           switch (fault) {
             case PARTITION ->
-                healsAt[sim.random().nextInt(CLIENTS)][m] =
-                    sim.now() + sim.random().nextInt(1_000_000_000);
+                healsAt[next.other()][m] = sim.now() + (long) (next.value() * 1_000_000_000);
             case RESTART_EMPTY -> {
-              m = 2 + sim.random().nextInt(3);
+              m = 2 + m % 3;
               masters.get(m).restart(false, runId(m, step + 1));
             }
             case RESTART_KEEPING_DATA -> {
-              m = sim.random().nextInt(2);
+              m = m % 2;
               masters.get(m).restart(true, runId(m, step + 1));
             }
             case SCRIPT_FLUSH -> masters.get(m).execute("SCRIPT", "FLUSH");
-            case CLOCK_DRIFT -> clocks.get(m).rate(0.995 + 0.01 * sim.random().nextDouble());
+            case CLOCK_DRIFT -> clocks.get(m).rate(0.995 + 0.01 * next.value());
             case CLOCK_TOO_FAST -> clocks.get(m).rate(2);
-            case CLOCK_STEP_BACK -> clocks.get(m).step(-sim.random().nextInt(10_000_000));
+            case CLOCK_STEP_BACK -> clocks.get(m).step(-(long) (next.value() * 10_000_000));
             case CLIENT_CLOCK_DRIFT ->
-                clientClocks
-                    .get(sim.random().nextInt(CLIENTS))
-                    .rate(0.995 + 0.01 * sim.random().nextDouble());
-            case CLIENT_CLOCK_TOO_SLOW -> clientClocks.get(sim.random().nextInt(CLIENTS)).rate(0.5);
+                clientClocks.get(next.other()).rate(0.995 + 0.01 * next.value());
+            case CLIENT_CLOCK_TOO_SLOW -> clientClocks.get(next.other()).rate(0.5);
           }
           trace.add(sim.now() + " " + fault + " master " + m);
         }
-        int c = sim.random().nextInt(CLIENTS);
+        int c = next.client();
         if (held[c] == null) {
           Optional<Lease> lease;
           try {
             lease = clients.get(c).tryAcquire("resource", TTL);
           } catch (QuorumUnavailableException e) { // too few masters answered: no one holds it
             trace.add(sim.now() + " " + c + " unavailable");
-            sim.runFor(sim.random().nextInt(80_000_000));
+            sim.runFor(next.gapNanos());
             continue;
           }
           trace.add(sim.now() + " " + c + (lease.isPresent() ? " granted" : " refused"));
@@ -223,7 +283,8 @@ final class SimHarness {
                         "seed %d step %d: client %d granted at %d ns while client %d's lease is"
                             + " valid until %d ns",
                         seed, step, c, sim.now(), other, validUntil[other]),
-                    fencing);
+                    fencing,
+                    step);
               }
             }
             held[c] = lease.get();
@@ -231,6 +292,7 @@ final class SimHarness {
               long token = lease.get().fencingToken();
               trace.add(sim.now() + " " + c + " token " + token);
               if (token <= lastToken && fencing == null) {
+                fencingAt = step;
                 fencing =
                     String.format(
                         "seed %d step %d: client %d's token %d after a grant's %d",
@@ -246,14 +308,14 @@ final class SimHarness {
                 clock.toSimulation(clock.read() + lease.get().remainingValidity().toNanos());
             grants++;
           }
-        } else if (sim.random().nextBoolean()) { // else it holds on, maybe past its validity
+        } else if (next.release()) { // else it holds on, maybe past its validity
           held[c].close();
           held[c] = null;
           trace.add(sim.now() + " " + c + " released");
         }
-        sim.runFor(sim.random().nextInt(80_000_000));
+        sim.runFor(next.gapNanos());
       }
-      return new Run(trace, grants, injected, sim.eventsRun(), null, fencing);
+      return new Run(trace, grants, injected, sim.eventsRun(), null, fencing, fencingAt);
     } finally {
       // Every command answered before the clients close: a close waits for replies in flight,
       // and on virtual time only the simulation's events bring them.
@@ -269,6 +331,50 @@ final class SimHarness {
 
   static Run run(long seed, int steps) throws Exception {
     return run(seed, steps, EnumSet.noneOf(Fault.class), 1, b -> b, source -> source);
+  }
+
+  /**
+   * Shrinks a failing schedule: drops the steps after the failure, then each fault and each step
+   * whose removal still fails, until removing any one more makes the run pass (or {@code budget}
+   * runs were spent).
+   *
+   * @param fails whether a run fails as the original did
+   * @return the shrunk schedule
+   */
+  static List<Step> shrink(
+      long seed,
+      List<Step> schedule,
+      UnaryOperator<RedLockBuilder> settings,
+      UnaryOperator<String> bug,
+      java.util.function.Predicate<Run> fails,
+      int budget)
+      throws Exception {
+    Run first = run(seed, schedule, settings, bug);
+    if (!fails.test(first)) {
+      throw new IllegalArgumentException("the schedule does not fail");
+    }
+    List<Step> current = new ArrayList<>(schedule.subList(0, first.failedAt() + 1));
+    int runs = 1;
+    boolean changed = true;
+    while (changed && runs < budget) {
+      changed = false;
+      for (int i = current.size() - 1; i >= 0 && runs < budget; i--) {
+        List<Step> candidate = new ArrayList<>(current);
+        if (current.get(i).fault() != null) {
+          candidate.set(i, current.get(i).withoutFault());
+        } else {
+          candidate.remove(i);
+        }
+        runs++;
+        Run tried = run(seed, candidate, settings, bug);
+        if (fails.test(tried)) {
+          current = new ArrayList<>(candidate.subList(0, tried.failedAt() + 1));
+          changed = true;
+          i = Math.min(i, current.size());
+        }
+      }
+    }
+    return current;
   }
 
   private static String runId(int master, int run) {

@@ -106,6 +106,37 @@ class SimulationFaultsTest {
   }
 
   /**
+   * A failure's schedule shrinks until removing any one fault or step makes the run pass, and its
+   * trace reads as a timeline: here, the restart guard off and masters restarted empty.
+   */
+  @Test
+  void aFailingScheduleShrinksToTheFaultsThatMatter() throws Exception {
+    java.util.function.UnaryOperator<dev.redlock.RedLockBuilder> guardOff =
+        b -> b.restartGuard(false);
+    long seed = 1;
+    java.util.List<SimHarness.Step> schedule =
+        SimHarness.schedule(seed, 300, EnumSet.of(Fault.RESTART_EMPTY), 1);
+    java.util.function.Predicate<SimHarness.Run> fails = run -> run.violation() != null;
+    java.util.List<SimHarness.Step> shrunk =
+        SimHarness.shrink(seed, schedule, guardOff, source -> source, fails, 400);
+    SimHarness.Run run = SimHarness.run(seed, shrunk, guardOff, source -> source);
+    long faults = shrunk.stream().filter(step -> step.fault() != null).count();
+    System.out.printf(
+        "shrunk from %d steps to %d, %d faults: %s%n  %s%n",
+        schedule.size(), shrunk.size(), faults, run.violation(), String.join("\n  ", run.trace()));
+    assertNotNull(run.violation(), "the shrunk schedule no longer fails");
+    for (int i = 0; i < shrunk.size(); i++) {
+      if (shrunk.get(i).fault() != null) {
+        java.util.List<SimHarness.Step> without = new java.util.ArrayList<>(shrunk);
+        without.set(i, shrunk.get(i).withoutFault());
+        assertNull(
+            SimHarness.run(seed, without, guardOff, source -> source).violation(),
+            "still fails without the fault of step " + i);
+      }
+    }
+  }
+
+  /**
    * The restart guard is what keeps a master that lost its keys from voting while a lease it
    * granted may still be valid: without it, masters restarted empty grant a second client.
    */
