@@ -333,6 +333,23 @@ final class SimHarness {
     return run(seed, steps, EnumSet.noneOf(Fault.class), 1, b -> b, source -> source);
   }
 
+  /** What one seed's run gave: a failure's description, or null. */
+  @FunctionalInterface
+  interface SeedRun {
+    String failure(long seed) throws Exception;
+  }
+
+  /** The first failure of seeds 1 to {@code seeds}, or null if none failed. */
+  static String firstFailure(int seeds, SeedRun run) throws Exception {
+    for (long seed = 1; seed <= seeds; seed++) {
+      String failure = run.failure(seed);
+      if (failure != null) {
+        return failure;
+      }
+    }
+    return null;
+  }
+
   /**
    * Shrinks a failing schedule: drops the steps after the failure, then each fault and each step
    * whose removal still fails, until removing any one more makes the run pass (or {@code budget}

@@ -47,12 +47,13 @@ class SimulationFaultsTest {
    */
   @Test
   void mastersWhoseClocksRunFarTooFastGrantASecondHolder() throws Exception {
-    String found = null;
-    for (long seed = 1; seed <= 30 && found == null; seed++) {
-      found =
-          SimHarness.run(seed, 300, EnumSet.of(Fault.CLOCK_TOO_FAST), 5, b -> b, source -> source)
-              .violation();
-    }
+    String found =
+        SimHarness.firstFailure(
+            30,
+            seed ->
+                SimHarness.run(
+                        seed, 300, EnumSet.of(Fault.CLOCK_TOO_FAST), 5, b -> b, source -> source)
+                    .violation());
     System.out.println("master clocks twice as fast: " + found);
     assertNotNull(found, "no seed of 30 broke mutual exclusion");
     for (long seed = 1; seed <= 10; seed++) { // the tokens still rise: a fencing store holds
@@ -70,20 +71,21 @@ class SimulationFaultsTest {
    */
   @Test
   void aFenceCounterNeverStoredLetsATokenGoBackWhenAClockStepsBack() throws Exception {
-    String found = null;
-    for (long seed = 1; seed <= 30 && found == null; seed++) {
-      found =
-          SimHarness.run(
-                  seed,
-                  300,
-                  EnumSet.of(Fault.CLOCK_STEP_BACK),
-                  5,
-                  b -> b,
-                  source ->
-                      source.replace(
-                          "redis.call('SET', KEYS[2], token)", "redis.call('SET', KEYS[2], '1')"))
-              .fencing();
-    }
+    String found =
+        SimHarness.firstFailure(
+            30,
+            seed ->
+                SimHarness.run(
+                        seed,
+                        300,
+                        EnumSet.of(Fault.CLOCK_STEP_BACK),
+                        5,
+                        b -> b,
+                        source ->
+                            source.replace(
+                                "redis.call('SET', KEYS[2], token)",
+                                "redis.call('SET', KEYS[2], '1')"))
+                    .fencing());
     System.out.println("fence counter never stored, clocks stepped back: " + found);
     assertNotNull(found, "no seed of 30 saw a token go back");
   }
@@ -94,13 +96,18 @@ class SimulationFaultsTest {
    */
   @Test
   void aClientWhoseClockRunsFarTooSlowOutlivesItsLease() throws Exception {
-    String found = null;
-    for (long seed = 1; seed <= 30 && found == null; seed++) {
-      found =
-          SimHarness.run(
-                  seed, 300, EnumSet.of(Fault.CLIENT_CLOCK_TOO_SLOW), 5, b -> b, source -> source)
-              .violation();
-    }
+    String found =
+        SimHarness.firstFailure(
+            30,
+            seed ->
+                SimHarness.run(
+                        seed,
+                        300,
+                        EnumSet.of(Fault.CLIENT_CLOCK_TOO_SLOW),
+                        5,
+                        b -> b,
+                        source -> source)
+                    .violation());
     System.out.println("a client clock at half speed: " + found);
     assertNotNull(found, "no seed of 30 broke mutual exclusion");
   }
@@ -142,18 +149,18 @@ class SimulationFaultsTest {
    */
   @Test
   void withoutTheRestartGuardAMasterRestartedEmptyGrantsASecondHolder() throws Exception {
-    String found = null;
-    for (long seed = 1; seed <= 30 && found == null; seed++) {
-      found =
-          SimHarness.run(
-                  seed,
-                  300,
-                  EnumSet.of(Fault.RESTART_EMPTY),
-                  1,
-                  b -> b.restartGuard(false),
-                  source -> source)
-              .violation();
-    }
+    String found =
+        SimHarness.firstFailure(
+            30,
+            seed ->
+                SimHarness.run(
+                        seed,
+                        300,
+                        EnumSet.of(Fault.RESTART_EMPTY),
+                        1,
+                        b -> b.restartGuard(false),
+                        source -> source)
+                    .violation());
     System.out.println("restart guard off, masters restarted empty: " + found);
     assertNotNull(found, "no seed of 30 broke mutual exclusion");
     for (long seed = 1; seed <= 10; seed++) { // the same restarts with the guard on: none

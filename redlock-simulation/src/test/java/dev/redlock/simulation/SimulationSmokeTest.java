@@ -34,18 +34,18 @@ class SimulationSmokeTest {
    */
   @Test
   void aReleaseThatDoesNotCompareItsTokenIsCaught() throws Exception {
-    String found = null;
-    for (long seed = 1; seed <= 10 && found == null; seed++) {
-      found =
-          SimHarness.run(
-                  seed,
-                  300,
-                  EnumSet.noneOf(SimHarness.Fault.class),
-                  1,
-                  b -> b,
-                  source -> source.replace("if value == ARGV[1] then", "if value then"))
-              .violation();
-    }
+    String found =
+        SimHarness.firstFailure(
+            10,
+            seed ->
+                SimHarness.run(
+                        seed,
+                        300,
+                        EnumSet.noneOf(SimHarness.Fault.class),
+                        1,
+                        b -> b,
+                        source -> source.replace("if value == ARGV[1] then", "if value then"))
+                    .violation());
     System.out.println("release without its compare: " + found);
     assertNotNull(found, "no seed of 10 found the bug");
   }
