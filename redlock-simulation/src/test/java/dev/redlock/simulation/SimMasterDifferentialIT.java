@@ -306,16 +306,19 @@ class SimMasterDifferentialIT {
 
   private static void same(long seed, Object what, Object expected, Object actual) {
     if (!Replies.same(expected, actual)) {
-      String where =
-          what instanceof List<?> trail
-              ? String.join("\n  ", tail((List<String>) trail))
-              : what.toString();
+      String where = what instanceof List<?> trail ? tail(trail) : what.toString();
       assertEquals(
           Replies.show(expected), Replies.show(actual), "seed " + seed + ", after:\n  " + where);
     }
   }
 
-  private static List<String> tail(List<String> trail) {
-    return trail.subList(Math.max(0, trail.size() - 12), trail.size());
+  /** The last commands before a mismatch, one a line. */
+  private static String tail(List<?> trail) {
+    List<?> last = trail.subList(Math.max(0, trail.size() - 12), trail.size());
+    StringBuilder out = new StringBuilder();
+    for (Object command : last) {
+      out.append(out.length() == 0 ? "" : "\n  ").append(command);
+    }
+    return out.toString();
   }
 }
