@@ -239,7 +239,7 @@ final class Scripts {
       for (int i = 1; i <= luaArgs.narg(); i++) {
         LuaValue arg = luaArgs.arg(i);
         if (arg.type() == LuaValue.TNUMBER) {
-          args.add(SimMaster.g17(arg.todouble()));
+          args.add(ZSet.g17(arg.todouble()));
         } else if (arg.type() == LuaValue.TSTRING) {
           args.add(new String(bytes(arg.checkstring()), ISO_8859_1));
         } else {

@@ -2,13 +2,10 @@ package dev.redlock.simulation;
 
 import static java.nio.charset.StandardCharsets.ISO_8859_1;
 
-import java.math.BigDecimal;
-import java.math.MathContext;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -81,19 +78,6 @@ public final class SimMaster {
 
     Entry(Object value) {
       this.value = value;
-    }
-  }
-
-  /** A sorted set: member -> score, ordered on demand by score, then member. */
-  static final class ZSet {
-    final Map<String, Double> scores = new HashMap<>();
-
-    List<Map.Entry<String, Double>> ordered() {
-      List<Map.Entry<String, Double>> all = new ArrayList<>(scores.entrySet());
-      all.sort(
-          Comparator.<Map.Entry<String, Double>>comparingDouble(Map.Entry::getValue)
-              .thenComparing(Map.Entry::getKey));
-      return all;
     }
   }
 
@@ -206,12 +190,6 @@ public final class SimMaster {
   /** Which run of the master this is: a connection opened in an earlier one is reset. */
   public int run() {
     return runs;
-  }
-
-  /** Empties the keyspace and forgets the loaded scripts (a restart without data). */
-  public void flushAll() {
-    keys.clear();
-    scripts.flush();
   }
 
   /** The number of keys not expired. */
@@ -464,7 +442,7 @@ public final class SimMaster {
       }
       double[] scores = new double[pairs / 2];
       for (int p = 0; p < scores.length; p++) {
-        Double score = parseScore(args.get(i + 2 * p));
+        Double score = ZSet.parse(args.get(i + 2 * p));
         if (score == null) {
           return new Error("ERR value is not a valid float");
         }
@@ -502,22 +480,6 @@ public final class SimMaster {
       return ch ? added + changed : added;
     } catch (WrongType e) {
       return WRONGTYPE;
-    }
-  }
-
-  private static Double parseScore(String text) {
-    String t = text.toLowerCase(Locale.ROOT);
-    if (t.equals("inf") || t.equals("+inf")) {
-      return Double.POSITIVE_INFINITY;
-    }
-    if (t.equals("-inf")) {
-      return Double.NEGATIVE_INFINITY;
-    }
-    try {
-      double d = Double.parseDouble(text);
-      return Double.isNaN(d) || t.contains("x") || t.endsWith("d") || t.endsWith("f") ? null : d;
-    } catch (NumberFormatException e) {
-      return null;
     }
   }
 
@@ -570,8 +532,8 @@ public final class SimMaster {
         return SYNTAX;
       }
     }
-    Bound min = Bound.parse(args.get(2));
-    Bound max = Bound.parse(args.get(3));
+    ZSet.Bound min = ZSet.Bound.parse(args.get(2));
+    ZSet.Bound max = ZSet.Bound.parse(args.get(3));
     if (min == null || max == null) {
       return new Error("ERR min or max is not a float");
     }
@@ -601,55 +563,11 @@ public final class SimMaster {
     }
   }
 
-  /** A ZRANGEBYSCORE bound: a score, exclusive with a leading '('. */
-  private record Bound(double score, boolean exclusive) {
-    static Bound parse(String text) {
-      boolean open = text.startsWith("(");
-      Double score = parseScore(open ? text.substring(1) : text);
-      return score == null ? null : new Bound(score, open);
-    }
-
-    boolean below(double s) {
-      return exclusive ? score < s : score <= s;
-    }
-
-    boolean above(double s) {
-      return exclusive ? score > s : score >= s;
-    }
-  }
-
   private static void reply(List<Object> out, Map.Entry<String, Double> e, boolean withScores) {
     out.add(bytes(e.getKey()));
     if (withScores) {
-      out.add(bytes(score(e.getValue())));
+      out.add(bytes(ZSet.text(e.getValue())));
     }
-  }
-
-  /** A score as Redis 7.0 writes one: an integer without a point, else 17 significant digits. */
-  static String score(double d) {
-    if (Double.isInfinite(d)) {
-      return d > 0 ? "inf" : "-inf";
-    }
-    return g17(d);
-  }
-
-  /** C's {@code %.17g}: how Redis turns a Lua number into a command's argument and a score. */
-  static String g17(double d) {
-    if (d == Math.rint(d) && Math.abs(d) < 1e17) {
-      return Long.toString((long) d);
-    }
-    if (d == 0) {
-      return "0";
-    }
-    BigDecimal exact = new BigDecimal(d).round(new MathContext(17));
-    int exponent = exact.precision() - exact.scale() - 1;
-    if (exponent < -4 || exponent >= 17) {
-      BigDecimal mantissa = exact.movePointLeft(exponent).stripTrailingZeros();
-      return mantissa.toPlainString()
-          + (exponent < 0 ? "e-" : "e+")
-          + String.format(Locale.ROOT, "%02d", Math.abs(exponent));
-    }
-    return exact.stripTrailingZeros().toPlainString();
   }
 
   private Object zrem(List<String> args) {

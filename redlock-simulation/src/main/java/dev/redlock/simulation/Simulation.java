@@ -1,6 +1,5 @@
 package dev.redlock.simulation;
 
-import dev.redlock.internal.transport.Ticker;
 import java.util.PriorityQueue;
 import java.util.Random;
 import java.util.function.BooleanSupplier;
@@ -43,11 +42,6 @@ public final class Simulation {
   /** The virtual time, in nanoseconds since the simulation began. */
   public long now() {
     return now;
-  }
-
-  /** The virtual time as a monotonic clock (each client's may be made to drift from it). */
-  public Ticker ticker() {
-    return this::now;
   }
 
   /** The simulation's randomness, seeded. */

@@ -58,11 +58,11 @@ class SimMasterTest {
 
   @Test
   void aNumberPassedToACommandIsWrittenAsRedisWritesIt() {
-    assertEquals("1700000000000123", SimMaster.g17(1_700_000_000_000_123d));
-    assertEquals("-5", SimMaster.g17(-5));
-    assertEquals("0.5", SimMaster.g17(0.5));
-    assertEquals("0.10000000000000001", SimMaster.g17(0.1));
-    assertEquals("1e+17", SimMaster.g17(1e17));
+    assertEquals("1700000000000123", ZSet.g17(1_700_000_000_000_123d));
+    assertEquals("-5", ZSet.g17(-5));
+    assertEquals("0.5", ZSet.g17(0.5));
+    assertEquals("0.10000000000000001", ZSet.g17(0.1));
+    assertEquals("1e+17", ZSet.g17(1e17));
     Object reply =
         master.execute(
             "EVAL",
