@@ -6,6 +6,7 @@ import dev.redlock.internal.lease.Arguments;
 import dev.redlock.internal.lease.Contention;
 import dev.redlock.internal.lease.Coordinator;
 import dev.redlock.internal.lease.Events;
+import dev.redlock.internal.lease.Listener;
 import dev.redlock.internal.lease.Masters;
 import dev.redlock.internal.lease.Timing;
 import dev.redlock.internal.lease.Validity;
@@ -22,6 +23,7 @@ import dev.redlock.internal.transport.PipelinedNodeClient;
 import dev.redlock.internal.transport.RoundLoop;
 import dev.redlock.internal.transport.SelectorLoop;
 import dev.redlock.internal.transport.SelectorNodeClient;
+import dev.redlock.internal.transport.Subscriber;
 import dev.redlock.internal.transport.Ticker;
 import dev.redlock.internal.transport.Transport;
 import java.net.InetAddress;
@@ -59,6 +61,8 @@ public final class RedLockBuilder {
   private Transport transport; // null: Transport.plaintext()
   private RoundLoop roundLoop; // null: the selector, if any
   private Timing timing = Timing.REAL;
+  // The wake-up links of master i, telling the listener: a simulation's; null: NoticeLinks.
+  private java.util.function.BiFunction<Integer, NoticeLink.Listener, Subscriber> subscribers;
   private SSLContext sslContext;
   private boolean wakeUps = true;
   private Duration preflightInterval = RedLock.PREFLIGHT_INTERVAL;
@@ -489,11 +493,22 @@ public final class RedLockBuilder {
   }
 
   /**
-   * The lease layer's timers and randomness ({@link Timing#REAL} unless set): a simulation's, on
-   * its virtual clock. For tests and the simulation.
+   * The lease layer's timers, pauses and randomness ({@link Timing#REAL} unless set): a
+   * simulation's, on its virtual clock; the events and the async futures' completions then run on
+   * its timers too. For tests and the simulation.
    */
   RedLockBuilder timing(Timing timing) {
     this.timing = requireNonNull(timing, "timing");
+    return this;
+  }
+
+  /**
+   * Makes the wake-up link of master {@code i} (its index among the nodes), telling the given
+   * listener, instead of a {@link NoticeLink} of its own: a simulation's. For the simulation.
+   */
+  RedLockBuilder subscribers(
+      java.util.function.BiFunction<Integer, NoticeLink.Listener, Subscriber> subscribers) {
+    this.subscribers = requireNonNull(subscribers, "subscribers");
     return this;
   }
 
@@ -530,8 +545,12 @@ public final class RedLockBuilder {
                 retryDelay.toNanos(),
                 true,
                 listener -> {
-                  List<NoticeLink> links = new ArrayList<>();
-                  if (realTransport) { // fake clients for tests have no master to hear
+                  List<Subscriber> links = new ArrayList<>();
+                  if (subscribers != null) { // a simulation's
+                    for (int i = 0; i < addresses.size(); i++) {
+                      links.add(subscribers.apply(i, listener));
+                    }
+                  } else if (realTransport) { // fake clients for tests have no master to hear
                     for (int i = 0; i < addresses.size(); i++) {
                       long timeout =
                           (timeouts.get(i) == null ? nodeTimeout : timeouts.get(i)).toNanos();
@@ -542,7 +561,12 @@ public final class RedLockBuilder {
                   }
                   return links;
                 });
-    Events events = new Events(listener == null ? Events.none() : new ListenerAdapter(listener));
+    Listener heard = listener == null ? Events.none() : new ListenerAdapter(listener);
+    // Injected timing (a simulation's): the events and the async futures on its timers too.
+    Events events =
+        timing == Timing.REAL
+            ? new Events(heard)
+            : new Events(heard, timing.timers().start("redlock-events", false));
     SelectorLoop io = null;
     if (factory == null) {
       SSLContext tls = linkTls;

@@ -2,8 +2,11 @@ package dev.redlock;
 
 import dev.redlock.internal.lease.Timing;
 import dev.redlock.internal.transport.NodeClient;
+import dev.redlock.internal.transport.NoticeLink;
 import dev.redlock.internal.transport.RoundLoop;
+import dev.redlock.internal.transport.Subscriber;
 import dev.redlock.internal.transport.Ticker;
+import java.util.function.BiFunction;
 import java.util.function.IntFunction;
 
 /**
@@ -31,6 +34,31 @@ public final class SimRedLocks {
       IntFunction<NodeClient> clients,
       RoundLoop loop,
       Timing timing) {
+    return build(builder, ticker, clients, loop, timing, null);
+  }
+
+  /**
+   * Builds {@code builder}'s RedLock on simulated masters, whose wake-up links are simulated too.
+   *
+   * @param builder the settings (its nodes name the masters; no connection is made to them)
+   * @param ticker the client's clock
+   * @param clients the client of master {@code i}
+   * @param loop where callers wait for their rounds
+   * @param timing the lease layer's timers and randomness
+   * @param subscribers the wake-up link to master {@code i}, telling the given listener; null for
+   *     none (waiters then poll)
+   * @return the RedLock
+   */
+  public static RedLock build(
+      RedLockBuilder builder,
+      Ticker ticker,
+      IntFunction<NodeClient> clients,
+      RoundLoop loop,
+      Timing timing,
+      BiFunction<Integer, NoticeLink.Listener, Subscriber> subscribers) {
+    if (subscribers != null) {
+      builder.subscribers(subscribers);
+    }
     return builder
         .ticker(ticker)
         .nodeClients((address, index, timeout, t) -> clients.apply(index))

@@ -20,12 +20,14 @@ final class SimLoop implements RoundLoop {
 
   /**
    * The lease layer's timers on the simulation's clock (their delays measured by the client's
-   * {@code clock}), and its randomness from the seed.
+   * {@code clock}), each a timer of its own; a blocked caller's pause between rounds run as the
+   * simulation's events until its wake-up or its time; its randomness from the seed.
    */
   static dev.redlock.internal.lease.Timing timing(Simulation sim, ClientClock clock) {
-    SimTimers timers = new SimTimers(sim, clock);
     return new dev.redlock.internal.lease.Timing(
-        (name, idleExits) -> timers, bound -> (long) (sim.random().nextDouble() * bound));
+        (name, idleExits) -> new SimTimers(sim, clock),
+        bound -> (long) (sim.random().nextDouble() * bound),
+        (wake, nanos) -> sim.runUntil(wake::isDone, clock.toSimulation(clock.read() + nanos)));
   }
 
   @Override

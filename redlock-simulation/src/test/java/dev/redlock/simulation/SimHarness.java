@@ -1,6 +1,7 @@
 package dev.redlock.simulation;
 
 import dev.redlock.Lease;
+import dev.redlock.LockTakenException;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockBuilder;
@@ -13,6 +14,8 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 
 /**
@@ -46,6 +49,11 @@ final class SimHarness {
      * TIME goes back, which fencing tokens must survive.
      */
     CLOCK_STEP_BACK,
+    /**
+     * A client's wake-up connection to a master dropped (as {@code CLIENT KILL TYPE pubsub}): the
+     * notices published until it is back are lost to it.
+     */
+    SUBSCRIBER_RESET,
     /**
      * An assumption broken on purpose: a master's clock set to run twice as fast from now on, far
      * beyond the drift factor, so its keys expire in half their TTL.
@@ -91,23 +99,59 @@ final class SimHarness {
   }
 
   /**
-   * A run's trace, figures, first violation of mutual exclusion (or null), and first fencing token
-   * that did not rise above every earlier grant's (or null).
+   * A run's trace and figures; its first violation of mutual exclusion (or null); its first fencing
+   * token that did not rise above every earlier grant's (or null); its first wait that outlasted
+   * its {@code maxWait} by more than {@link #OVERRUN_BOUND_NANOS} (or null); the step of the first
+   * of these (or -1).
+   *
+   * @param tries acquisitions tried (a wait of many rounds is one)
+   * @param contended tries made while another client held a valid lease or was waiting
+   * @param nearFault tries made within a second of a fault
+   * @param notices wake-up notices that reached a client
+   * @param worstOverrunNanos the longest a wait lasted past its {@code maxWait}
+   * @param longestUnservedNanos the longest some client waited while no client held the resource
    */
   record Run(
       List<String> trace,
+      int tries,
+      int contended,
+      int nearFault,
       int grants,
       int faults,
+      long notices,
       long events,
       String violation,
       String fencing,
-      int failedAt) {}
+      String liveness,
+      long worstOverrunNanos,
+      long longestUnservedNanos,
+      int failedAt) {
+
+    /** The first failure of any checker, or null. */
+    String failure() {
+      return violation != null ? violation : fencing != null ? fencing : liveness;
+    }
+  }
+
+  /** What a client does at its step when it holds nothing. */
+  enum Op {
+    /** {@code tryAcquire}: one round. */
+    TRY,
+    /** {@code acquire} with a {@code maxWait}: the calling (simulation's) thread blocked. */
+    WAIT,
+    /**
+     * {@code acquireAsync} with a {@code maxWait}: the client's next step with {@code release}
+     * cancels it if it is still waiting.
+     */
+    ASYNC
+  }
 
   /**
    * One step of a run's schedule: a fault to inject first (or null) with its random choices, then
-   * an operation: client {@code client} acquires if it holds nothing, else releases if {@code
-   * release} (else holds on); then {@code gapNanos} pass. Drawn up front from the seed, apart from
-   * the network's delays, so that a schedule can be shrunk one step or fault at a time.
+   * an operation: client {@code client} acquires by {@code op} (waiting up to {@code waitNanos}) if
+   * it holds nothing, else releases if {@code release} (else holds on), or cancels its async wait
+   * if {@code release}; then {@code gapNanos} pass. Drawn up front from the seed, apart from the
+   * network's delays, so that a schedule can be shrunk one step or fault at a time.
    */
   record Step(
       Fault fault,
@@ -115,10 +159,12 @@ final class SimHarness {
       int other,
       double value,
       int client,
+      Op op,
+      long waitNanos,
       boolean release,
       long gapNanos) {
     Step withoutFault() {
-      return new Step(null, master, other, value, client, release, gapNanos);
+      return new Step(null, master, other, value, client, op, waitNanos, release, gapNanos);
     }
   }
 
@@ -129,6 +175,7 @@ final class SimHarness {
     java.util.Random random = new java.util.Random(~seed * 0x9E3779B97F4A7C15L);
     List<Fault> kinds = new ArrayList<>(faults);
     List<Step> schedule = new ArrayList<>(steps);
+    Op[] ops = Op.values();
     for (int i = 0; i < steps; i++) {
       Fault fault =
           !kinds.isEmpty() && random.nextInt(faultEvery) == 0
@@ -141,6 +188,8 @@ final class SimHarness {
               random.nextInt(CLIENTS),
               random.nextDouble(),
               random.nextInt(CLIENTS),
+              ops[random.nextInt(ops.length)],
+              1_000_000 + random.nextInt(300_000_000),
               random.nextBoolean(),
               random.nextInt(80_000_000)));
     }
@@ -150,6 +199,24 @@ final class SimHarness {
   static final int MASTERS = 5;
   static final int CLIENTS = 3;
   static final Duration TTL = Duration.ofMillis(200);
+  static final long NODE_TIMEOUT_NANOS = Duration.ofMillis(50).toNanos();
+
+  /**
+   * How long past its {@code maxWait} a wait may last, on its client's clock: the round under way
+   * when the time runs out (its replies waited for up to the node timeout), and the cleanup of a
+   * round that granted nothing (its releases, up to the node timeout again).
+   */
+  static final long OVERRUN_BOUND_NANOS = 2 * NODE_TIMEOUT_NANOS;
+
+  /**
+   * With every master healthy, the longest a free resource may go to no waiter: the longest pause
+   * between a waiter's rounds (a retry delay and a half; a wake-up ends it sooner), then one round
+   * (its replies waited for up to the node timeout). Every waiter that stops leaves its queue at
+   * the gate at once, so no one's turn is held by a waiter that is gone. Checked in runs without
+   * faults.
+   */
+  static final long UNSERVED_BOUND_NANOS =
+      3 * RedLock.DEFAULT_RETRY_DELAY.toNanos() / 2 + NODE_TIMEOUT_NANOS;
 
   private SimHarness() {}
 
@@ -175,6 +242,171 @@ final class SimHarness {
   }
 
   /**
+   * What the checkers know: who holds a lease until when (on the simulation's true time), the
+   * highest token granted, and the first failure of each property. Grants come from the harness's
+   * own calls and from async completions, all on the simulation's thread.
+   */
+  private static final class Checker {
+    final long seed;
+    final Simulation sim;
+    final List<ClientClock> clocks;
+    final List<String> trace;
+    final Lease[] held = new Lease[CLIENTS];
+    final long[] validUntil = new long[CLIENTS];
+
+    final List<CompletableFuture<Lease>> pending =
+        new ArrayList<>(java.util.Collections.nCopies(CLIENTS, null));
+
+    // For the progress checker, on the simulation's time: when the resource was held (from a grant
+    // to its release's start, or to its keys' expiry at the latest), and when clients waited.
+    final List<long[]> busy = new ArrayList<>();
+    final long[][] holding = new long[CLIENTS][];
+    final List<long[]> waits = new ArrayList<>();
+    final long[] asyncFrom = new long[CLIENTS];
+    int step;
+    int grants;
+    long lastToken;
+    long lastFault = Long.MIN_VALUE / 2;
+    long worstOverrun;
+    String violation;
+    String fencing;
+    String liveness;
+    int failedAt = -1;
+
+    Checker(long seed, Simulation sim, List<ClientClock> clocks, List<String> trace) {
+      this.seed = seed;
+      this.sim = sim;
+      this.clocks = clocks;
+      this.trace = trace;
+    }
+
+    boolean failed() {
+      return violation != null || fencing != null || liveness != null;
+    }
+
+    private void failedHere() {
+      if (failedAt < 0) {
+        failedAt = step;
+      }
+    }
+
+    /** Whether another client than {@code c} holds a valid lease or waits. */
+    boolean contended(int c) {
+      for (int other = 0; other < CLIENTS; other++) {
+        if (other != c
+            && ((held[other] != null && validUntil[other] > sim.now())
+                || pending.get(other) != null)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /** A wait of {@code waitNanos} by client {@code c}, begun at {@code startedAt} on its clock. */
+    void waited(int c, long startedAt, long waitNanos) {
+      long overrun = clocks.get(c).read() - startedAt - waitNanos;
+      worstOverrun = Math.max(worstOverrun, overrun);
+      if (overrun > OVERRUN_BOUND_NANOS && liveness == null) {
+        failedHere();
+        liveness =
+            String.format(
+                "seed %d step %d: client %d's wait of %d ms ended %d ms late",
+                seed, step, c, waitNanos / 1_000_000, overrun / 1_000_000);
+      }
+    }
+
+    /** Client {@code c} starts releasing its lease: from now on it no longer holds it. */
+    void releasing(int c) {
+      if (holding[c] != null) {
+        holding[c][1] = Math.min(holding[c][1], sim.now());
+        holding[c] = null;
+      }
+      held[c] = null;
+      validUntil[c] = 0;
+    }
+
+    /**
+     * The longest time during which some client waited (a blocking or async acquire with a {@code
+     * maxWait}) while no client held the resource (no lease granted and neither released nor
+     * expired), on the simulation's time: how long a free resource went to no waiter.
+     */
+    long longestFrom = -1; // when the longest unserved wait began
+
+    long longestUnservedWait() {
+      List<long[]> changes = new ArrayList<>(); // {time, busy change, waiting change}
+      for (long[] b : busy) {
+        changes.add(new long[] {b[0], 1, 0});
+        changes.add(new long[] {b[1], -1, 0});
+      }
+      for (long[] w : waits) {
+        changes.add(new long[] {w[0], 0, 1});
+        changes.add(new long[] {w[1], 0, -1});
+      }
+      changes.sort((a, b) -> Long.compare(a[0], b[0]));
+      long longest = 0;
+      long since = -1; // when the resource was last seen free with a waiter, or -1
+      int holders = 0;
+      int waiting = 0;
+      for (int i = 0; i < changes.size(); ) {
+        long at = changes.get(i)[0];
+        for (; i < changes.size() && changes.get(i)[0] == at; i++) {
+          holders += (int) changes.get(i)[1];
+          waiting += (int) changes.get(i)[2];
+        }
+        boolean unserved = holders == 0 && waiting > 0;
+        if (unserved && since < 0) {
+          since = at;
+        } else if (!unserved && since >= 0) {
+          if (at - since > longest) {
+            longest = at - since;
+            longestFrom = since;
+          }
+          since = -1;
+        }
+      }
+      return longest;
+    }
+
+    void granted(int c, Lease lease) {
+      trace.add(sim.now() + " " + c + " granted");
+      for (int other = 0; other < CLIENTS; other++) {
+        if (other != c
+            && held[other] != null
+            && validUntil[other] > sim.now()
+            && violation == null) {
+          failedHere();
+          violation =
+              String.format(
+                  "seed %d step %d: client %d granted at %d ns while client %d's lease is"
+                      + " valid until %d ns",
+                  seed, step, c, sim.now(), other, validUntil[other]);
+        }
+      }
+      held[c] = lease;
+      holding[c] = new long[] {sim.now(), sim.now() + TTL.toNanos()}; // its keys set before now
+      busy.add(holding[c]);
+      try { // the token, chosen during the acquire: above every earlier grant's
+        long token = lease.fencingToken();
+        trace.add(sim.now() + " " + c + " token " + token);
+        if (token <= lastToken && fencing == null) {
+          failedHere();
+          fencing =
+              String.format(
+                  "seed %d step %d: client %d's token %d after a grant's %d",
+                  seed, step, c, token, lastToken);
+        }
+        lastToken = Math.max(lastToken, token);
+      } catch (RedLockException e) { // lost meanwhile, or no quorum to store it
+        trace.add(sim.now() + " " + c + " no token");
+      }
+      // Until when the client believes it holds the lease, on the simulation's true time.
+      ClientClock clock = clocks.get(c);
+      validUntil[c] = clock.toSimulation(clock.read() + lease.remainingValidity().toNanos());
+      grants++;
+    }
+  }
+
+  /**
    * Runs {@code schedule}; the network's delays and the library's randomness follow {@code seed}.
    */
   static Run run(
@@ -185,11 +417,13 @@ final class SimHarness {
       throws Exception {
     Simulation sim = new Simulation(seed);
     List<SimMaster> masters = new ArrayList<>();
+    List<SimPubSub> pubsubs = new ArrayList<>();
     List<MasterClock> clocks = new ArrayList<>();
     for (int i = 0; i < MASTERS; i++) {
       MasterClock clock = new MasterClock(sim);
       clocks.add(clock);
       masters.add(new SimMaster(clock::micros, runId(i, 0)));
+      pubsubs.add(new SimPubSub(sim, masters.get(i)));
       masters.get(i).editScripts(bug);
       if (i < 2) {
         masters.get(i).config("appendonly", "yes");
@@ -204,52 +438,60 @@ final class SimHarness {
     List<ClientClock> clientClocks = new ArrayList<>();
     List<RedLock> clients = new ArrayList<>();
     List<String> trace = new ArrayList<>();
-    int grants = 0;
+    Checker check = new Checker(seed, sim, clientClocks, trace);
     int injected = 0;
-    long lastToken = 0;
-    String fencing = null;
-    int fencingAt = -1;
+    int tries = 0;
+    int contended = 0;
+    int nearFault = 0;
     try {
       for (int c = 0; c < CLIENTS; c++) {
         int client = c;
         ClientClock clock = new ClientClock(sim);
         clientClocks.add(clock);
+        LongSupplier delay = () -> 50_000 + sim.random().nextInt(450_000);
         clients.add(
             SimRedLocks.build(
                 settings.apply(
-                    RedLock.builder().nodes(nodes).wakeUps(false).excludeUnfitMasters(false)),
+                    RedLock.builder()
+                        .nodes(nodes)
+                        .wakeUps(wakeUps(seed))
+                        .excludeUnfitMasters(false)),
                 clock,
                 i ->
                     new SimNodeClient(
                         sim,
                         masters.get(i),
                         clock,
-                        Duration.ofMillis(50).toNanos(),
-                        () -> 50_000 + sim.random().nextInt(450_000),
+                        NODE_TIMEOUT_NANOS,
+                        delay,
                         () -> healsAt[client][i]),
                 new SimLoop(sim, clock),
-                SimLoop.timing(sim, clock)));
+                SimLoop.timing(sim, clock),
+                (i, listener) -> pubsubs.get(i).link(listener, delay, () -> healsAt[client][i])));
       }
       clients.get(0).admitFreshNodes();
-      Lease[] held = new Lease[CLIENTS];
-      long[] validUntil = new long[CLIENTS];
-      for (int step = 0; step < schedule.size(); step++) {
+      for (int step = 0; step < schedule.size() && !check.failed(); step++) {
+        check.step = step;
         Step next = schedule.get(step);
         if (next.fault() != null) {
           Fault fault = next.fault();
           int m = next.master();
           injected++;
+          check.lastFault = sim.now();
           switch (fault) {
             case PARTITION ->
                 healsAt[next.other()][m] = sim.now() + (long) (next.value() * 1_000_000_000);
             case RESTART_EMPTY -> {
               m = 2 + m % 3;
               masters.get(m).restart(false, runId(m, step + 1));
+              pubsubs.get(m).restarted();
             }
             case RESTART_KEEPING_DATA -> {
               m = m % 2;
               masters.get(m).restart(true, runId(m, step + 1));
+              pubsubs.get(m).restarted();
             }
+            case SUBSCRIBER_RESET -> pubsubs.get(m).reset(next.other());
             case SCRIPT_FLUSH -> masters.get(m).execute("SCRIPT", "FLUSH");
             case CLOCK_DRIFT -> clocks.get(m).rate(0.995 + 0.01 * next.value());
             case CLOCK_TOO_FAST -> clocks.get(m).rate(2);
@@ -261,61 +503,59 @@ final class SimHarness {
           trace.add(sim.now() + " " + fault + " master " + m);
         }
         int c = next.client();
-        if (held[c] == null) {
-          Optional<Lease> lease;
-          try {
-            lease = clients.get(c).tryAcquire("resource", TTL);
-          } catch (QuorumUnavailableException e) { // too few masters answered: no one holds it
-            trace.add(sim.now() + " " + c + " unavailable");
-            sim.runFor(next.gapNanos());
-            continue;
+        if (check.pending.get(c) != null) {
+          if (next.release()) { // the async wait, cancelled: what it was granted is released
+            check.pending.get(c).cancel(true);
+            check.pending.set(c, null);
+            check.waits.add(new long[] {check.asyncFrom[c], sim.now()});
+            trace.add(sim.now() + " " + c + " cancelled");
           }
-          trace.add(sim.now() + " " + c + (lease.isPresent() ? " granted" : " refused"));
-          if (lease.isPresent()) {
-            for (int other = 0; other < CLIENTS; other++) {
-              if (other != c && held[other] != null && validUntil[other] > sim.now()) {
-                return new Run(
-                    trace,
-                    grants,
-                    injected,
-                    sim.eventsRun(),
-                    String.format(
-                        "seed %d step %d: client %d granted at %d ns while client %d's lease is"
-                            + " valid until %d ns",
-                        seed, step, c, sim.now(), other, validUntil[other]),
-                    fencing,
-                    step);
-              }
-            }
-            held[c] = lease.get();
-            try { // the token, chosen during the acquire: above every earlier grant's
-              long token = lease.get().fencingToken();
-              trace.add(sim.now() + " " + c + " token " + token);
-              if (token <= lastToken && fencing == null) {
-                fencingAt = step;
-                fencing =
-                    String.format(
-                        "seed %d step %d: client %d's token %d after a grant's %d",
-                        seed, step, c, token, lastToken);
-              }
-              lastToken = Math.max(lastToken, token);
-            } catch (RedLockException e) { // lost meanwhile, or no quorum to store it
-              trace.add(sim.now() + " " + c + " no token");
-            }
-            // Until when the client believes it holds the lease, on the simulation's true time.
-            ClientClock clock = clientClocks.get(c);
-            validUntil[c] =
-                clock.toSimulation(clock.read() + lease.get().remainingValidity().toNanos());
-            grants++;
-          }
+        } else if (check.held[c] == null) {
+          tries++;
+          contended += check.contended(c) ? 1 : 0;
+          nearFault += sim.now() - check.lastFault < 1_000_000_000 ? 1 : 0;
+          acquire(clients.get(c), c, next, check);
         } else if (next.release()) { // else it holds on, maybe past its validity
-          held[c].close();
-          held[c] = null;
+          // Given up from the moment its release starts: other clients' async waits may be
+          // granted while this one waits for the release's replies.
+          Lease lease = check.held[c];
+          check.releasing(c);
+          trace.add(sim.now() + " " + c + " releases");
+          lease.close();
           trace.add(sim.now() + " " + c + " released");
         }
-        sim.runFor(next.gapNanos());
+        if (!check.failed()) {
+          sim.runFor(next.gapNanos());
+        }
       }
-      return new Run(trace, grants, injected, sim.eventsRun(), null, fencing, fencingAt);
+      long unserved = check.longestUnservedWait();
+      if (unserved > 0) {
+        trace.add(check.longestFrom + " longest unserved wait begins: " + unserved + " ns");
+      }
+      if (injected == 0 && unserved > UNSERVED_BOUND_NANOS && check.liveness == null) {
+        check.step = schedule.size() - 1;
+        check.failedHere();
+        check.liveness =
+            String.format(
+                "seed %d: from %d ns the resource was free while a client waited, for %d ms (bound"
+                    + " %d ms)",
+                seed, check.longestFrom, unserved / 1_000_000, UNSERVED_BOUND_NANOS / 1_000_000);
+      }
+      return new Run(
+          trace,
+          tries,
+          contended,
+          nearFault,
+          check.grants,
+          injected,
+          pubsubs.stream().mapToLong(SimPubSub::delivered).sum(),
+          sim.eventsRun(),
+          check.violation,
+          check.fencing,
+          check.liveness,
+          check.worstOverrun,
+          unserved,
+          check.failedAt);
     } finally {
       // Every command answered before the clients close: a close waits for replies in flight,
       // and on virtual time only the simulation's events bring them.
@@ -329,8 +569,92 @@ final class SimHarness {
     }
   }
 
+  /** Client {@code c}, which holds nothing, acquires as {@code step} says. */
+  private static void acquire(RedLock client, int c, Step step, Checker check) {
+    Simulation sim = check.sim;
+    ClientClock clock = check.clocks.get(c);
+    long startedAt = clock.read();
+    Duration maxWait = Duration.ofNanos(step.waitNanos());
+    try {
+      switch (step.op()) {
+        case TRY -> {
+          Optional<Lease> lease = client.tryAcquire("resource", TTL);
+          if (lease.isPresent()) {
+            check.granted(c, lease.get());
+          } else {
+            check.trace.add(sim.now() + " " + c + " refused");
+          }
+        }
+        case WAIT -> {
+          Lease lease;
+          long from = sim.now();
+          try {
+            lease = client.acquire("resource", TTL, maxWait);
+          } finally {
+            check.waited(c, startedAt, step.waitNanos());
+            check.waits.add(new long[] {from, sim.now()});
+          }
+          check.granted(c, lease);
+        }
+        case ASYNC -> {
+          CompletableFuture<Lease> future = client.acquireAsync("resource", TTL, maxWait);
+          check.pending.set(c, future);
+          check.asyncFrom[c] = sim.now();
+          check.trace.add(sim.now() + " " + c + " waits async");
+          future.whenComplete(
+              (lease, failure) -> {
+                if (future.isCancelled()) {
+                  return;
+                }
+                check.pending.set(c, null);
+                check.waited(c, startedAt, step.waitNanos());
+                check.waits.add(new long[] {check.asyncFrom[c], sim.now()});
+                if (lease != null) {
+                  check.granted(c, lease);
+                } else {
+                  check.trace.add(sim.now() + " " + c + " async " + outcome(failure));
+                }
+              });
+        }
+      }
+    } catch (QuorumUnavailableException e) { // too few masters answered: no one holds it
+      check.trace.add(sim.now() + " " + c + " unavailable");
+    } catch (LockTakenException e) {
+      check.trace.add(sim.now() + " " + c + " refused");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static String outcome(Throwable failure) {
+    Throwable cause =
+        failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+            ? failure.getCause()
+            : failure;
+    return cause instanceof LockTakenException
+        ? "refused"
+        : cause instanceof QuorumUnavailableException ? "unavailable" : "failed: " + cause;
+  }
+
   static Run run(long seed, int steps) throws Exception {
     return run(seed, steps, EnumSet.noneOf(Fault.class), 1, b -> b, source -> source);
+  }
+
+  /**
+   * The first failure of seeds 1 to {@code seeds}, each of {@code steps} steps with {@code faults}
+   * (names of {@link Fault}, comma-separated; empty: none) one step in {@code faultEvery}, or null:
+   * what {@link PatchedCore} runs in a class loader of its own, so only strings cross.
+   */
+  static String hunt(String faults, int seeds, int steps, int faultEvery) throws Exception {
+    Set<Fault> families = EnumSet.noneOf(Fault.class);
+    for (String name : faults.split(",")) {
+      if (!name.isBlank()) {
+        families.add(Fault.valueOf(name.trim()));
+      }
+    }
+    return firstFailure(
+        seeds, seed -> run(seed, steps, families, faultEvery, b -> b, s -> s).failure());
   }
 
   /** What one seed's run gave: a failure's description, or null. */
@@ -392,6 +716,14 @@ final class SimHarness {
       }
     }
     return current;
+  }
+
+  /**
+   * Whether a run's clients have wake-ups (notices of releases, turns at a gate, hand-off) or poll:
+   * each in every other seed, so that every family runs both wait engines.
+   */
+  static boolean wakeUps(long seed) {
+    return (seed & 1) == 0;
   }
 
   private static String runId(int master, int run) {

@@ -14,10 +14,8 @@ import dev.redlock.internal.transport.Vote;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -298,14 +296,13 @@ public final class Coordinator {
         return interrupted;
       }
       try {
-        wake.get(left, TimeUnit.NANOSECONDS);
+        timing.pauses().await(wake, left);
+        return interrupted; // woken or timed out (by the pause's clock, which may not be ours)
       } catch (InterruptedException e) {
         if (interruptible) {
           throw e;
         }
         interrupted = true;
-      } catch (TimeoutException | ExecutionException e) {
-        return interrupted;
       }
     }
   }

@@ -2,6 +2,7 @@ package dev.redlock.internal.lease;
 
 import dev.redlock.internal.transport.LockKey;
 import dev.redlock.internal.transport.NoticeLink;
+import dev.redlock.internal.transport.Subscriber;
 import dev.redlock.internal.transport.Ticker;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -97,7 +98,7 @@ public final class Wakeups implements Contention {
   private final boolean handOff;
   // after the hand-off pause, how long a release to waiters still sends the next round behind them
   private final long behindNanos;
-  private final List<NoticeLink> links;
+  private final List<Subscriber> links;
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<String, Group> groups = new HashMap<>(); // guarded by lock
   // guarded by lock: key -> when the hand-off pause of its last release to waiters ends
@@ -108,7 +109,7 @@ public final class Wakeups implements Contention {
       Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
   private final String clientChannel = CLIENT + client;
   // guarded by lock: each link's number of groups; its client channel is subscribed while > 0
-  private final Map<NoticeLink, Integer> linkGroups = new HashMap<>();
+  private final Map<Subscriber, Integer> linkGroups = new HashMap<>();
   private final RoundTime rounds = new RoundTime();
   private boolean closed; // guarded by lock
 
@@ -125,7 +126,7 @@ public final class Wakeups implements Contention {
       Ticker ticker,
       long retryDelayNanos,
       boolean handOff,
-      Function<NoticeLink.Listener, List<NoticeLink>> links) {
+      Function<NoticeLink.Listener, List<Subscriber>> links) {
     this.ticker = ticker;
     this.maxHandOffNanos = Math.max(MIN_HAND_OFF_NANOS, retryDelayNanos / 2);
     this.behindNanos = retryDelayNanos;
@@ -197,7 +198,7 @@ public final class Wakeups implements Contention {
         }
         group = new Group(name, linksFor(key.bytes()));
         groups.put(name, group);
-        for (NoticeLink link : group.links) {
+        for (Subscriber link : group.links) {
           link.subscribe(name);
           if (linkGroups.merge(link, 1, Integer::sum) == 1) {
             link.subscribe(clientChannel);
@@ -214,12 +215,12 @@ public final class Wakeups implements Contention {
     }
   }
 
-  private List<NoticeLink> linksFor(byte[] key) {
+  private List<Subscriber> linksFor(byte[] key) {
     int[] indexes = heard.apply(key);
     if (indexes == null) {
       return links;
     }
-    List<NoticeLink> chosen = new ArrayList<>();
+    List<Subscriber> chosen = new ArrayList<>();
     for (int index : indexes) {
       if (index >= 0 && index < links.size()) {
         chosen.add(links.get(index));
@@ -329,7 +330,7 @@ public final class Wakeups implements Contention {
     } finally {
       lock.unlock();
     }
-    for (NoticeLink link : links) {
+    for (Subscriber link : links) {
       link.close(graceNanos);
     }
   }
@@ -417,7 +418,7 @@ public final class Wakeups implements Contention {
     }
 
     @Override
-    public void lost(NoticeLink link) {
+    public void lost(Subscriber link) {
       // Its notices are lost until it is back: every group it carried asks again at once.
       List<String> names = new ArrayList<>();
       lock.lock();
@@ -458,7 +459,7 @@ public final class Wakeups implements Contention {
   /** The waiters on one resource. */
   private static final class Group {
     final String name;
-    final List<NoticeLink> links; // the links it is subscribed on
+    final List<Subscriber> links; // the links it is subscribed on
     final Set<Waiter> armed = new HashSet<>(); // guarded by the Wakeups' lock
     long wakes; // guarded by the Wakeups' lock: how many times the group was woken
     long turns; // guarded by the Wakeups' lock: how many notices named a waiter's turn
@@ -469,7 +470,7 @@ public final class Wakeups implements Contention {
     int waiters; // guarded by the Wakeups' lock
     boolean confirmed; // guarded by the Wakeups' lock: some master confirmed the subscription
 
-    Group(String name, List<NoticeLink> links) {
+    Group(String name, List<Subscriber> links) {
       this.name = name;
       this.links = links;
     }
@@ -619,7 +620,7 @@ public final class Wakeups implements Contention {
         armed = null;
         if (--group.waiters == 0 && groups.get(group.name) == group) {
           groups.remove(group.name);
-          for (NoticeLink link : group.links) {
+          for (Subscriber link : group.links) {
             link.unsubscribe(group.name);
             if (linkGroups.merge(link, -1, Integer::sum) == 0) {
               linkGroups.remove(link);

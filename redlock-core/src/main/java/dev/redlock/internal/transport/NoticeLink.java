@@ -58,7 +58,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. The listener is called on the reading thread: it must be short and not block.
  */
-public final class NoticeLink implements AutoCloseable {
+public final class NoticeLink implements Subscriber {
 
   private static final Logger log = LoggerFactory.getLogger(NoticeLink.class);
   private static final AtomicInteger THREADS = new AtomicInteger();
@@ -113,7 +113,7 @@ public final class NoticeLink implements AutoCloseable {
      *
      * @param link the link whose connection dropped
      */
-    void lost(NoticeLink link);
+    void lost(Subscriber link);
   }
 
   private final NodeAddress address;
@@ -171,6 +171,7 @@ public final class NoticeLink implements AutoCloseable {
    *
    * @param key the resource's key, one char per byte
    */
+  @Override
   public void subscribe(String key) {
     lock.lock();
     try {
@@ -197,6 +198,7 @@ public final class NoticeLink implements AutoCloseable {
    *
    * @param key the resource's key, one char per byte
    */
+  @Override
   public void unsubscribe(String key) {
     lock.lock();
     try {
@@ -219,6 +221,7 @@ public final class NoticeLink implements AutoCloseable {
   }
 
   /** Closes the connection and waits up to {@code graceNanos} for the link's threads. */
+  @Override
   public void close(long graceNanos) {
     List<Thread> threads = new ArrayList<>();
     lock.lock();

@@ -17,7 +17,8 @@ final class DeafListener implements NoticeLink.Listener {
    * background and tells no one) to {@code links}, and returns it: the wake-ups' links in a test
    * that tells them by hand what a link would.
    */
-  static List<NoticeLink> deafLinks(int count, List<NoticeLink> links) {
+  static List<dev.redlock.internal.transport.Subscriber> deafLinks(
+      int count, List<dev.redlock.internal.transport.Subscriber> links) {
     for (int i = 0; i < count; i++) {
       links.add(
           new NoticeLink(
@@ -30,7 +31,7 @@ final class DeafListener implements NoticeLink.Listener {
   }
 
   /** As {@link #deafLinks(int, List)}, in a new list. */
-  static List<NoticeLink> deafLinks(int count) {
+  static List<dev.redlock.internal.transport.Subscriber> deafLinks(int count) {
     return deafLinks(count, new ArrayList<>());
   }
 
@@ -41,5 +42,5 @@ final class DeafListener implements NoticeLink.Listener {
   public void subscribed(String key, boolean afterReset) {}
 
   @Override
-  public void lost(NoticeLink link) {}
+  public void lost(dev.redlock.internal.transport.Subscriber link) {}
 }

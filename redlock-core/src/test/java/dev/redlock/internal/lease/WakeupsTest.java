@@ -37,7 +37,7 @@ class WakeupsTest {
 
   private final FakeTicker ticker = new FakeTicker();
   private final Set<Thread> threadsBefore = Thread.getAllStackTraces().keySet();
-  private final List<NoticeLink> links = new ArrayList<>();
+  private final List<dev.redlock.internal.transport.Subscriber> links = new ArrayList<>();
   private NoticeLink.Listener heard;
   private final Wakeups wakeups =
       new Wakeups(
@@ -149,7 +149,7 @@ class WakeupsTest {
                 : new int[] {1});
     Wakeups.Waiter r1 = wakeups.enter(LockKey.of(bytes(R)));
     Wakeups.Waiter r2 = wakeups.enter(LockKey.of(bytes(R)));
-    String client = clientChannel(links.get(0));
+    String client = clientChannel((NoticeLink) links.get(0));
     assertEquals(Set.of(R, client), wanted(0), "its resource, and the client's channel");
     assertEquals(Set.of(R, client), wanted(1));
     assertEquals(Set.of(), wanted(2), "a link it does not hear");
@@ -423,7 +423,7 @@ class WakeupsTest {
   }
 
   private Set<String> wanted(int link) {
-    return TransportHooks.wanted(links.get(link));
+    return TransportHooks.wanted((NoticeLink) links.get(link));
   }
 
   /** The client's channel among what {@code link} is asked to subscribe. */

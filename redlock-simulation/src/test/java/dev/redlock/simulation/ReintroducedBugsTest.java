@@ -1,0 +1,115 @@
+package dev.redlock.simulation;
+
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Item 6 of issue 33: bugs this project's code has had, or could have, put back by a switch of the
+ * harness ({@link PatchedCore}: an edited copy of one core source file, in a class loader of its
+ * own; never in the product), each found by the simulation within a fixed budget of seeds, and the
+ * same hunt on the real core finding nothing. Prints each bug's seed and first failure.
+ */
+class ReintroducedBugsTest {
+
+  /** Seeds per hunt; steps per seed. */
+  private static final int SEEDS = 20;
+
+  private static final int STEPS = 500;
+
+  private static String hunt(
+      String bug, List<PatchedCore.JavaBug> edits, String faults, int faultEvery) throws Exception {
+    String found = PatchedCore.hunt(edits, faults, SEEDS, STEPS, faultEvery);
+    System.out.printf("| %s | %s | %s |%n", bug, faults.isEmpty() ? "none" : faults, found);
+    return found;
+  }
+
+  private static void found(
+      String bug, List<PatchedCore.JavaBug> edits, String faults, int faultEvery) throws Exception {
+    assertNotNull(
+        hunt(bug, edits, faults, faultEvery), bug + ": no seed of " + SEEDS + " found it");
+    assertNull(
+        SimHarness.hunt(faults, SEEDS, STEPS, faultEvery), "the real core failed the same hunt");
+  }
+
+  /**
+   * The drift allowance added to the validity instead of subtracted: a client believes its lease
+   * valid a few milliseconds after the masters' keys expire, and another client is granted then.
+   */
+  @Test
+  void driftAddedInsteadOfSubtracted() throws Exception {
+    found(
+        "drift added to the validity",
+        List.of(
+            new PatchedCore.JavaBug(
+                "dev/redlock/internal/lease/Validity.java",
+                "return ttlNanos - elapsedNanos - driftNanos(ttlNanos, driftFactor);",
+                "return ttlNanos - elapsedNanos + driftNanos(ttlNanos, driftFactor);")),
+        "CLOCK_DRIFT",
+        10);
+  }
+
+  /** The master's clock ({@code TIME}, in microseconds) read as milliseconds by the guard. */
+  private static final PatchedCore.JavaBug MICROS_AS_MILLIS =
+      new PatchedCore.JavaBug(
+          "dev/redlock/internal/transport/RestartGuardRule.java",
+          "reply.timeMicros() / 1000,",
+          "reply.timeMicros(),");
+
+  /** The guard's time (ms) read as nanoseconds where it judges a server run's age. */
+  private static final PatchedCore.JavaBug MILLIS_AS_NANOS =
+      new PatchedCore.JavaBug(
+          "dev/redlock/internal/transport/RestartGuardRule.java",
+          "incarnation.refusal(writtenAtNanos, TimeUnit.MILLISECONDS.toNanos(guardMillis))",
+          "incarnation.refusal(writtenAtNanos, guardMillis)");
+
+  /**
+   * The restart guard checks a restarted master twice: the dataset's age by the master's clock (its
+   * birth marker) and the server run's age by the client's. A unit bug in either alone is masked by
+   * the other, and the simulation shows it (no seed fails); with both, every dataset looks
+   * thousands of years old and every run old enough, so a master restarted empty votes at once, and
+   * a second client is granted.
+   */
+  @Test
+  void unitBugsInBothOfTheRestartGuardsChecks() throws Exception {
+    assertNull(
+        hunt(
+            "TIME's µs read as ms (dataset age) alone",
+            List.of(MICROS_AS_MILLIS),
+            "RESTART_EMPTY",
+            1),
+        "the run's age should still keep the restarted master out");
+    assertNull(
+        hunt(
+            "the guard's ms read as ns (run age) alone",
+            List.of(MILLIS_AS_NANOS),
+            "RESTART_EMPTY",
+            1),
+        "the dataset's age should still keep the restarted master out");
+    found(
+        "both unit bugs of the restart guard",
+        List.of(MICROS_AS_MILLIS, MILLIS_AS_NANOS),
+        "RESTART_EMPTY",
+        1);
+  }
+
+  /**
+   * A waiter that stops (granted, out of time, cancelled) never leaves its queue at the gate: the
+   * next release names it, and the waiters behind it wait for it to go stale while the resource is
+   * free.
+   */
+  @Test
+  void aWaiterThatStopsNeverLeavesTheQueue() throws Exception {
+    found(
+        "a waiter that stops never leaves the queue at the gate",
+        List.of(
+            new PatchedCore.JavaBug(
+                "dev/redlock/internal/lease/Turn.java",
+                "    queuedAt = -1;\n    masters.leave(gate, key, waiter);\n  }\n}",
+                "    queuedAt = -1;\n  }\n}")),
+        "",
+        1);
+  }
+}

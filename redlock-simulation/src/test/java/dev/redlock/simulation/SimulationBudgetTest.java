@@ -1,0 +1,33 @@
+package dev.redlock.simulation;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * CI's fixed budget of the simulation (issue 33): every fault family within the assumptions, and
+ * all together, over seeds enough for at least 200,000 simulated acquisitions, at least half of
+ * them contended and a tenth within a second of a fault; none may break mutual exclusion, fencing
+ * or a wait's bound. Each assumption broken on purpose must break mutual exclusion in some run,
+ * with fencing tokens that still rise (a store that checks them rejects every stale write). Prints
+ * the campaign's table; its times are figures, not assertions.
+ */
+class SimulationBudgetTest {
+
+  /** Seeds per family: 9 families within the assumptions, 2 outside, of 1,000 steps. */
+  static final int SEEDS = Integer.getInteger("simulation.budget.seeds", 48);
+
+  @Test
+  void everyFaultFamilyWithinTheBudget() throws Exception {
+    SimulationCampaign.Totals totals = SimulationCampaign.run(SEEDS, 1_000, 10, System.out);
+    assertEquals(0, totals.failures(), "runs that broke a property within the assumptions");
+    assertTrue(totals.tries() >= 200_000, "acquisitions tried: " + totals.tries());
+    assertTrue(2 * totals.contended() >= totals.tries(), "contended: " + totals.contended());
+    assertTrue(10 * totals.nearFault() >= totals.tries(), "near a fault: " + totals.nearFault());
+    for (int violations : totals.brokenViolations()) {
+      assertTrue(violations > 0, "an assumption broken with no violation: " + totals);
+    }
+    assertEquals(0, totals.brokenFencing(), "fencing tokens went back with an assumption broken");
+  }
+}
