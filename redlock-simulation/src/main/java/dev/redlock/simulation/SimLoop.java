@@ -23,9 +23,10 @@ final class SimLoop implements RoundLoop {
    * {@code clock}), each a timer of its own; a blocked caller's pause between rounds run as the
    * simulation's events until its wake-up or its time; its randomness from the seed.
    */
-  static dev.redlock.internal.lease.Timing timing(Simulation sim, ClientClock clock) {
+  static dev.redlock.internal.lease.Timing timing(
+      Simulation sim, ClientClock clock, SimProcess process) {
     return new dev.redlock.internal.lease.Timing(
-        (name, idleExits) -> new SimTimers(sim, clock),
+        (name, idleExits) -> new SimTimers(sim, clock, process),
         bound -> (long) (sim.random().nextDouble() * bound),
         (wake, nanos) -> sim.runUntil(wake::isDone, clock.toSimulation(clock.read() + nanos)));
   }

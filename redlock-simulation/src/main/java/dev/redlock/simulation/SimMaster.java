@@ -192,9 +192,22 @@ public final class SimMaster {
     return runs;
   }
 
+  /** The names of the keys not expired, sorted. */
+  public java.util.SortedSet<String> keyNames() {
+    expireAll();
+    return new java.util.TreeSet<>(keys.keySet());
+  }
+
+  /** Removes every expired key (a lookup removes the key it finds expired). */
+  private void expireAll() {
+    for (String key : List.copyOf(keys.keySet())) {
+      lookup(key);
+    }
+  }
+
   /** The number of keys not expired. */
   public int dbSize() {
-    keys.keySet().removeIf(key -> lookup(key) == null);
+    expireAll();
     return keys.size();
   }
 

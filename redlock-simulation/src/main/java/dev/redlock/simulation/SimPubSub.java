@@ -49,11 +49,15 @@ public final class SimPubSub {
    * @param listener hears the notices
    * @param delayNanos each message's delay on the network
    * @param healsAt when a partition between the client and the master heals (0 or the past: none)
+   * @param process the client's process: once it crashed, its connection is gone
    * @return the link, not connected until its first subscription
    */
   public Subscriber link(
-      NoticeLink.Listener listener, LongSupplier delayNanos, LongSupplier healsAt) {
-    Link link = new Link(listener, delayNanos, healsAt);
+      NoticeLink.Listener listener,
+      LongSupplier delayNanos,
+      LongSupplier healsAt,
+      SimProcess process) {
+    Link link = new Link(listener, delayNanos, healsAt, process);
     links.add(link);
     return link;
   }
@@ -65,11 +69,28 @@ public final class SimPubSub {
     }
   }
 
-  /** Drops client {@code index}'s connection (in the order the links were made), as CLIENT KILL. */
-  public void reset(int index) {
-    if (index < links.size()) {
-      links.get(index).drop();
+  /** The links of crashed processes are gone: their subscriptions leave the master. */
+  public void crashed() {
+    for (Link link : links) {
+      if (link.process.dead()) {
+        link.closed = true;
+        link.drop();
+      }
     }
+  }
+
+  /** Drops the connection of {@code process}'s link, as CLIENT KILL: its notices are lost. */
+  public void reset(SimProcess process) {
+    for (Link link : links) {
+      if (link.process == process) {
+        link.drop();
+      }
+    }
+  }
+
+  /** The channels subscribed on the master, with how many connections subscribe each. */
+  public Map<String, Integer> channels() {
+    return new TreeMap<>(counts);
   }
 
   /** How many channels are subscribed on the master, over every connection: for bounded state. */
@@ -112,6 +133,7 @@ public final class SimPubSub {
     private final NoticeLink.Listener listener;
     private final LongSupplier delayNanos;
     private final LongSupplier healsAt;
+    private final SimProcess process;
     private final Set<String> wanted = new LinkedHashSet<>();
     private final Set<String> onMaster = new HashSet<>(); // channels of the open connection
     private int connection; // counts connections; the open one's number, or none if !open
@@ -121,10 +143,15 @@ public final class SimPubSub {
     private long toMasterAt;
     private long backAt;
 
-    Link(NoticeLink.Listener listener, LongSupplier delayNanos, LongSupplier healsAt) {
+    Link(
+        NoticeLink.Listener listener,
+        LongSupplier delayNanos,
+        LongSupplier healsAt,
+        SimProcess process) {
       this.listener = listener;
       this.delayNanos = delayNanos;
       this.healsAt = healsAt;
+      this.process = process;
     }
 
     private long arrival(long last) {
@@ -151,7 +178,7 @@ public final class SimPubSub {
       sim.after(
           backAt - sim.now(),
           () -> {
-            if (open && connection == on && !closed) {
+            if (open && connection == on && !closed && !process.dead()) {
               atClient.run();
             }
           });

@@ -19,11 +19,13 @@ final class SimTimers extends AbstractExecutorService implements ScheduledExecut
 
   private final Simulation sim;
   private final ClientClock clock;
+  private final SimProcess process;
   private boolean shutdown;
 
-  SimTimers(Simulation sim, ClientClock clock) {
+  SimTimers(Simulation sim, ClientClock clock, SimProcess process) {
     this.sim = sim;
     this.clock = clock;
+    this.process = process;
   }
 
   /** A task at a virtual time, repeated every {@code period} (0: once). */
@@ -39,7 +41,7 @@ final class SimTimers extends AbstractExecutorService implements ScheduledExecut
     }
 
     private void fire() {
-      if (isDone() || shutdown) {
+      if (isDone() || shutdown || process.dead()) {
         return;
       }
       if (period == 0) {

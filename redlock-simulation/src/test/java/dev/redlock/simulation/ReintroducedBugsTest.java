@@ -112,4 +112,21 @@ class ReintroducedBugsTest {
         "",
         1);
   }
+
+  /**
+   * The last waiter of a resource to leave never unsubscribes its channel: a subscription per
+   * resource ever waited on, kept for the RedLock's life (state that grows with the names).
+   */
+  @Test
+  void theLastWaiterToLeaveNeverUnsubscribes() throws Exception {
+    found(
+        "the last waiter to leave never unsubscribes",
+        List.of(
+            new PatchedCore.JavaBug(
+                "dev/redlock/internal/lease/Wakeups.java",
+                "            link.unsubscribe(group.name);\n",
+                "")),
+        "",
+        1);
+  }
 }

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -54,6 +55,11 @@ final class SimHarness {
      * notices published until it is back are lost to it.
      */
     SUBSCRIBER_RESET,
+    /**
+     * A client's process killed ({@code kill -9}) and started again: whatever it held stays on the
+     * masters until its TTL, a queue entry of its wait until it goes stale, its connections gone.
+     */
+    CLIENT_CRASH,
     /**
      * An assumption broken on purpose: a master's clock set to run twice as fast from now on, far
      * beyond the drift factor, so its keys expire in half their TTL.
@@ -123,13 +129,16 @@ final class SimHarness {
       String violation,
       String fencing,
       String liveness,
+      String state,
       long worstOverrunNanos,
       long longestUnservedNanos,
       int failedAt) {
 
     /** The first failure of any checker, or null. */
     String failure() {
-      return violation != null ? violation : fencing != null ? fencing : liveness;
+      return violation != null
+          ? violation
+          : fencing != null ? fencing : liveness != null ? liveness : state;
     }
   }
 
@@ -218,6 +227,13 @@ final class SimHarness {
   static final long UNSERVED_BOUND_NANOS =
       3 * RedLock.DEFAULT_RETRY_DELAY.toNanos() / 2 + NODE_TIMEOUT_NANOS;
 
+  /**
+   * How long a waiter's place in a queue at the gate outlives its last ask: two retry delays and
+   * two node timeouts (docs/fairness.md), then the next script that reads the queue drops it.
+   */
+  static final long STALE_NANOS =
+      2 * RedLock.DEFAULT_RETRY_DELAY.toNanos() + 2 * NODE_TIMEOUT_NANOS;
+
   private SimHarness() {}
 
   /**
@@ -271,6 +287,7 @@ final class SimHarness {
     String violation;
     String fencing;
     String liveness;
+    String state; // bounded state: what a master kept past its bound
     int failedAt = -1;
 
     Checker(long seed, Simulation sim, List<ClientClock> clocks, List<String> trace) {
@@ -282,6 +299,29 @@ final class SimHarness {
 
     boolean failed() {
       return violation != null || fencing != null || liveness != null;
+    }
+
+    /**
+     * Client {@code c}'s process died: its lease (if any) stays valid by its own measure and its
+     * keys live their TTL, but it holds nothing now; its async wait ends with it.
+     */
+    void crashed(int c) {
+      held[c] = null; // validUntil stays: no one else may be granted before it
+      holding[c] = null; // its interval runs to its keys' expiry
+      if (pending.get(c) != null) {
+        pending.set(c, null);
+        waits.add(new long[] {asyncFrom[c], sim.now()});
+      }
+      trace.add(sim.now() + " " + c + " crashed");
+    }
+
+    /** The end of the schedule: held leases are left to expire (none is released). */
+    void releasingAll() {
+      for (int c = 0; c < CLIENTS; c++) {
+        if (holding[c] != null) {
+          holding[c] = null;
+        }
+      }
     }
 
     private void failedHere() {
@@ -370,10 +410,7 @@ final class SimHarness {
     void granted(int c, Lease lease) {
       trace.add(sim.now() + " " + c + " granted");
       for (int other = 0; other < CLIENTS; other++) {
-        if (other != c
-            && held[other] != null
-            && validUntil[other] > sim.now()
-            && violation == null) {
+        if (other != c && validUntil[other] > sim.now() && violation == null) {
           failedHere();
           violation =
               String.format(
@@ -440,17 +477,22 @@ final class SimHarness {
     List<String> trace = new ArrayList<>();
     Checker check = new Checker(seed, sim, clientClocks, trace);
     int injected = 0;
+    int crashes = 0;
+    long steppedBack = 0; // microseconds, over every master
+    boolean slowed = false;
     int tries = 0;
     int contended = 0;
     int nearFault = 0;
     try {
-      for (int c = 0; c < CLIENTS; c++) {
-        int client = c;
-        ClientClock clock = new ClientClock(sim);
-        clientClocks.add(clock);
-        LongSupplier delay = () -> 50_000 + sim.random().nextInt(450_000);
-        clients.add(
-            SimRedLocks.build(
+      SimProcess[] processes = new SimProcess[CLIENTS];
+      // Client c's RedLock, in a new process: at the start, and after a crash.
+      java.util.function.IntFunction<RedLock> start =
+          client -> {
+            SimProcess process = new SimProcess();
+            processes[client] = process;
+            ClientClock clock = clientClocks.get(client);
+            LongSupplier delay = () -> 50_000 + sim.random().nextInt(450_000);
+            return SimRedLocks.build(
                 settings.apply(
                     RedLock.builder()
                         .nodes(nodes)
@@ -464,10 +506,16 @@ final class SimHarness {
                         clock,
                         NODE_TIMEOUT_NANOS,
                         delay,
-                        () -> healsAt[client][i]),
+                        () -> healsAt[client][i],
+                        process),
                 new SimLoop(sim, clock),
-                SimLoop.timing(sim, clock),
-                (i, listener) -> pubsubs.get(i).link(listener, delay, () -> healsAt[client][i])));
+                SimLoop.timing(sim, clock, process),
+                (i, listener) ->
+                    pubsubs.get(i).link(listener, delay, () -> healsAt[client][i], process));
+          };
+      for (int c = 0; c < CLIENTS; c++) {
+        clientClocks.add(new ClientClock(sim));
+        clients.add(start.apply(c));
       }
       clients.get(0).admitFreshNodes();
       for (int step = 0; step < schedule.size() && !check.failed(); step++) {
@@ -491,14 +539,32 @@ final class SimHarness {
               masters.get(m).restart(true, runId(m, step + 1));
               pubsubs.get(m).restarted();
             }
-            case SUBSCRIBER_RESET -> pubsubs.get(m).reset(next.other());
+            case SUBSCRIBER_RESET -> pubsubs.get(m).reset(processes[next.other()]);
+            case CLIENT_CRASH -> {
+              int c = next.other();
+              processes[c].crash();
+              crashes++;
+              for (SimPubSub pubsub : pubsubs) {
+                pubsub.crashed();
+              }
+              check.crashed(c);
+              clients.set(c, start.apply(c)); // a new process, holding nothing
+              m = c;
+            }
             case SCRIPT_FLUSH -> masters.get(m).execute("SCRIPT", "FLUSH");
             case CLOCK_DRIFT -> clocks.get(m).rate(0.995 + 0.01 * next.value());
             case CLOCK_TOO_FAST -> clocks.get(m).rate(2);
-            case CLOCK_STEP_BACK -> clocks.get(m).step(-(long) (next.value() * 10_000_000));
+            case CLOCK_STEP_BACK -> {
+              long micros = (long) (next.value() * 10_000_000);
+              clocks.get(m).step(-micros);
+              steppedBack += micros;
+            }
             case CLIENT_CLOCK_DRIFT ->
                 clientClocks.get(next.other()).rate(0.995 + 0.01 * next.value());
-            case CLIENT_CLOCK_TOO_SLOW -> clientClocks.get(next.other()).rate(0.5);
+            case CLIENT_CLOCK_TOO_SLOW -> {
+              clientClocks.get(next.other()).rate(0.5);
+              slowed = true;
+            }
           }
           trace.add(sim.now() + " " + fault + " master " + m);
         }
@@ -528,18 +594,34 @@ final class SimHarness {
           sim.runFor(next.gapNanos());
         }
       }
+      if (!check.failed()) {
+        long healed = 0;
+        for (long[] row : healsAt) {
+          for (long at : row) {
+            healed = Math.max(healed, at);
+          }
+        }
+        sim.runFor(Math.max(0, healed - sim.now())); // every partition healed
+        // Keys live longer on a master whose clock stepped back; a slowed client's timers and
+        // waits last longer in true time.
+        long quiet = (long) (QUIET_NANOS * (slowed ? 2 : 1.01)) + steppedBack * 1_000;
+        leftAfterQuiet(sim, masters, pubsubs, check, quiet);
+      }
       long unserved = check.longestUnservedWait();
       if (unserved > 0) {
         trace.add(check.longestFrom + " longest unserved wait begins: " + unserved + " ns");
       }
-      if (injected == 0 && unserved > UNSERVED_BOUND_NANOS && check.liveness == null) {
+      // Judged without faults, and with crashes only: a crashed waiter's place in a queue holds
+      // the others back until it goes stale.
+      long bound = crashes > 0 ? UNSERVED_BOUND_NANOS + STALE_NANOS : UNSERVED_BOUND_NANOS;
+      if (injected == crashes && unserved > bound && check.liveness == null) {
         check.step = schedule.size() - 1;
         check.failedHere();
         check.liveness =
             String.format(
                 "seed %d: from %d ns the resource was free while a client waited, for %d ms (bound"
                     + " %d ms)",
-                seed, check.longestFrom, unserved / 1_000_000, UNSERVED_BOUND_NANOS / 1_000_000);
+                seed, check.longestFrom, unserved / 1_000_000, bound / 1_000_000);
       }
       return new Run(
           trace,
@@ -553,6 +635,7 @@ final class SimHarness {
           check.violation,
           check.fencing,
           check.liveness,
+          check.state,
           check.worstOverrun,
           unserved,
           check.failedAt);
@@ -565,6 +648,47 @@ final class SimHarness {
       sim.runFor(Duration.ofSeconds(5).toNanos());
       for (RedLock client : clients) {
         client.close();
+      }
+    }
+  }
+
+  /** The keys every master keeps whatever the resources: the fence counter and the guard's. */
+  static final Set<String> BOOKKEEPING =
+      Set.of("redlock:fence", "redlock:dataset-born", "redlock:admitted");
+
+  /**
+   * How long after the last operation nothing of a resource may be left on a master: the lock's key
+   * lives its TTL, a queue's keys until its last waiter goes stale (two retry delays and two node
+   * timeouts after its last ask), a subscription until its last waiter leaves (at most a {@code
+   * maxWait} and a round), all but the TTL since the waits began.
+   */
+  static final long QUIET_NANOS =
+      TTL.toNanos()
+          + 2 * RedLock.DEFAULT_RETRY_DELAY.toNanos()
+          + 4 * NODE_TIMEOUT_NANOS
+          + 300_000_000;
+
+  /**
+   * Bounded state: {@code quietNanos} after the last operation, with every partition healed, every
+   * master keeps only {@link #BOOKKEEPING}, and no channel is subscribed.
+   */
+  private static void leftAfterQuiet(
+      Simulation sim,
+      List<SimMaster> masters,
+      List<SimPubSub> pubsubs,
+      Checker check,
+      long quietNanos) {
+    check.releasingAll();
+    sim.runFor(quietNanos);
+    for (int m = 0; m < MASTERS; m++) {
+      java.util.SortedSet<String> left = masters.get(m).keyNames();
+      left.removeAll(BOOKKEEPING);
+      Map<String, Integer> channels = pubsubs.get(m).channels();
+      if ((!left.isEmpty() || !channels.isEmpty()) && check.state == null) {
+        check.state =
+            String.format(
+                "seed %d: %d ms after the last operation master %d keeps %s and subscriptions %s",
+                check.seed, quietNanos / 1_000_000, m, left, channels);
       }
     }
   }

@@ -2,6 +2,7 @@ package dev.redlock.internal.transport;
 
 import dev.redlock.simulation.RespCodec;
 import dev.redlock.simulation.SimMaster;
+import dev.redlock.simulation.SimProcess;
 import dev.redlock.simulation.Simulation;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -22,6 +23,7 @@ public final class SimNodeClient extends CommandNodeClient {
   private final Ticker ticker;
   private final LongSupplier delayNanos;
   private final LongSupplier healsAt;
+  private final SimProcess process;
   private final CommandPipeline<Link> pipeline;
 
   /**
@@ -35,6 +37,7 @@ public final class SimNodeClient extends CommandNodeClient {
    * @param healsAt when a partition between this client and the master heals, on the simulation's
    *     clock (0 or the past: none now); a message sent across it waits for the heal, as TCP's
    *     retransmissions would carry it, and a connection attempt fails
+   * @param process the client's process: once it crashed, nothing is sent or received
    */
   public SimNodeClient(
       Simulation sim,
@@ -42,8 +45,10 @@ public final class SimNodeClient extends CommandNodeClient {
       Ticker ticker,
       long nodeTimeoutNanos,
       LongSupplier delayNanos,
-      LongSupplier healsAt) {
+      LongSupplier healsAt,
+      SimProcess process) {
     this.sim = sim;
+    this.process = process;
     this.master = master;
     this.ticker = ticker;
     this.delayNanos = delayNanos;
@@ -61,6 +66,9 @@ public final class SimNodeClient extends CommandNodeClient {
 
   /** A connection attempt: the handshake answered at once by a reachable master, as events do. */
   private void open() {
+    if (process.dead()) {
+      return;
+    }
     if (healsAt.getAsLong() > sim.now()) {
       pipeline.connected(
           null, "connection refused", ticker.read() + CommandPipeline.RECONNECT_DELAY_NANOS);
@@ -104,7 +112,7 @@ public final class SimNodeClient extends CommandNodeClient {
 
     /** Whether the master restarted since this connection opened: then it was reset. */
     private boolean reset() {
-      if (closed) {
+      if (closed || process.dead()) {
         return true;
       }
       if (master.run() != run) {
@@ -119,6 +127,9 @@ public final class SimNodeClient extends CommandNodeClient {
     public void write(NodeCommand command) {
       if (closed) {
         throw new IllegalStateException("connection is closed");
+      }
+      if (process.dead()) {
+        return; // nothing of a crashed process runs; its socket is gone with it
       }
       for (int part = 0, parts = command.parts(); part < parts; part++) {
         byte[] verb = LinkOutput.verb(command.verb(part));
