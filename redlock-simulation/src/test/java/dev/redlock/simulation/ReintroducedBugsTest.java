@@ -129,4 +129,29 @@ class ReintroducedBugsTest {
         "",
         1);
   }
+
+  /**
+   * {@code extend.lua} without its compare: an extend extends whatever key it finds. Its effect
+   * needs a message held up by a partition (a renewal reaching a master late), so the hunt is 40
+   * seeds of 1,000 steps with a partition one step in three; the real script passes the same hunt.
+   */
+  @Test
+  void anExtendThatDoesNotCompareItsToken() throws Exception {
+    String bug = "extend.lua extends whatever key it finds";
+    java.util.Set<SimHarness.Fault> partitions = java.util.EnumSet.of(SimHarness.Fault.PARTITION);
+    java.util.function.UnaryOperator<String> noCompare =
+        source ->
+            source.replace(
+                "if value == ARGV[1] then\n  local ttl = tonumber(ARGV[2])\n  if",
+                "if value then\n  local ttl = tonumber(ARGV[2])\n  if");
+    String found =
+        SimHarness.firstFailure(
+            40, seed -> SimHarness.run(seed, 1_000, partitions, 3, b -> b, noCompare).failure());
+    System.out.printf("| %s | PARTITION | %s |%n", bug, found);
+    assertNotNull(found, bug + ": no seed of 40 found it");
+    assertNull(
+        SimHarness.firstFailure(
+            40, seed -> SimHarness.run(seed, 1_000, partitions, 3, b -> b, s -> s).failure()),
+        "the real script failed the same hunt");
+  }
 }

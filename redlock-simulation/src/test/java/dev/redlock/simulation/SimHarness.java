@@ -2,10 +2,12 @@ package dev.redlock.simulation;
 
 import dev.redlock.Lease;
 import dev.redlock.LockTakenException;
+import dev.redlock.NodeOutcome;
 import dev.redlock.QuorumUnavailableException;
 import dev.redlock.RedLock;
 import dev.redlock.RedLockBuilder;
 import dev.redlock.RedLockException;
+import dev.redlock.RedLockListener;
 import dev.redlock.SimRedLocks;
 import dev.redlock.internal.transport.SimNodeClient;
 import java.time.Duration;
@@ -152,7 +154,12 @@ final class SimHarness {
      * {@code acquireAsync} with a {@code maxWait}: the client's next step with {@code release}
      * cancels it if it is still waiting.
      */
-    ASYNC
+    ASYNC,
+    /**
+     * {@code withLock} with a {@code maxWait}: the body holds the lease for up to four gaps (past
+     * its TTL: renewal keeps it), then the lease is released.
+     */
+    WITH_LOCK
   }
 
   /**
@@ -184,7 +191,11 @@ final class SimHarness {
     java.util.Random random = new java.util.Random(~seed * 0x9E3779B97F4A7C15L);
     List<Fault> kinds = new ArrayList<>(faults);
     List<Step> schedule = new ArrayList<>(steps);
-    Op[] ops = Op.values();
+    // Three in ten each of TRY, WAIT and ASYNC, one in ten WITH_LOCK: its body holds the lease
+    // while the other clients' steps wait for it, so it adds no contention.
+    Op[] ops = {
+      Op.TRY, Op.TRY, Op.TRY, Op.WAIT, Op.WAIT, Op.WAIT, Op.ASYNC, Op.ASYNC, Op.ASYNC, Op.WITH_LOCK
+    };
     for (int i = 0; i < steps; i++) {
       Fault fault =
           !kinds.isEmpty() && random.nextInt(faultEvery) == 0
@@ -226,6 +237,20 @@ final class SimHarness {
    */
   static final long UNSERVED_BOUND_NANOS =
       3 * RedLock.DEFAULT_RETRY_DELAY.toNanos() / 2 + NODE_TIMEOUT_NANOS;
+
+  /**
+   * The faults under which the progress checker still judges a run: none keeps a majority of
+   * masters from any client for long (a partition, a restart without data behind the restart guard,
+   * and a clock stepped back can, as the clock faults beyond the drift factor can).
+   */
+  static final Set<Fault> CALM =
+      EnumSet.of(
+          Fault.SCRIPT_FLUSH,
+          Fault.SUBSCRIBER_RESET,
+          Fault.CLIENT_CRASH,
+          Fault.CLOCK_DRIFT,
+          Fault.CLIENT_CLOCK_DRIFT,
+          Fault.RESTART_KEEPING_DATA);
 
   /**
    * How long a waiter's place in a queue at the gate outlives its last ask: two retry delays and
@@ -355,6 +380,33 @@ final class SimHarness {
       }
     }
 
+    /**
+     * Client {@code c}'s lease was extended (by {@code extend} or by renewal): no other client may
+     * hold a valid lease now, and its validity and its keys' life run from now.
+     */
+    void renewed(int c) {
+      Lease lease = held[c];
+      if (lease == null || !lease.isValid()) {
+        return;
+      }
+      trace.add(sim.now() + " " + c + " renewed");
+      for (int other = 0; other < CLIENTS; other++) {
+        if (other != c && validUntil[other] > sim.now() && violation == null) {
+          failedHere();
+          violation =
+              String.format(
+                  "seed %d step %d: client %d extended at %d ns while client %d's lease is valid"
+                      + " until %d ns",
+                  seed, step, c, sim.now(), other, validUntil[other]);
+        }
+      }
+      ClientClock clock = clocks.get(c);
+      validUntil[c] = clock.toSimulation(clock.read() + lease.remainingValidity().toNanos());
+      if (holding[c] != null) {
+        holding[c][1] = Math.max(holding[c][1], sim.now() + TTL.toNanos());
+      }
+    }
+
     /** Client {@code c} starts releasing its lease: from now on it no longer holds it. */
     void releasing(int c) {
       if (holding[c] != null) {
@@ -478,6 +530,7 @@ final class SimHarness {
     Checker check = new Checker(seed, sim, clientClocks, trace);
     int injected = 0;
     int crashes = 0;
+    boolean unjudged = false; // a fault that may keep a majority away: progress not judged
     long steppedBack = 0; // microseconds, over every master
     boolean slowed = false;
     int tries = 0;
@@ -497,7 +550,15 @@ final class SimHarness {
                     RedLock.builder()
                         .nodes(nodes)
                         .wakeUps(wakeUps(seed))
-                        .excludeUnfitMasters(false)),
+                        .excludeUnfitMasters(false)
+                        .listener(
+                            new RedLockListener() {
+                              @Override
+                              public void extended(
+                                  String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+                                check.renewed(client); // a renewal, or an extend
+                              }
+                            })),
                 clock,
                 i ->
                     new SimNodeClient(
@@ -526,6 +587,7 @@ final class SimHarness {
           int m = next.master();
           injected++;
           check.lastFault = sim.now();
+          unjudged |= !CALM.contains(fault);
           switch (fault) {
             case PARTITION ->
                 healsAt[next.other()][m] = sim.now() + (long) (next.value() * 1_000_000_000);
@@ -581,6 +643,17 @@ final class SimHarness {
           contended += check.contended(c) ? 1 : 0;
           nearFault += sim.now() - check.lastFault < 1_000_000_000 ? 1 : 0;
           acquire(clients.get(c), c, next, check);
+        } else if (!next.release() && next.op() == Op.WAIT) { // extends it
+          boolean extended;
+          try {
+            extended = check.held[c].extend(TTL);
+          } catch (RedLockException e) { // no quorum answered in time
+            extended = false;
+          }
+          trace.add(sim.now() + " " + c + (extended ? " extended" : " not extended"));
+          if (extended) {
+            check.renewed(c);
+          }
         } else if (next.release()) { // else it holds on, maybe past its validity
           // Given up from the moment its release starts: other clients' async waits may be
           // granted while this one waits for the release's replies.
@@ -611,10 +684,13 @@ final class SimHarness {
       if (unserved > 0) {
         trace.add(check.longestFrom + " longest unserved wait begins: " + unserved + " ns");
       }
-      // Judged without faults, and with crashes only: a crashed waiter's place in a queue holds
-      // the others back until it goes stale.
-      long bound = crashes > 0 ? UNSERVED_BOUND_NANOS + STALE_NANOS : UNSERVED_BOUND_NANOS;
-      if (injected == crashes && unserved > bound && check.liveness == null) {
+      // Judged without faults and with calm ones only: a crashed waiter's place in a queue holds
+      // the others back until it goes stale; any other calm fault may cost a round.
+      long bound =
+          UNSERVED_BOUND_NANOS
+              + (crashes > 0 ? STALE_NANOS : 0)
+              + (injected > crashes ? NODE_TIMEOUT_NANOS : 0);
+      if (!unjudged && unserved > bound && check.liveness == null) {
         check.step = schedule.size() - 1;
         check.failedHere();
         check.liveness =
@@ -719,6 +795,30 @@ final class SimHarness {
             check.waits.add(new long[] {from, sim.now()});
           }
           check.granted(c, lease);
+        }
+        case WITH_LOCK -> {
+          long from = sim.now();
+          boolean[] ran = {false};
+          try {
+            client.withLock(
+                "resource",
+                TTL,
+                maxWait,
+                lease -> {
+                  ran[0] = true;
+                  check.waited(c, startedAt, step.waitNanos());
+                  check.waits.add(new long[] {from, sim.now()});
+                  check.granted(c, lease);
+                  sim.runFor(4 * step.gapNanos()); // renewed meanwhile
+                  check.releasing(c);
+                  check.trace.add(sim.now() + " " + c + " releases (withLock)");
+                });
+          } finally {
+            if (!ran[0]) {
+              check.waited(c, startedAt, step.waitNanos());
+              check.waits.add(new long[] {from, sim.now()});
+            }
+          }
         }
         case ASYNC -> {
           CompletableFuture<Lease> future = client.acquireAsync("resource", TTL, maxWait);
