@@ -85,6 +85,7 @@ public final class SimMaster {
   private final LongSupplier clockMicros;
   private final Scripts scripts;
   private Subscribers subscribers = (channel, message) -> 0;
+  private java.util.function.BiConsumer<List<String>, Object> observer; // null: none
   private String runId;
   private long startedMicros;
   private int runs; // how many times it started: a connection of an earlier run is reset
@@ -151,7 +152,20 @@ public final class SimMaster {
     for (byte[] arg : argv) {
       args.add(new String(arg, ISO_8859_1));
     }
-    return run(args, false);
+    Object reply = run(args, false);
+    if (observer != null) {
+      observer.accept(args, reply);
+    }
+    return reply;
+  }
+
+  /**
+   * Hears every command a client sends (not a script's own calls) with its reply: for a trace.
+   *
+   * @param observer told each command's arguments and reply, or null for none
+   */
+  public void observe(java.util.function.BiConsumer<List<String>, Object> observer) {
+    this.observer = observer;
   }
 
   /** Runs one command given as strings (each char one byte). */

@@ -28,6 +28,14 @@ public final class Simulation {
   private long now;
   private long scheduled;
   private long ran;
+  private long stillCalls; // calls of runUntil in a row that neither ran an event nor moved time
+
+  /**
+   * How many waits in a row may return with time standing still and no event run before the
+   * simulation calls it a spin: code that loops without waiting for anything, which on a real clock
+   * would burn a CPU until its deadline, and on the virtual one never reaches it.
+   */
+  static final int SPIN_LIMIT = 100_000;
 
   /**
    * A simulation at virtual time 0.
@@ -68,8 +76,30 @@ public final class Simulation {
    *
    * @param done checked before each event
    * @param deadlineNanos the latest virtual time to run to
+   * @throws IllegalStateException if this is the {@link #SPIN_LIMIT}th call in a row that ran no
+   *     event and left the time where it was: its caller spins
    */
   public void runUntil(BooleanSupplier done, long deadlineNanos) {
+    long before = now;
+    long ranBefore = ran;
+    try {
+      runUntilUnchecked(done, deadlineNanos);
+    } finally {
+      if (now != before || ran != ranBefore) {
+        stillCalls = 0;
+      } else if (++stillCalls > SPIN_LIMIT) {
+        stillCalls = 0;
+        throw new IllegalStateException(
+            "a spin: "
+                + SPIN_LIMIT
+                + " waits in a row returned at "
+                + now
+                + " ns with no event run and the time standing still");
+      }
+    }
+  }
+
+  private void runUntilUnchecked(BooleanSupplier done, long deadlineNanos) {
     while (!done.getAsBoolean()) {
       Event next = events.peek();
       if (next == null || next.at() > deadlineNanos) {

@@ -58,6 +58,12 @@ final class SimHarness {
      */
     SUBSCRIBER_RESET,
     /**
+     * A client cut off from every master but one for 5 s, which then waits for the lock (async, up
+     * to 5 s): when the one it reaches is the resource's gate, it is queued first there and cannot
+     * win, and the others must still get the lock (the head yields after two stale windows).
+     */
+    ISOLATED_WAITER,
+    /**
      * A client's process killed ({@code kill -9}) and started again: whatever it held stays on the
      * masters until its TTL, a queue entry of its wait until it goes stale, its connections gone.
      */
@@ -252,6 +258,9 @@ final class SimHarness {
           Fault.CLIENT_CLOCK_DRIFT,
           Fault.RESTART_KEEPING_DATA);
 
+  /** How long {@link Fault#ISOLATED_WAITER} cuts its client off, and how long it then waits. */
+  static final long ISOLATION_NANOS = 5_000_000_000L;
+
   /**
    * How long a waiter's place in a queue at the gate outlives its last ask: two retry delays and
    * two node timeouts (docs/fairness.md), then the next script that reads the queue drops it.
@@ -304,6 +313,8 @@ final class SimHarness {
     final long[][] holding = new long[CLIENTS][];
     final List<long[]> waits = new ArrayList<>();
     final long[] asyncFrom = new long[CLIENTS];
+    final long[] isolatedFrom = new long[CLIENTS];
+    final long[] isolatedUntil = new long[CLIENTS];
     int step;
     int grants;
     long lastToken;
@@ -335,7 +346,7 @@ final class SimHarness {
       holding[c] = null; // its interval runs to its keys' expiry
       if (pending.get(c) != null) {
         pending.set(c, null);
-        waits.add(new long[] {asyncFrom[c], sim.now()});
+        endWait(c, asyncFrom[c]);
       }
       trace.add(sim.now() + " " + c + " crashed");
     }
@@ -405,6 +416,17 @@ final class SimHarness {
       if (holding[c] != null) {
         holding[c][1] = Math.max(holding[c][1], sim.now() + TTL.toNanos());
       }
+    }
+
+    /**
+     * Client {@code c}'s wait since {@code from} ended now: counted for progress unless the client
+     * was cut off from its majority meanwhile ({@link Fault#ISOLATED_WAITER}): it cannot win.
+     */
+    void endWait(int c, long from) {
+      if (from < isolatedUntil[c] && sim.now() > isolatedFrom[c]) {
+        return;
+      }
+      waits.add(new long[] {from, sim.now()});
     }
 
     /** Client {@code c} starts releasing its lease: from now on it no longer holds it. */
@@ -505,6 +527,7 @@ final class SimHarness {
       UnaryOperator<String> bug)
       throws Exception {
     Simulation sim = new Simulation(seed);
+    List<String> trace = new ArrayList<>();
     List<SimMaster> masters = new ArrayList<>();
     List<SimPubSub> pubsubs = new ArrayList<>();
     List<MasterClock> clocks = new ArrayList<>();
@@ -513,6 +536,13 @@ final class SimHarness {
       clocks.add(clock);
       masters.add(new SimMaster(clock::micros, runId(i, 0)));
       pubsubs.add(new SimPubSub(sim, masters.get(i)));
+      if (TRACE_MASTERS) {
+        int master = i;
+        masters
+            .get(i)
+            .observe(
+                (args, reply) -> trace.add(sim.now() + " m" + master + " " + brief(args, reply)));
+      }
       masters.get(i).editScripts(bug);
       if (i < 2) {
         masters.get(i).config("appendonly", "yes");
@@ -526,10 +556,10 @@ final class SimHarness {
     long[][] healsAt = new long[CLIENTS][MASTERS];
     List<ClientClock> clientClocks = new ArrayList<>();
     List<RedLock> clients = new ArrayList<>();
-    List<String> trace = new ArrayList<>();
     Checker check = new Checker(seed, sim, clientClocks, trace);
     int injected = 0;
     int crashes = 0;
+    int isolations = 0;
     boolean unjudged = false; // a fault that may keep a majority away: progress not judged
     long steppedBack = 0; // microseconds, over every master
     boolean slowed = false;
@@ -580,91 +610,119 @@ final class SimHarness {
       }
       clients.get(0).admitFreshNodes();
       for (int step = 0; step < schedule.size() && !check.failed(); step++) {
-        check.step = step;
-        Step next = schedule.get(step);
-        if (next.fault() != null) {
-          Fault fault = next.fault();
-          int m = next.master();
-          injected++;
-          check.lastFault = sim.now();
-          unjudged |= !CALM.contains(fault);
-          switch (fault) {
-            case PARTITION ->
-                healsAt[next.other()][m] = sim.now() + (long) (next.value() * 1_000_000_000);
-            case RESTART_EMPTY -> {
-              m = 2 + m % 3;
-              masters.get(m).restart(false, runId(m, step + 1));
-              pubsubs.get(m).restarted();
-            }
-            case RESTART_KEEPING_DATA -> {
-              m = m % 2;
-              masters.get(m).restart(true, runId(m, step + 1));
-              pubsubs.get(m).restarted();
-            }
-            case SUBSCRIBER_RESET -> pubsubs.get(m).reset(processes[next.other()]);
-            case CLIENT_CRASH -> {
-              int c = next.other();
-              processes[c].crash();
-              crashes++;
-              for (SimPubSub pubsub : pubsubs) {
-                pubsub.crashed();
+        try {
+          check.step = step;
+          Step next = schedule.get(step);
+          if (next.fault() != null) {
+            Fault fault = next.fault();
+            int m = next.master();
+            injected++;
+            check.lastFault = sim.now();
+            unjudged |= !CALM.contains(fault) && fault != Fault.ISOLATED_WAITER;
+            switch (fault) {
+              case PARTITION ->
+                  healsAt[next.other()][m] = sim.now() + (long) (next.value() * 1_000_000_000);
+              case ISOLATED_WAITER -> {
+                int c = next.other();
+                long until = sim.now() + ISOLATION_NANOS;
+                for (int other = 0; other < MASTERS; other++) {
+                  if (other != m) {
+                    healsAt[c][other] = Math.max(healsAt[c][other], until);
+                  }
+                }
+                check.isolatedFrom[c] = sim.now();
+                check.isolatedUntil[c] = until;
+                isolations++;
+                if (check.held[c] == null && check.pending.get(c) == null) {
+                  acquire(
+                      clients.get(c),
+                      c,
+                      new Step(null, m, c, 0, c, Op.ASYNC, ISOLATION_NANOS, false, 0),
+                      check);
+                }
               }
-              check.crashed(c);
-              clients.set(c, start.apply(c)); // a new process, holding nothing
-              m = c;
+              case RESTART_EMPTY -> {
+                m = 2 + m % 3;
+                masters.get(m).restart(false, runId(m, step + 1));
+                pubsubs.get(m).restarted();
+              }
+              case RESTART_KEEPING_DATA -> {
+                m = m % 2;
+                masters.get(m).restart(true, runId(m, step + 1));
+                pubsubs.get(m).restarted();
+              }
+              case SUBSCRIBER_RESET -> pubsubs.get(m).reset(processes[next.other()]);
+              case CLIENT_CRASH -> {
+                int c = next.other();
+                processes[c].crash();
+                crashes++;
+                for (SimPubSub pubsub : pubsubs) {
+                  pubsub.crashed();
+                }
+                check.crashed(c);
+                clients.set(c, start.apply(c)); // a new process, holding nothing
+                m = c;
+              }
+              case SCRIPT_FLUSH -> masters.get(m).execute("SCRIPT", "FLUSH");
+              case CLOCK_DRIFT -> clocks.get(m).rate(0.995 + 0.01 * next.value());
+              case CLOCK_TOO_FAST -> clocks.get(m).rate(2);
+              case CLOCK_STEP_BACK -> {
+                long micros = (long) (next.value() * 10_000_000);
+                clocks.get(m).step(-micros);
+                steppedBack += micros;
+              }
+              case CLIENT_CLOCK_DRIFT ->
+                  clientClocks.get(next.other()).rate(0.995 + 0.01 * next.value());
+              case CLIENT_CLOCK_TOO_SLOW -> {
+                clientClocks.get(next.other()).rate(0.5);
+                slowed = true;
+              }
             }
-            case SCRIPT_FLUSH -> masters.get(m).execute("SCRIPT", "FLUSH");
-            case CLOCK_DRIFT -> clocks.get(m).rate(0.995 + 0.01 * next.value());
-            case CLOCK_TOO_FAST -> clocks.get(m).rate(2);
-            case CLOCK_STEP_BACK -> {
-              long micros = (long) (next.value() * 10_000_000);
-              clocks.get(m).step(-micros);
-              steppedBack += micros;
+            trace.add(sim.now() + " " + fault + " master " + m);
+          }
+          int c = next.client();
+          if (check.pending.get(c) != null) {
+            if (next.release()) { // the async wait, cancelled: what it was granted is released
+              check.pending.get(c).cancel(true);
+              check.pending.set(c, null);
+              check.endWait(c, check.asyncFrom[c]);
+              trace.add(sim.now() + " " + c + " cancelled");
             }
-            case CLIENT_CLOCK_DRIFT ->
-                clientClocks.get(next.other()).rate(0.995 + 0.01 * next.value());
-            case CLIENT_CLOCK_TOO_SLOW -> {
-              clientClocks.get(next.other()).rate(0.5);
-              slowed = true;
+          } else if (check.held[c] == null) {
+            tries++;
+            contended += check.contended(c) ? 1 : 0;
+            nearFault += sim.now() - check.lastFault < 1_000_000_000 ? 1 : 0;
+            acquire(clients.get(c), c, next, check);
+          } else if (!next.release() && next.op() == Op.WAIT) { // extends it
+            boolean extended;
+            try {
+              extended = check.held[c].extend(TTL);
+            } catch (RedLockException e) { // no quorum answered in time
+              extended = false;
             }
+            trace.add(sim.now() + " " + c + (extended ? " extended" : " not extended"));
+            if (extended) {
+              check.renewed(c);
+            }
+          } else if (next.release()) { // else it holds on, maybe past its validity
+            // Given up from the moment its release starts: other clients' async waits may be
+            // granted while this one waits for the release's replies.
+            Lease lease = check.held[c];
+            check.releasing(c);
+            trace.add(sim.now() + " " + c + " releases");
+            lease.close();
+            trace.add(sim.now() + " " + c + " released");
           }
-          trace.add(sim.now() + " " + fault + " master " + m);
-        }
-        int c = next.client();
-        if (check.pending.get(c) != null) {
-          if (next.release()) { // the async wait, cancelled: what it was granted is released
-            check.pending.get(c).cancel(true);
-            check.pending.set(c, null);
-            check.waits.add(new long[] {check.asyncFrom[c], sim.now()});
-            trace.add(sim.now() + " " + c + " cancelled");
+          if (!check.failed()) {
+            sim.runFor(next.gapNanos());
           }
-        } else if (check.held[c] == null) {
-          tries++;
-          contended += check.contended(c) ? 1 : 0;
-          nearFault += sim.now() - check.lastFault < 1_000_000_000 ? 1 : 0;
-          acquire(clients.get(c), c, next, check);
-        } else if (!next.release() && next.op() == Op.WAIT) { // extends it
-          boolean extended;
-          try {
-            extended = check.held[c].extend(TTL);
-          } catch (RedLockException e) { // no quorum answered in time
-            extended = false;
+        } catch (IllegalStateException e) {
+          if (e.getMessage() == null || !e.getMessage().startsWith("a spin")) {
+            throw e;
           }
-          trace.add(sim.now() + " " + c + (extended ? " extended" : " not extended"));
-          if (extended) {
-            check.renewed(c);
-          }
-        } else if (next.release()) { // else it holds on, maybe past its validity
-          // Given up from the moment its release starts: other clients' async waits may be
-          // granted while this one waits for the release's replies.
-          Lease lease = check.held[c];
-          check.releasing(c);
-          trace.add(sim.now() + " " + c + " releases");
-          lease.close();
-          trace.add(sim.now() + " " + c + " released");
-        }
-        if (!check.failed()) {
-          sim.runFor(next.gapNanos());
+          check.failedHere();
+          check.liveness = String.format("seed %d step %d: %s", seed, step, e.getMessage());
+          trace.add(sim.now() + " " + e.getMessage());
         }
       }
       if (!check.failed()) {
@@ -685,10 +743,14 @@ final class SimHarness {
         trace.add(check.longestFrom + " longest unserved wait begins: " + unserved + " ns");
       }
       // Judged without faults and with calm ones only: a crashed waiter's place in a queue holds
-      // the others back until it goes stale; any other calm fault may cost a round.
+      // the others back until it goes stale, and up to two of the three clients can be crashed
+      // waiters queued ahead of a live one (the second may crash just before the first is dropped);
+      // a waiter that cannot win, until it yields (two stale
+      // windows after its first grant at the gate); any other calm fault may cost a round.
       long bound =
           UNSERVED_BOUND_NANOS
-              + (crashes > 0 ? STALE_NANOS : 0)
+              + Math.min(crashes, CLIENTS - 1) * STALE_NANOS
+              + (isolations > 0 ? 2 * STALE_NANOS : 0)
               + (injected > crashes ? NODE_TIMEOUT_NANOS : 0);
       if (!unjudged && unserved > bound && check.liveness == null) {
         check.step = schedule.size() - 1;
@@ -769,6 +831,31 @@ final class SimHarness {
     }
   }
 
+  /**
+   * Whether a run's trace shows every command the masters run for the clients, with its reply
+   * ({@code -Dsimulation.traceMasters=true}): the timeline of a failure down to each master.
+   */
+  static final boolean TRACE_MASTERS = Boolean.getBoolean("simulation.traceMasters");
+
+  /** A command and its reply on one line: tokens and long arguments cut to 8 characters. */
+  private static String brief(List<String> args, Object reply) {
+    String name = args.get(0).toUpperCase(java.util.Locale.ROOT);
+    if (name.equals("INFO") || name.equals("CONFIG") || name.equals("SCRIPT")) {
+      return name + " ...";
+    }
+    StringBuilder line = new StringBuilder();
+    for (String arg : args) {
+      line.append(arg.length() > 8 ? arg.substring(0, 8) : arg).append(' ');
+    }
+    String answer =
+        reply instanceof byte[] bytes
+            ? new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)
+            : reply instanceof List<?> list ? list.size() + " items" : String.valueOf(reply);
+    return line.append("-> ")
+        .append(answer.length() > 16 ? answer.substring(0, 16) : answer)
+        .toString();
+  }
+
   /** Client {@code c}, which holds nothing, acquires as {@code step} says. */
   private static void acquire(RedLock client, int c, Step step, Checker check) {
     Simulation sim = check.sim;
@@ -792,7 +879,7 @@ final class SimHarness {
             lease = client.acquire("resource", TTL, maxWait);
           } finally {
             check.waited(c, startedAt, step.waitNanos());
-            check.waits.add(new long[] {from, sim.now()});
+            check.endWait(c, from);
           }
           check.granted(c, lease);
         }
@@ -807,7 +894,7 @@ final class SimHarness {
                 lease -> {
                   ran[0] = true;
                   check.waited(c, startedAt, step.waitNanos());
-                  check.waits.add(new long[] {from, sim.now()});
+                  check.endWait(c, from);
                   check.granted(c, lease);
                   sim.runFor(4 * step.gapNanos()); // renewed meanwhile
                   check.releasing(c);
@@ -816,7 +903,7 @@ final class SimHarness {
           } finally {
             if (!ran[0]) {
               check.waited(c, startedAt, step.waitNanos());
-              check.waits.add(new long[] {from, sim.now()});
+              check.endWait(c, from);
             }
           }
         }
@@ -832,7 +919,7 @@ final class SimHarness {
                 }
                 check.pending.set(c, null);
                 check.waited(c, startedAt, step.waitNanos());
-                check.waits.add(new long[] {check.asyncFrom[c], sim.now()});
+                check.endWait(c, check.asyncFrom[c]);
                 if (lease != null) {
                   check.granted(c, lease);
                 } else {
