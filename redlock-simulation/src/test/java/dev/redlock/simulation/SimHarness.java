@@ -401,16 +401,7 @@ final class SimHarness {
         return;
       }
       trace.add(sim.now() + " " + c + " renewed");
-      for (int other = 0; other < CLIENTS; other++) {
-        if (other != c && validUntil[other] > sim.now() && violation == null) {
-          failedHere();
-          violation =
-              String.format(
-                  "seed %d step %d: client %d extended at %d ns while client %d's lease is valid"
-                      + " until %d ns",
-                  seed, step, c, sim.now(), other, validUntil[other]);
-        }
-      }
+      aloneNow(c, "extended");
       ClientClock clock = clocks.get(c);
       validUntil[c] = clock.toSimulation(clock.read() + lease.remainingValidity().toNanos());
       if (holding[c] != null) {
@@ -481,18 +472,26 @@ final class SimHarness {
       return longest;
     }
 
-    void granted(int c, Lease lease) {
-      trace.add(sim.now() + " " + c + " granted");
+    /**
+     * Mutual exclusion, as client {@code c} is {@code what} (granted, extended) a lease: no other
+     * client's lease may be valid now. The first failure is kept.
+     */
+    private void aloneNow(int c, String what) {
       for (int other = 0; other < CLIENTS; other++) {
         if (other != c && validUntil[other] > sim.now() && violation == null) {
           failedHere();
           violation =
               String.format(
-                  "seed %d step %d: client %d granted at %d ns while client %d's lease is"
-                      + " valid until %d ns",
-                  seed, step, c, sim.now(), other, validUntil[other]);
+                  "seed %d step %d: client %d %s at %d ns while client %d's lease is valid until"
+                      + " %d ns",
+                  seed, step, c, what, sim.now(), other, validUntil[other]);
         }
       }
+    }
+
+    void granted(int c, Lease lease) {
+      trace.add(sim.now() + " " + c + " granted");
+      aloneNow(c, "granted");
       held[c] = lease;
       holding[c] = new long[] {sim.now(), sim.now() + TTL.toNanos()}; // its keys set before now
       busy.add(holding[c]);
@@ -964,8 +963,10 @@ final class SimHarness {
         families.add(Fault.valueOf(name.trim()));
       }
     }
+    long first = Long.getLong("simulation.firstSeed", 1); // to replay one seed of a hunt
     return firstFailure(
-        seeds, seed -> run(seed, steps, families, faultEvery, b -> b, s -> s).failure());
+        seeds,
+        seed -> run(first - 1 + seed, steps, families, faultEvery, b -> b, s -> s).failure());
   }
 
   /** What one seed's run gave: a failure's description, or null. */
