@@ -21,14 +21,18 @@ final class SimLoop implements RoundLoop {
   /**
    * The lease layer's timers on the simulation's clock (their delays measured by the client's
    * {@code clock}), each a timer of its own; a blocked caller's pause between rounds run as the
-   * simulation's events until its wake-up or its time; its randomness from the seed.
+   * simulation's events until its wake-up or its time (at least {@link SimTimers#HANDOFF_NANOS}: a
+   * park returns in microseconds, never in none); its randomness from the seed.
    */
   static dev.redlock.internal.lease.Timing timing(
       Simulation sim, ClientClock clock, SimProcess process) {
     return new dev.redlock.internal.lease.Timing(
         (name, idleExits) -> new SimTimers(sim, clock, process),
         bound -> (long) (sim.random().nextDouble() * bound),
-        (wake, nanos) -> sim.runUntil(wake::isDone, clock.toSimulation(clock.read() + nanos)));
+        (wake, nanos) ->
+            sim.runUntil(
+                wake::isDone,
+                clock.toSimulation(clock.read() + Math.max(SimTimers.HANDOFF_NANOS, nanos))));
   }
 
   @Override

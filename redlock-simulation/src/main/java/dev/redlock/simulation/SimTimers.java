@@ -17,6 +17,13 @@ import java.util.concurrent.TimeUnit;
  */
 final class SimTimers extends AbstractExecutorService implements ScheduledExecutorService {
 
+  /**
+   * The least time a task takes to start, on the client's clock: a real executor hands it to its
+   * thread in microseconds, never in none. So a loop through a timer (a round, a pause of nothing,
+   * the next round) moves the time on as it would on a real clock, and a wait's deadline comes.
+   */
+  static final long HANDOFF_NANOS = 1_000;
+
   private final Simulation sim;
   private final ClientClock clock;
   private final SimProcess process;
@@ -35,7 +42,7 @@ final class SimTimers extends AbstractExecutorService implements ScheduledExecut
 
     Task(Callable<V> body, long delayNanos, long periodNanos) {
       super(body);
-      this.at = sim.now() + clock.simulationNanos(Math.max(0, delayNanos));
+      this.at = sim.now() + clock.simulationNanos(Math.max(HANDOFF_NANOS, delayNanos));
       this.period = periodNanos;
       sim.after(at - sim.now(), this::fire);
     }

@@ -38,6 +38,16 @@ public final class Simulation {
   static final int SPIN_LIMIT = 100_000;
 
   /**
+   * How many events in a row may run at one virtual time before the simulation calls it a spin:
+   * events that only schedule more events at once (a loop through an executor), which on a real
+   * clock would burn a CPU and on the virtual one never let the time move. Far above any burst a
+   * run has at one instant (every client's round to every master, and their replies).
+   */
+  static final int EVENT_SPIN_LIMIT = 1_000_000;
+
+  private long eventsAtNow; // events run in a row at the current time
+
+  /**
    * A simulation at virtual time 0.
    *
    * @param seed what every random choice follows
@@ -103,11 +113,25 @@ public final class Simulation {
     while (!done.getAsBoolean()) {
       Event next = events.peek();
       if (next == null || next.at() > deadlineNanos) {
-        now = Math.max(now, deadlineNanos);
+        if (deadlineNanos > now) {
+          now = deadlineNanos;
+          eventsAtNow = 0;
+        }
         return;
       }
       events.poll();
-      now = Math.max(now, next.at());
+      if (next.at() > now) {
+        now = next.at();
+        eventsAtNow = 0;
+      } else if (++eventsAtNow > EVENT_SPIN_LIMIT) {
+        eventsAtNow = 0;
+        throw new IllegalStateException(
+            "a spin: "
+                + EVENT_SPIN_LIMIT
+                + " events in a row ran at "
+                + now
+                + " ns with the time standing still");
+      }
       ran++;
       next.task().run();
     }

@@ -154,4 +154,32 @@ class ReintroducedBugsTest {
             40, seed -> SimHarness.run(seed, 1_000, partitions, 3, b -> b, s -> s).failure()),
         "the real script failed the same hunt");
   }
+
+  /**
+   * R2: {@code queue.lua} without its yield: a waiter granted at its gate for two stale windows
+   * without leaving stays first. A waiter cut off from every master but the gate ({@link
+   * SimHarness.Fault#ISOLATED_WAITER}) is such a head: it is granted there and loses everywhere
+   * else, and the waiters behind it are refused at the gate until its wait ends. The hunt: seeds of
+   * 1,000 steps with an isolated waiter one step in ten; the real script passes the same hunt.
+   */
+  @Test
+  void aQueueHeadThatNeverYields() throws Exception {
+    String bug = "queue.lua: a head that never yields (R2)";
+    String yieldWhen =
+        "and redis.pcall('ZADD', seen, 'XX', 'LT', 'CH', 2 * window - us, mark) == 1 then";
+    java.util.function.UnaryOperator<String> neverYields =
+        source -> source.replace(yieldWhen, "and false then");
+    java.util.Set<SimHarness.Fault> isolated =
+        java.util.EnumSet.of(SimHarness.Fault.ISOLATED_WAITER);
+    String found =
+        SimHarness.firstFailure(
+            SEEDS,
+            seed -> SimHarness.run(seed, 1_000, isolated, 10, b -> b, neverYields).failure());
+    System.out.printf("| %s | ISOLATED_WAITER | %s |%n", bug, found);
+    assertNotNull(found, bug + ": no seed of " + SEEDS + " found it");
+    assertNull(
+        SimHarness.firstFailure(
+            SEEDS, seed -> SimHarness.run(seed, 1_000, isolated, 10, b -> b, s -> s).failure()),
+        "the real script failed the same hunt");
+  }
 }

@@ -58,9 +58,11 @@ final class SimHarness {
      */
     SUBSCRIBER_RESET,
     /**
-     * A client cut off from every master but one for 5 s, which then waits for the lock (async, up
-     * to 5 s): when the one it reaches is the resource's gate, it is queued first there and cannot
-     * win, and the others must still get the lock (the head yields after two stale windows).
+     * A client cut off from every master but one for 5 s (one client at a time), which then waits
+     * for the lock (async, up to 5 s) and takes no other step until the heal: when the one it
+     * reaches is the resource's gate, it is queued first there and cannot win, and the others must
+     * still get the lock (the head yields after two stale windows). With it in a family, one wait
+     * in eight lasts up to 3 s, long enough to outlast such a head.
      */
     ISOLATED_WAITER,
     /**
@@ -197,6 +199,7 @@ final class SimHarness {
     java.util.Random random = new java.util.Random(~seed * 0x9E3779B97F4A7C15L);
     List<Fault> kinds = new ArrayList<>(faults);
     List<Step> schedule = new ArrayList<>(steps);
+    boolean longWaits = faults.contains(Fault.ISOLATED_WAITER);
     // Three in ten each of TRY, WAIT and ASYNC, one in ten WITH_LOCK: its body holds the lease
     // while the other clients' steps wait for it, so it adds no contention.
     Op[] ops = {
@@ -215,7 +218,11 @@ final class SimHarness {
               random.nextDouble(),
               random.nextInt(CLIENTS),
               ops[random.nextInt(ops.length)],
-              1_000_000 + random.nextInt(300_000_000),
+              // With isolated waiters, one wait in eight up to 3 s: long enough to outlast a head
+              // that cannot win (drawn only then: the other families' schedules stay as they were).
+              longWaits && random.nextInt(8) == 0
+                  ? 1_000_000 + random.nextLong(3_000_000_000L)
+                  : 1_000_000 + random.nextInt(300_000_000),
               random.nextBoolean(),
               random.nextInt(80_000_000)));
     }
@@ -313,8 +320,7 @@ final class SimHarness {
     final long[][] holding = new long[CLIENTS][];
     final List<long[]> waits = new ArrayList<>();
     final long[] asyncFrom = new long[CLIENTS];
-    final long[] isolatedFrom = new long[CLIENTS];
-    final long[] isolatedUntil = new long[CLIENTS];
+    final List<long[]> isolations = new ArrayList<>(); // {client, from, until}
     int step;
     int grants;
     long lastToken;
@@ -414,10 +420,47 @@ final class SimHarness {
      * was cut off from its majority meanwhile ({@link Fault#ISOLATED_WAITER}): it cannot win.
      */
     void endWait(int c, long from) {
-      if (from < isolatedUntil[c] && sim.now() > isolatedFrom[c]) {
-        return;
+      for (long[] isolation : isolations) { // any of its isolations, not only the last
+        if (isolation[0] == c && from < isolation[2] && sim.now() >= isolation[1]) {
+          return;
+        }
       }
       waits.add(new long[] {from, sim.now()});
+    }
+
+    boolean spun; // the simulation wedged: its clients cannot be closed
+
+    /** A spin of the simulation ({@link Simulation#SPIN_LIMIT}) is a liveness failure. */
+    void spin(IllegalStateException e) {
+      if (e.getMessage() == null || !e.getMessage().startsWith("a spin")) {
+        throw e;
+      }
+      spun = true;
+      failedHere();
+      if (liveness == null) {
+        liveness = String.format("seed %d step %d: %s", seed, step, e.getMessage());
+      }
+      trace.add(sim.now() + " " + e.getMessage());
+    }
+
+    /** Whether a client is cut off now ({@link Fault#ISOLATED_WAITER}). */
+    boolean isolatedNow() {
+      for (int c = 0; c < CLIENTS; c++) {
+        if (isolated(c)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /** Whether client {@code c} is cut off now. */
+    boolean isolated(int c) {
+      for (long[] isolation : isolations) {
+        if (isolation[0] == c && isolation[1] <= sim.now() && isolation[2] > sim.now()) {
+          return true;
+        }
+      }
+      return false;
     }
 
     /** Client {@code c} starts releasing its lease: from now on it no longer holds it. */
@@ -612,8 +655,11 @@ final class SimHarness {
         try {
           check.step = step;
           Step next = schedule.get(step);
-          if (next.fault() != null) {
-            Fault fault = next.fault();
+          Fault fault = next.fault();
+          if (fault == Fault.ISOLATED_WAITER && check.isolatedNow()) {
+            fault = null; // one client cut off at a time: the other two keep the lock in use
+          }
+          if (fault != null) {
             int m = next.master();
             injected++;
             check.lastFault = sim.now();
@@ -629,8 +675,7 @@ final class SimHarness {
                     healsAt[c][other] = Math.max(healsAt[c][other], until);
                   }
                 }
-                check.isolatedFrom[c] = sim.now();
-                check.isolatedUntil[c] = until;
+                check.isolations.add(new long[] {c, sim.now(), until});
                 isolations++;
                 if (check.held[c] == null && check.pending.get(c) == null) {
                   acquire(
@@ -680,7 +725,10 @@ final class SimHarness {
             trace.add(sim.now() + " " + fault + " master " + m);
           }
           int c = next.client();
-          if (check.pending.get(c) != null) {
+          if (check.isolated(c)) {
+            // Cut off: its steps wait for the heal, so its isolated wait runs to its end.
+            trace.add(sim.now() + " " + c + " isolated");
+          } else if (check.pending.get(c) != null) {
             if (next.release()) { // the async wait, cancelled: what it was granted is released
               check.pending.get(c).cancel(true);
               check.pending.set(c, null);
@@ -716,26 +764,15 @@ final class SimHarness {
             sim.runFor(next.gapNanos());
           }
         } catch (IllegalStateException e) {
-          if (e.getMessage() == null || !e.getMessage().startsWith("a spin")) {
-            throw e;
-          }
-          check.failedHere();
-          check.liveness = String.format("seed %d step %d: %s", seed, step, e.getMessage());
-          trace.add(sim.now() + " " + e.getMessage());
+          check.spin(e);
         }
       }
       if (!check.failed()) {
-        long healed = 0;
-        for (long[] row : healsAt) {
-          for (long at : row) {
-            healed = Math.max(healed, at);
-          }
+        try {
+          quiet(sim, masters, pubsubs, check, healsAt, slowed, steppedBack);
+        } catch (IllegalStateException e) {
+          check.spin(e);
         }
-        sim.runFor(Math.max(0, healed - sim.now())); // every partition healed
-        // Keys live longer on a master whose clock stepped back; a slowed client's timers and
-        // waits last longer in true time.
-        long quiet = (long) (QUIET_NANOS * (slowed ? 2 : 1.01)) + steppedBack * 1_000;
-        leftAfterQuiet(sim, masters, pubsubs, check, quiet);
       }
       long unserved = check.longestUnservedWait();
       if (unserved > 0) {
@@ -782,11 +819,39 @@ final class SimHarness {
       for (long[] row : healsAt) {
         java.util.Arrays.fill(row, 0);
       }
-      sim.runFor(Duration.ofSeconds(5).toNanos());
-      for (RedLock client : clients) {
-        client.close();
+      // Unless wedged: no event would move the time then, and a close would wait for ever; the
+      // clients are left to the GC (they hold no thread and no socket).
+      if (!check.spun) {
+        sim.runFor(Duration.ofSeconds(5).toNanos());
+        for (RedLock client : clients) {
+          client.close();
+        }
       }
     }
+  }
+
+  /**
+   * The end of a run: every partition healed, then {@link #leftAfterQuiet} (keys live longer on a
+   * master whose clock stepped back by {@code steppedBackMicros}; a slowed client's timers and
+   * waits last longer in true time).
+   */
+  private static void quiet(
+      Simulation sim,
+      List<SimMaster> masters,
+      List<SimPubSub> pubsubs,
+      Checker check,
+      long[][] healsAt,
+      boolean slowed,
+      long steppedBackMicros) {
+    long healed = 0;
+    for (long[] row : healsAt) {
+      for (long at : row) {
+        healed = Math.max(healed, at);
+      }
+    }
+    sim.runFor(Math.max(0, healed - sim.now()));
+    long quiet = (long) (QUIET_NANOS * (slowed ? 2 : 1.01)) + steppedBackMicros * 1_000;
+    leftAfterQuiet(sim, masters, pubsubs, check, quiet);
   }
 
   /** The keys every master keeps whatever the resources: the fence counter and the guard's. */

@@ -29,12 +29,6 @@ final class SimulationCampaign {
       EnumSet.of(SimHarness.Fault.CLOCK_TOO_FAST, SimHarness.Fault.CLIENT_CLOCK_TOO_SLOW);
 
   /**
-   * Families with a finding still open (docs/robustness.md), left out of the campaign and of CI's
-   * budget until it is fixed; a campaign run with them named reproduces it.
-   */
-  static final EnumSet<SimHarness.Fault> OPEN = EnumSet.of(SimHarness.Fault.ISOLATED_WAITER);
-
-  /**
    * What a campaign ran and found.
    *
    * @param tries acquisitions tried within the assumptions
@@ -86,7 +80,6 @@ final class SimulationCampaign {
    */
   static Totals run(int seeds, int steps, int faultEvery, PrintStream out) throws Exception {
     EnumSet<SimHarness.Fault> within = EnumSet.complementOf(BROKEN);
-    within.removeAll(OPEN);
     List<Set<SimHarness.Fault>> families = new ArrayList<>();
     families.add(EnumSet.noneOf(SimHarness.Fault.class));
     for (SimHarness.Fault fault : within) {
