@@ -164,7 +164,7 @@ public final class LeaseLock implements Lock {
   @Override
   public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
     requireNonNull(unit, "unit");
-    long start = System.nanoTime();
+    long start = redlock.coordinator.nanoTime(); // the RedLock's clock, as every wait of it
     long wait = Math.max(0, unit.toNanos(time));
     LocalHolds.Hold hold = holds.enter(key.bytes());
     boolean held = false;
@@ -178,7 +178,7 @@ public final class LeaseLock implements Lock {
                           resource,
                           key,
                           ttlMillis,
-                          Math.max(0, wait - (System.nanoTime() - start)),
+                          Math.max(0, wait - (redlock.coordinator.nanoTime() - start)),
                           true));
       return held;
     } finally {

@@ -117,7 +117,7 @@ public final class RedLock implements AutoCloseable {
    */
   public static final int MAX_RESOURCES_PER_LEASE = ResourceSet.MAX_RESOURCES;
 
-  private final Coordinator coordinator;
+  final Coordinator coordinator; // LeaseLock reads its clock
   private final LocalHolds holds = new LocalHolds();
 
   RedLock(Coordinator coordinator) {

@@ -576,6 +576,15 @@ public final class Coordinator {
   }
 
   /**
+   * Reads the monotonic clock every wait and validity of this RedLock is measured on.
+   *
+   * @return nanoseconds, comparable only with other readings of it
+   */
+  public long nanoTime() {
+    return masters.ticker().read();
+  }
+
+  /**
    * Throws if this was closed.
    *
    * @throws IllegalStateException if it was
