@@ -1,6 +1,8 @@
 package dev.redlock.simulation;
 
 import dev.redlock.Lease;
+import dev.redlock.LeaseLock;
+import dev.redlock.LeaseLostException;
 import dev.redlock.LockTakenException;
 import dev.redlock.NodeOutcome;
 import dev.redlock.QuorumUnavailableException;
@@ -18,6 +20,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 
@@ -186,10 +189,47 @@ final class SimHarness {
       Op op,
       long waitNanos,
       boolean release,
-      long gapNanos) {
+      long gapNanos,
+      int target) {
     Step withoutFault() {
-      return new Step(null, master, other, value, client, op, waitNanos, release, gapNanos);
+      return new Step(null, master, other, value, client, op, waitNanos, release, gapNanos, target);
     }
+
+    /** The resources this step's acquire asks for: {@link #TARGETS}. */
+    List<String> resources() {
+      return TARGETS.get(target);
+    }
+  }
+
+  /** The resources of a run: the first is the one most steps want. */
+  static final List<String> RESOURCES = List.of("resource", "other", "third");
+
+  /**
+   * What an acquire asks for, one drawn per step: one resource in six steps of ten, a set in three
+   * (overlapping each other and the single resources), the second resource alone in one. Sets are
+   * taken by {@code tryAcquireAll}, {@code acquireAll} and {@code withLock} on a collection; the
+   * async calls take one resource, so an async step on a set takes its first.
+   */
+  static final List<List<String>> TARGETS =
+      List.of(
+          List.of("resource"),
+          List.of("resource"),
+          List.of("resource"),
+          List.of("resource"),
+          List.of("resource"),
+          List.of("resource"),
+          List.of("resource", "other"),
+          List.of("other", "third"),
+          List.of("third", "other", "resource"),
+          List.of("other"));
+
+  /** The bits of {@code names} among {@link #RESOURCES}. */
+  static int mask(List<String> names) {
+    int mask = 0;
+    for (String name : names) {
+      mask |= 1 << RESOURCES.indexOf(name);
+    }
+    return mask;
   }
 
   /**
@@ -224,7 +264,8 @@ final class SimHarness {
                   ? 1_000_000 + random.nextLong(3_000_000_000L)
                   : 1_000_000 + random.nextInt(300_000_000),
               random.nextBoolean(),
-              random.nextInt(80_000_000)));
+              random.nextInt(80_000_000),
+              random.nextInt(TARGETS.size())));
     }
     return schedule;
   }
@@ -296,267 +337,6 @@ final class SimHarness {
       UnaryOperator<String> bug)
       throws Exception {
     return run(seed, schedule(seed, steps, faults, faultEvery), settings, bug);
-  }
-
-  /**
-   * What the checkers know: who holds a lease until when (on the simulation's true time), the
-   * highest token granted, and the first failure of each property. Grants come from the harness's
-   * own calls and from async completions, all on the simulation's thread.
-   */
-  private static final class Checker {
-    final long seed;
-    final Simulation sim;
-    final List<ClientClock> clocks;
-    final List<String> trace;
-    final Lease[] held = new Lease[CLIENTS];
-    final long[] validUntil = new long[CLIENTS];
-
-    final List<CompletableFuture<Lease>> pending =
-        new ArrayList<>(java.util.Collections.nCopies(CLIENTS, null));
-
-    // For the progress checker, on the simulation's time: when the resource was held (from a grant
-    // to its release's start, or to its keys' expiry at the latest), and when clients waited.
-    final List<long[]> busy = new ArrayList<>();
-    final long[][] holding = new long[CLIENTS][];
-    final List<long[]> waits = new ArrayList<>();
-    final long[] asyncFrom = new long[CLIENTS];
-    final List<long[]> isolations = new ArrayList<>(); // {client, from, until}
-    int step;
-    int grants;
-    long lastToken;
-    long lastFault = Long.MIN_VALUE / 2;
-    long worstOverrun;
-    String violation;
-    String fencing;
-    String liveness;
-    String state; // bounded state: what a master kept past its bound
-    int failedAt = -1;
-
-    Checker(long seed, Simulation sim, List<ClientClock> clocks, List<String> trace) {
-      this.seed = seed;
-      this.sim = sim;
-      this.clocks = clocks;
-      this.trace = trace;
-    }
-
-    boolean failed() {
-      return violation != null || fencing != null || liveness != null;
-    }
-
-    /**
-     * Client {@code c}'s process died: its lease (if any) stays valid by its own measure and its
-     * keys live their TTL, but it holds nothing now; its async wait ends with it.
-     */
-    void crashed(int c) {
-      held[c] = null; // validUntil stays: no one else may be granted before it
-      holding[c] = null; // its interval runs to its keys' expiry
-      if (pending.get(c) != null) {
-        pending.set(c, null);
-        endWait(c, asyncFrom[c]);
-      }
-      trace.add(sim.now() + " " + c + " crashed");
-    }
-
-    /** The end of the schedule: held leases are left to expire (none is released). */
-    void releasingAll() {
-      for (int c = 0; c < CLIENTS; c++) {
-        if (holding[c] != null) {
-          holding[c] = null;
-        }
-      }
-    }
-
-    private void failedHere() {
-      if (failedAt < 0) {
-        failedAt = step;
-      }
-    }
-
-    /** Whether another client than {@code c} holds a valid lease or waits. */
-    boolean contended(int c) {
-      for (int other = 0; other < CLIENTS; other++) {
-        if (other != c
-            && ((held[other] != null && validUntil[other] > sim.now())
-                || pending.get(other) != null)) {
-          return true;
-        }
-      }
-      return false;
-    }
-
-    /** A wait of {@code waitNanos} by client {@code c}, begun at {@code startedAt} on its clock. */
-    void waited(int c, long startedAt, long waitNanos) {
-      long overrun = clocks.get(c).read() - startedAt - waitNanos;
-      worstOverrun = Math.max(worstOverrun, overrun);
-      if (overrun > OVERRUN_BOUND_NANOS && liveness == null) {
-        failedHere();
-        liveness =
-            String.format(
-                "seed %d step %d: client %d's wait of %d ms ended %d ms late",
-                seed, step, c, waitNanos / 1_000_000, overrun / 1_000_000);
-      }
-    }
-
-    /**
-     * Client {@code c}'s lease was extended (by {@code extend} or by renewal): no other client may
-     * hold a valid lease now, and its validity and its keys' life run from now.
-     */
-    void renewed(int c) {
-      Lease lease = held[c];
-      if (lease == null || !lease.isValid()) {
-        return;
-      }
-      trace.add(sim.now() + " " + c + " renewed");
-      aloneNow(c, "extended");
-      ClientClock clock = clocks.get(c);
-      validUntil[c] = clock.toSimulation(clock.read() + lease.remainingValidity().toNanos());
-      if (holding[c] != null) {
-        holding[c][1] = Math.max(holding[c][1], sim.now() + TTL.toNanos());
-      }
-    }
-
-    /**
-     * Client {@code c}'s wait since {@code from} ended now: counted for progress unless the client
-     * was cut off from its majority meanwhile ({@link Fault#ISOLATED_WAITER}): it cannot win.
-     */
-    void endWait(int c, long from) {
-      for (long[] isolation : isolations) { // any of its isolations, not only the last
-        if (isolation[0] == c && from < isolation[2] && sim.now() >= isolation[1]) {
-          return;
-        }
-      }
-      waits.add(new long[] {from, sim.now()});
-    }
-
-    boolean spun; // the simulation wedged: its clients cannot be closed
-
-    /** A spin of the simulation ({@link Simulation#SPIN_LIMIT}) is a liveness failure. */
-    void spin(IllegalStateException e) {
-      if (e.getMessage() == null || !e.getMessage().startsWith("a spin")) {
-        throw e;
-      }
-      spun = true;
-      failedHere();
-      if (liveness == null) {
-        liveness = String.format("seed %d step %d: %s", seed, step, e.getMessage());
-      }
-      trace.add(sim.now() + " " + e.getMessage());
-    }
-
-    /** Whether a client is cut off now ({@link Fault#ISOLATED_WAITER}). */
-    boolean isolatedNow() {
-      for (int c = 0; c < CLIENTS; c++) {
-        if (isolated(c)) {
-          return true;
-        }
-      }
-      return false;
-    }
-
-    /** Whether client {@code c} is cut off now. */
-    boolean isolated(int c) {
-      for (long[] isolation : isolations) {
-        if (isolation[0] == c && isolation[1] <= sim.now() && isolation[2] > sim.now()) {
-          return true;
-        }
-      }
-      return false;
-    }
-
-    /** Client {@code c} starts releasing its lease: from now on it no longer holds it. */
-    void releasing(int c) {
-      if (holding[c] != null) {
-        holding[c][1] = Math.min(holding[c][1], sim.now());
-        holding[c] = null;
-      }
-      held[c] = null;
-      validUntil[c] = 0;
-    }
-
-    /**
-     * The longest time during which some client waited (a blocking or async acquire with a {@code
-     * maxWait}) while no client held the resource (no lease granted and neither released nor
-     * expired), on the simulation's time: how long a free resource went to no waiter.
-     */
-    long longestFrom = -1; // when the longest unserved wait began
-
-    long longestUnservedWait() {
-      List<long[]> changes = new ArrayList<>(); // {time, busy change, waiting change}
-      for (long[] b : busy) {
-        changes.add(new long[] {b[0], 1, 0});
-        changes.add(new long[] {b[1], -1, 0});
-      }
-      for (long[] w : waits) {
-        changes.add(new long[] {w[0], 0, 1});
-        changes.add(new long[] {w[1], 0, -1});
-      }
-      changes.sort((a, b) -> Long.compare(a[0], b[0]));
-      long longest = 0;
-      long since = -1; // when the resource was last seen free with a waiter, or -1
-      int holders = 0;
-      int waiting = 0;
-      for (int i = 0; i < changes.size(); ) {
-        long at = changes.get(i)[0];
-        for (; i < changes.size() && changes.get(i)[0] == at; i++) {
-          holders += (int) changes.get(i)[1];
-          waiting += (int) changes.get(i)[2];
-        }
-        boolean unserved = holders == 0 && waiting > 0;
-        if (unserved && since < 0) {
-          since = at;
-        } else if (!unserved && since >= 0) {
-          if (at - since > longest) {
-            longest = at - since;
-            longestFrom = since;
-          }
-          since = -1;
-        }
-      }
-      return longest;
-    }
-
-    /**
-     * Mutual exclusion, as client {@code c} is {@code what} (granted, extended) a lease: no other
-     * client's lease may be valid now. The first failure is kept.
-     */
-    private void aloneNow(int c, String what) {
-      for (int other = 0; other < CLIENTS; other++) {
-        if (other != c && validUntil[other] > sim.now() && violation == null) {
-          failedHere();
-          violation =
-              String.format(
-                  "seed %d step %d: client %d %s at %d ns while client %d's lease is valid until"
-                      + " %d ns",
-                  seed, step, c, what, sim.now(), other, validUntil[other]);
-        }
-      }
-    }
-
-    void granted(int c, Lease lease) {
-      trace.add(sim.now() + " " + c + " granted");
-      aloneNow(c, "granted");
-      held[c] = lease;
-      holding[c] = new long[] {sim.now(), sim.now() + TTL.toNanos()}; // its keys set before now
-      busy.add(holding[c]);
-      try { // the token, chosen during the acquire: above every earlier grant's
-        long token = lease.fencingToken();
-        trace.add(sim.now() + " " + c + " token " + token);
-        if (token <= lastToken && fencing == null) {
-          failedHere();
-          fencing =
-              String.format(
-                  "seed %d step %d: client %d's token %d after a grant's %d",
-                  seed, step, c, token, lastToken);
-        }
-        lastToken = Math.max(lastToken, token);
-      } catch (RedLockException e) { // lost meanwhile, or no quorum to store it
-        trace.add(sim.now() + " " + c + " no token");
-      }
-      // Until when the client believes it holds the lease, on the simulation's true time.
-      ClientClock clock = clocks.get(c);
-      validUntil[c] = clock.toSimulation(clock.read() + lease.remainingValidity().toNanos());
-      grants++;
-    }
   }
 
   /**
@@ -681,7 +461,7 @@ final class SimHarness {
                   acquire(
                       clients.get(c),
                       c,
-                      new Step(null, m, c, 0, c, Op.ASYNC, ISOLATION_NANOS, false, 0),
+                      new Step(null, m, c, 0, c, Op.ASYNC, ISOLATION_NANOS, false, 0, 0),
                       check);
                 }
               }
@@ -732,7 +512,7 @@ final class SimHarness {
             if (next.release()) { // the async wait, cancelled: what it was granted is released
               check.pending.get(c).cancel(true);
               check.pending.set(c, null);
-              check.endWait(c, check.asyncFrom[c]);
+              check.endWait(c, check.asyncFrom[c], check.asyncMask[c]);
               trace.add(sim.now() + " " + c + " cancelled");
             }
           } else if (check.held[c] == null) {
@@ -740,7 +520,8 @@ final class SimHarness {
             contended += check.contended(c) ? 1 : 0;
             nearFault += sim.now() - check.lastFault < 1_000_000_000 ? 1 : 0;
             acquire(clients.get(c), c, next, check);
-          } else if (!next.release() && next.op() == Op.WAIT) { // extends it
+          } else if (!next.release() && next.op() == Op.WAIT && check.locks[c] == null) {
+            // extends it (a LeaseLock's lease is its lock's to extend: it renews it)
             boolean extended;
             try {
               extended = check.held[c].extend(TTL);
@@ -755,9 +536,18 @@ final class SimHarness {
             // Given up from the moment its release starts: other clients' async waits may be
             // granted while this one waits for the release's replies.
             Lease lease = check.held[c];
+            LeaseLock lock = check.locks[c];
             check.releasing(c);
             trace.add(sim.now() + " " + c + " releases");
-            lease.close();
+            if (lock == null) {
+              lease.close();
+            } else {
+              try {
+                lock.unlock(); // its renewal stopped, its lease released
+              } catch (LeaseLostException e) { // lost while held: released all the same
+                trace.add(sim.now() + " " + c + " lock lost");
+              }
+            }
             trace.add(sim.now() + " " + c + " released");
           }
           if (!check.failed()) {
@@ -920,16 +710,24 @@ final class SimHarness {
         .toString();
   }
 
-  /** Client {@code c}, which holds nothing, acquires as {@code step} says. */
+  /**
+   * Client {@code c}, which holds nothing, acquires as {@code step} says: one resource or a set
+   * ({@link Step#resources()}); a {@code WAIT} on one resource with {@code release} set goes
+   * through a {@link LeaseLock} ({@code tryLock} with the wait; renewed while held).
+   */
   private static void acquire(RedLock client, int c, Step step, Checker check) {
     Simulation sim = check.sim;
     ClientClock clock = check.clocks.get(c);
     long startedAt = clock.read();
     Duration maxWait = Duration.ofNanos(step.waitNanos());
+    List<String> names = step.resources();
+    boolean set = names.size() > 1;
+    int mask = mask(names);
     try {
       switch (step.op()) {
         case TRY -> {
-          Optional<Lease> lease = client.tryAcquire("resource", TTL);
+          Optional<Lease> lease =
+              set ? client.tryAcquireAll(names, TTL) : client.tryAcquire(names.get(0), TTL);
           if (lease.isPresent()) {
             check.granted(c, lease.get());
           } else {
@@ -937,44 +735,62 @@ final class SimHarness {
           }
         }
         case WAIT -> {
-          Lease lease;
+          Lease lease = null;
           long from = sim.now();
           try {
-            lease = client.acquire("resource", TTL, maxWait);
+            if (set) {
+              lease = client.acquireAll(names, TTL, maxWait);
+            } else if (step.release()) {
+              LeaseLock lock = client.newLock(names.get(0), TTL);
+              if (lock.tryLock(step.waitNanos(), TimeUnit.NANOSECONDS)) {
+                check.locks[c] = lock;
+                lease = lock.lease();
+              }
+            } else {
+              lease = client.acquire(names.get(0), TTL, maxWait);
+            }
           } finally {
             check.waited(c, startedAt, step.waitNanos());
-            check.endWait(c, from);
+            check.endWait(c, from, mask);
           }
-          check.granted(c, lease);
+          if (lease != null) {
+            check.granted(c, lease);
+          } else {
+            check.trace.add(sim.now() + " " + c + " refused (tryLock)");
+          }
         }
         case WITH_LOCK -> {
           long from = sim.now();
           boolean[] ran = {false};
+          java.util.function.Consumer<Lease> body =
+              lease -> {
+                ran[0] = true;
+                check.waited(c, startedAt, step.waitNanos());
+                check.endWait(c, from, mask);
+                check.granted(c, lease);
+                sim.runFor(4 * step.gapNanos()); // renewed meanwhile
+                check.releasing(c);
+                check.trace.add(sim.now() + " " + c + " releases (withLock)");
+              };
           try {
-            client.withLock(
-                "resource",
-                TTL,
-                maxWait,
-                lease -> {
-                  ran[0] = true;
-                  check.waited(c, startedAt, step.waitNanos());
-                  check.endWait(c, from);
-                  check.granted(c, lease);
-                  sim.runFor(4 * step.gapNanos()); // renewed meanwhile
-                  check.releasing(c);
-                  check.trace.add(sim.now() + " " + c + " releases (withLock)");
-                });
+            if (set) {
+              client.withLock(names, TTL, maxWait, body);
+            } else {
+              client.withLock(names.get(0), TTL, maxWait, body);
+            }
           } finally {
             if (!ran[0]) {
               check.waited(c, startedAt, step.waitNanos());
-              check.endWait(c, from);
+              check.endWait(c, from, mask);
             }
           }
         }
         case ASYNC -> {
-          CompletableFuture<Lease> future = client.acquireAsync("resource", TTL, maxWait);
+          String name = names.get(0); // no async call takes a set
+          CompletableFuture<Lease> future = client.acquireAsync(name, TTL, maxWait);
           check.pending.set(c, future);
           check.asyncFrom[c] = sim.now();
+          check.asyncMask[c] = mask(List.of(name));
           check.trace.add(sim.now() + " " + c + " waits async");
           future.whenComplete(
               (lease, failure) -> {
@@ -983,7 +799,7 @@ final class SimHarness {
                 }
                 check.pending.set(c, null);
                 check.waited(c, startedAt, step.waitNanos());
-                check.endWait(c, check.asyncFrom[c]);
+                check.endWait(c, check.asyncFrom[c], check.asyncMask[c]);
                 if (lease != null) {
                   check.granted(c, lease);
                 } else {

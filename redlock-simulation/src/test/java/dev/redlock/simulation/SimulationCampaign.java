@@ -101,9 +101,10 @@ final class SimulationCampaign {
         seeds, steps, faultEvery);
     out.println(
         "| family | tries | contended | near a fault | grants | faults | notices | violations |"
-            + " fencing failures | waits late | worst overrun ms | longest unserved ms, polling |"
+            + " fencing failures | waits late | state left | worst overrun ms | longest unserved ms,"
+            + " polling |"
             + " wake-ups | s |");
-    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     long allTries = 0;
     long allContended = 0;
@@ -126,6 +127,7 @@ final class SimulationCampaign {
       int violations = 0;
       int fencing = 0;
       int late = 0;
+      int left = 0; // runs whose masters kept something past its bound
       long worstOverrun = 0;
       long[] unserved = new long[2]; // polling, wake-ups
       for (long seed = 1; seed <= seeds; seed++) {
@@ -154,19 +156,23 @@ final class SimulationCampaign {
           late++;
           out.println("LATE " + family + ": " + run.liveness());
         }
+        if (run.state() != null) {
+          left++;
+          out.println("STATE " + family + ": " + run.state());
+        }
       }
       if (broken) {
         brokenViolations.add(violations);
         brokenFencing += fencing;
       } else {
-        failures += violations + fencing + late;
+        failures += violations + fencing + late + left;
         allTries += tries;
         allContended += contended;
         allNearFault += nearFault;
         cpu += threads.getCurrentThreadCpuTime() - familyCpu;
       }
       out.printf(
-          "| %s%s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f |%n",
+          "| %s%s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f |%n",
           family.isEmpty()
               ? "none"
               : family.size() == 1 ? family.iterator().next() : "all " + family.size(),
@@ -180,6 +186,7 @@ final class SimulationCampaign {
           violations,
           fencing,
           late,
+          left,
           worstOverrun / 1e6,
           unserved[0] / 1e6,
           unserved[1] / 1e6,

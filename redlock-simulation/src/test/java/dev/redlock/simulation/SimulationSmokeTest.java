@@ -53,6 +53,31 @@ class SimulationSmokeTest {
     assertNotNull(found, "no seed of 10 found the bug");
   }
 
+  /**
+   * The checker judges each resource of a set: a {@code keyset.lua} that checks only the first key
+   * of a set before setting them all takes a resource another client holds alone.
+   */
+  @Test
+  void aSetTakenWhenOnlyItsFirstKeyWasFreeIsCaught() throws Exception {
+    String checksEveryKey = "  local free = true\n  for i = 1, n do\n";
+    String found =
+        SimHarness.firstFailure(
+            10,
+            seed ->
+                SimHarness.run(
+                        seed,
+                        300,
+                        EnumSet.noneOf(SimHarness.Fault.class),
+                        1,
+                        b -> b,
+                        source ->
+                            source.replace(
+                                checksEveryKey, "  local free = true\n  for i = 1, 1 do\n"))
+                    .violation());
+    System.out.println("a set's first key checked alone: " + found);
+    assertNotNull(found, "no seed of 10 found the bug");
+  }
+
   @Test
   void aSeedReplaysTheSameTrace() throws Exception {
     assertEquals(SimHarness.run(7, 150).trace(), SimHarness.run(7, 150).trace());

@@ -1,0 +1,314 @@
+package dev.redlock.simulation;
+
+import static dev.redlock.simulation.SimHarness.CLIENTS;
+import static dev.redlock.simulation.SimHarness.OVERRUN_BOUND_NANOS;
+import static dev.redlock.simulation.SimHarness.TTL;
+
+import dev.redlock.Lease;
+import dev.redlock.RedLockException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * What the checkers know: who holds a lease until when (on the simulation's true time), the highest
+ * token granted, and the first failure of each property. Grants come from the harness's own calls
+ * and from async completions, all on the simulation's thread.
+ */
+final class Checker {
+  final long seed;
+  final Simulation sim;
+  final List<ClientClock> clocks;
+  final List<String> trace;
+  final Lease[] held = new Lease[CLIENTS];
+  final long[] validUntil = new long[CLIENTS];
+  final int[] heldMask = new int[CLIENTS]; // the resources of each client's last lease
+  final dev.redlock.LeaseLock[] locks = new dev.redlock.LeaseLock[CLIENTS]; // held through one
+
+  final List<CompletableFuture<Lease>> pending =
+      new ArrayList<>(java.util.Collections.nCopies(CLIENTS, null));
+
+  // For the progress checker, on the simulation's time: when resources were held (from a grant
+  // to its release's start, or to its keys' expiry at the latest), and when clients waited, each
+  // {from, to, mask of the resources}.
+  final List<long[]> busy = new ArrayList<>();
+  final long[][] holding = new long[CLIENTS][];
+  final List<long[]> waits = new ArrayList<>();
+  final long[] asyncFrom = new long[CLIENTS];
+  final int[] asyncMask = new int[CLIENTS];
+  final List<long[]> isolations = new ArrayList<>(); // {client, from, until}
+  int step;
+  int grants;
+  final long[] lastToken = new long[SimHarness.RESOURCES.size()]; // per resource
+  long lastFault = Long.MIN_VALUE / 2;
+  long worstOverrun;
+  String violation;
+  String fencing;
+  String liveness;
+  String state; // bounded state: what a master kept past its bound
+  int failedAt = -1;
+
+  Checker(long seed, Simulation sim, List<ClientClock> clocks, List<String> trace) {
+    this.seed = seed;
+    this.sim = sim;
+    this.clocks = clocks;
+    this.trace = trace;
+  }
+
+  boolean failed() {
+    return violation != null || fencing != null || liveness != null;
+  }
+
+  /**
+   * Client {@code c}'s process died: its lease (if any) stays valid by its own measure and its keys
+   * live their TTL, but it holds nothing now; its async wait ends with it.
+   */
+  void crashed(int c) {
+    held[c] = null; // validUntil stays: no one else may be granted before it
+    locks[c] = null; // its process's lock, gone with it
+    holding[c] = null; // its interval runs to its keys' expiry
+    if (pending.get(c) != null) {
+      pending.set(c, null);
+      endWait(c, asyncFrom[c], asyncMask[c]);
+    }
+    trace.add(sim.now() + " " + c + " crashed");
+  }
+
+  /**
+   * The end of the schedule: held leases are left to expire (none is released), but a held {@link
+   * dev.redlock.LeaseLock} is unlocked, as its program would: it renews its lease until then.
+   */
+  void releasingAll() {
+    for (int c = 0; c < CLIENTS; c++) {
+      dev.redlock.LeaseLock lock = locks[c];
+      if (lock != null) {
+        releasing(c);
+        try {
+          lock.unlock();
+        } catch (dev.redlock.LeaseLostException e) { // lost while held: released all the same
+          trace.add(sim.now() + " " + c + " lock lost");
+        }
+        trace.add(sim.now() + " " + c + " unlocked at the end");
+      }
+    }
+    java.util.Arrays.fill(holding, null);
+  }
+
+  void failedHere() {
+    if (failedAt < 0) {
+      failedAt = step;
+    }
+  }
+
+  /** Whether another client than {@code c} holds a valid lease or waits. */
+  boolean contended(int c) {
+    for (int other = 0; other < CLIENTS; other++) {
+      if (other != c
+          && ((held[other] != null && validUntil[other] > sim.now())
+              || pending.get(other) != null)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A wait of {@code waitNanos} by client {@code c}, begun at {@code startedAt} on its clock. */
+  void waited(int c, long startedAt, long waitNanos) {
+    long overrun = clocks.get(c).read() - startedAt - waitNanos;
+    worstOverrun = Math.max(worstOverrun, overrun);
+    if (overrun > OVERRUN_BOUND_NANOS && liveness == null) {
+      failedHere();
+      liveness =
+          String.format(
+              "seed %d step %d: client %d's wait of %d ms ended %d ms late",
+              seed, step, c, waitNanos / 1_000_000, overrun / 1_000_000);
+    }
+  }
+
+  /**
+   * Client {@code c}'s lease was extended (by {@code extend} or by renewal): no other client may
+   * hold a valid lease now, and its validity and its keys' life run from now.
+   */
+  void renewed(int c) {
+    Lease lease = held[c];
+    if (lease == null || !lease.isValid()) {
+      return;
+    }
+    trace.add(sim.now() + " " + c + " renewed");
+    aloneNow(c, "extended");
+    ClientClock clock = clocks.get(c);
+    validUntil[c] = clock.toSimulation(clock.read() + lease.remainingValidity().toNanos());
+    if (holding[c] != null) {
+      holding[c][1] = Math.max(holding[c][1], sim.now() + TTL.toNanos());
+    }
+  }
+
+  /**
+   * Client {@code c}'s wait since {@code from} for the resources of {@code mask} ended now: counted
+   * for progress unless the client was cut off from its majority meanwhile ({@link
+   * SimHarness.Fault#ISOLATED_WAITER}): it cannot win.
+   */
+  void endWait(int c, long from, int mask) {
+    for (long[] isolation : isolations) { // any of its isolations, not only the last
+      if (isolation[0] == c && from < isolation[2] && sim.now() >= isolation[1]) {
+        return;
+      }
+    }
+    waits.add(new long[] {from, sim.now(), mask});
+  }
+
+  boolean spun; // the simulation wedged: its clients cannot be closed
+
+  /** A spin of the simulation ({@link Simulation#SPIN_LIMIT}) is a liveness failure. */
+  void spin(IllegalStateException e) {
+    if (e.getMessage() == null || !e.getMessage().startsWith("a spin")) {
+      throw e;
+    }
+    spun = true;
+    failedHere();
+    if (liveness == null) {
+      liveness = String.format("seed %d step %d: %s", seed, step, e.getMessage());
+    }
+    trace.add(sim.now() + " " + e.getMessage());
+  }
+
+  /** Whether a client is cut off now ({@link SimHarness.Fault#ISOLATED_WAITER}). */
+  boolean isolatedNow() {
+    for (int c = 0; c < CLIENTS; c++) {
+      if (isolated(c)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether client {@code c} is cut off now. */
+  boolean isolated(int c) {
+    for (long[] isolation : isolations) {
+      if (isolation[0] == c && isolation[1] <= sim.now() && isolation[2] > sim.now()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Client {@code c} starts releasing its lease: from now on it no longer holds it. */
+  void releasing(int c) {
+    if (holding[c] != null) {
+      holding[c][1] = Math.min(holding[c][1], sim.now());
+      holding[c] = null;
+    }
+    held[c] = null;
+    locks[c] = null;
+    validUntil[c] = 0;
+  }
+
+  /**
+   * The longest time during which some client waited (a blocking or async acquire with a {@code
+   * maxWait}) while every resource it waited for was free (no lease on it granted and neither
+   * released nor expired), on the simulation's time: how long free resources went to no waiter.
+   */
+  long longestFrom = -1; // when the longest unserved wait began
+
+  long longestUnservedWait() {
+    int names = SimHarness.RESOURCES.size();
+    List<long[]> changes = new ArrayList<>(); // {time, +1 or -1, mask, 0 busy or 1 waiting}
+    for (long[] b : busy) {
+      changes.add(new long[] {b[0], 1, b[2], 0});
+      changes.add(new long[] {b[1], -1, b[2], 0});
+    }
+    for (long[] w : waits) {
+      changes.add(new long[] {w[0], 1, w[2], 1});
+      changes.add(new long[] {w[1], -1, w[2], 1});
+    }
+    changes.sort((x, y) -> Long.compare(x[0], y[0]));
+    long longest = 0;
+    long since = -1; // when a waiter was last seen with all its resources free, or -1
+    int[] holders = new int[names]; // per resource
+    int[] waiting = new int[1 << names]; // per mask
+    for (int i = 0; i < changes.size(); ) {
+      long at = changes.get(i)[0];
+      for (; i < changes.size() && changes.get(i)[0] == at; i++) {
+        long[] change = changes.get(i);
+        int mask = (int) change[2];
+        if (change[3] == 1) {
+          waiting[mask] += (int) change[1];
+        } else {
+          for (int r = 0; r < names; r++) {
+            holders[r] += (mask >> r & 1) * (int) change[1];
+          }
+        }
+      }
+      int busyMask = 0;
+      for (int r = 0; r < names; r++) {
+        busyMask |= holders[r] > 0 ? 1 << r : 0;
+      }
+      boolean unserved = false;
+      for (int mask = 1; mask < waiting.length; mask++) {
+        unserved |= waiting[mask] > 0 && (mask & busyMask) == 0;
+      }
+      if (unserved && since < 0) {
+        since = at;
+      } else if (!unserved && since >= 0) {
+        if (at - since > longest) {
+          longest = at - since;
+          longestFrom = since;
+        }
+        since = -1;
+      }
+    }
+    return longest;
+  }
+
+  /**
+   * Mutual exclusion, as client {@code c} is {@code what} (granted, extended) a lease on the
+   * resources of {@code heldMask[c]}: no other client's lease on any of them may be valid now. The
+   * first failure is kept.
+   */
+  private void aloneNow(int c, String what) {
+    for (int other = 0; other < CLIENTS; other++) {
+      if (other != c
+          && (heldMask[other] & heldMask[c]) != 0
+          && validUntil[other] > sim.now()
+          && violation == null) {
+        failedHere();
+        violation =
+            String.format(
+                "seed %d step %d: client %d %s at %d ns while client %d's lease is valid until"
+                    + " %d ns",
+                seed, step, c, what, sim.now(), other, validUntil[other]);
+      }
+    }
+  }
+
+  void granted(int c, Lease lease) {
+    trace.add(sim.now() + " " + c + " granted " + lease.resource());
+    heldMask[c] = SimHarness.mask(lease.resources());
+    aloneNow(c, "granted");
+    held[c] = lease;
+    // Its keys were set before now.
+    holding[c] = new long[] {sim.now(), sim.now() + TTL.toNanos(), heldMask[c]};
+    busy.add(holding[c]);
+    try { // the token, chosen during the acquire: above every earlier grant's on each resource
+      for (String name : lease.resources()) {
+        int r = SimHarness.RESOURCES.indexOf(name);
+        long token = lease.fencingToken(name);
+        trace.add(sim.now() + " " + c + " token " + token + " " + name);
+        if (token <= lastToken[r] && fencing == null) {
+          failedHere();
+          fencing =
+              String.format(
+                  "seed %d step %d: client %d's token %d of %s after a grant's %d",
+                  seed, step, c, token, name, lastToken[r]);
+        }
+        lastToken[r] = Math.max(lastToken[r], token);
+      }
+    } catch (RedLockException e) { // lost meanwhile, or no quorum to store it
+      trace.add(sim.now() + " " + c + " no token");
+    }
+    // Until when the client believes it holds the lease, on the simulation's true time.
+    ClientClock clock = clocks.get(c);
+    validUntil[c] = clock.toSimulation(clock.read() + lease.remainingValidity().toNanos());
+    grants++;
+  }
+}
