@@ -23,6 +23,7 @@ final class Checker {
   final Lease[] held = new Lease[CLIENTS];
   final long[] validUntil = new long[CLIENTS];
   final int[] heldMask = new int[CLIENTS]; // the resources of each client's last lease
+  final long[] grantedAt = new long[CLIENTS]; // when each client's last lease was granted
   final dev.redlock.LeaseLock[] locks = new dev.redlock.LeaseLock[CLIENTS]; // held through one
 
   final List<CompletableFuture<Lease>> pending =
@@ -172,6 +173,25 @@ final class Checker {
     trace.add(sim.now() + " " + e.getMessage());
   }
 
+  /**
+   * Whether an operator may admit a master restarted without its data at {@code restartedAt}, by
+   * {@code admitFreshNodes}'s rule: no lease valid now can have had a key on it before the restart
+   * (each was granted more than two node timeouts after it: its round began after it), and two TTLs
+   * have passed.
+   */
+  boolean safeToAdmit(long restartedAt) {
+    if (sim.now() - restartedAt <= 2 * TTL.toNanos()) {
+      return false;
+    }
+    for (int c = 0; c < CLIENTS; c++) {
+      if (validUntil[c] > sim.now()
+          && grantedAt[c] - 2 * SimHarness.NODE_TIMEOUT_NANOS <= restartedAt) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** Whether a client is cut off now ({@link SimHarness.Fault#ISOLATED_WAITER}). */
   boolean isolatedNow() {
     for (int c = 0; c < CLIENTS; c++) {
@@ -284,6 +304,7 @@ final class Checker {
   void granted(int c, Lease lease) {
     trace.add(sim.now() + " " + c + " granted " + lease.resource());
     heldMask[c] = SimHarness.mask(lease.resources());
+    grantedAt[c] = sim.now();
     aloneNow(c, "granted");
     held[c] = lease;
     // Its keys were set before now.

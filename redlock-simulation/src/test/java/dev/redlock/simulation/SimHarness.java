@@ -87,7 +87,19 @@ final class SimHarness {
      * An assumption broken on purpose: a client's clock set to run at half speed, so that it
      * believes its lease valid for twice as long as it is.
      */
-    CLIENT_CLOCK_TOO_SLOW
+    CLIENT_CLOCK_TOO_SLOW,
+    /**
+     * A master restarted without its data (masters 2 to 4), then admitted by an operator ({@code
+     * admitFreshNodes}) at the first step when its Javadoc says that is safe: no lease valid then
+     * was granted before the restart (its round begun up to two node timeouts earlier), and two
+     * TTLs have passed since.
+     */
+    RESTART_THEN_ADMIT,
+    /**
+     * An assumption broken on purpose: a master restarted without its data and admitted at once,
+     * while a lease it held may still be valid.
+     */
+    ADMIT_TOO_SOON
   }
 
   /** A master's clock: microseconds since the epoch at a rate of the simulation's time. */
@@ -431,10 +443,17 @@ final class SimHarness {
         clients.add(start.apply(c));
       }
       clients.get(0).admitFreshNodes();
+      int awaitingAdmission = -1; // a master restarted empty, to admit once that is safe
+      long restartedAt = 0;
       for (int step = 0; step < schedule.size() && !check.failed(); step++) {
         try {
           check.step = step;
           Step next = schedule.get(step);
+          if (awaitingAdmission >= 0 && check.safeToAdmit(restartedAt)) {
+            if (admit(clients.get(0), awaitingAdmission, check)) {
+              awaitingAdmission = -1;
+            }
+          }
           Fault fault = next.fault();
           if (fault == Fault.ISOLATED_WAITER && check.isolatedNow()) {
             fault = null; // one client cut off at a time: the other two keep the lock in use
@@ -469,6 +488,19 @@ final class SimHarness {
                 m = 2 + m % 3;
                 masters.get(m).restart(false, runId(m, step + 1));
                 pubsubs.get(m).restarted();
+              }
+              case RESTART_THEN_ADMIT, ADMIT_TOO_SOON -> {
+                m = 2 + m % 3;
+                masters.get(m).restart(false, runId(m, step + 1));
+                pubsubs.get(m).restarted();
+                if (fault == Fault.ADMIT_TOO_SOON) {
+                  admit(clients.get(0), m, check);
+                } else if (awaitingAdmission < 0) {
+                  awaitingAdmission = m;
+                  restartedAt = sim.now();
+                } else {
+                  restartedAt = sim.now(); // the earlier one is admitted with it, once safe
+                }
               }
               case RESTART_KEEPING_DATA -> {
                 m = m % 2;
@@ -708,6 +740,17 @@ final class SimHarness {
     return line.append("-> ")
         .append(answer.length() > 16 ? answer.substring(0, 16) : answer)
         .toString();
+  }
+
+  /**
+   * An operator admits the masters from {@code client} ({@code admitFreshNodes}); whether master
+   * {@code m} is admitted now (it may be cut off from that client).
+   */
+  private static boolean admit(RedLock client, int m, Checker check) {
+    List<NodeOutcome> outcomes = client.admitFreshNodes();
+    NodeOutcome.Status status = outcomes.get(m).status();
+    check.trace.add(check.sim.now() + " admission of master " + m + ": " + status);
+    return status == NodeOutcome.Status.GRANTED || status == NodeOutcome.Status.TAKEN;
   }
 
   /**

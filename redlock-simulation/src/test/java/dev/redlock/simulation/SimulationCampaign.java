@@ -26,7 +26,10 @@ final class SimulationCampaign {
 
   /** The families that break an assumption on purpose: their violations are expected. */
   static final EnumSet<SimHarness.Fault> BROKEN =
-      EnumSet.of(SimHarness.Fault.CLOCK_TOO_FAST, SimHarness.Fault.CLIENT_CLOCK_TOO_SLOW);
+      EnumSet.of(
+          SimHarness.Fault.CLOCK_TOO_FAST,
+          SimHarness.Fault.CLIENT_CLOCK_TOO_SLOW,
+          SimHarness.Fault.ADMIT_TOO_SOON);
 
   /**
    * What a campaign ran and found.
