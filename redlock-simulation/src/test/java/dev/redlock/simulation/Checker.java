@@ -24,6 +24,13 @@ final class Checker {
   final long[] validUntil = new long[CLIENTS];
   final int[] heldMask = new int[CLIENTS]; // the resources of each client's last lease
   final long[] grantedAt = new long[CLIENTS]; // when each client's last lease was granted
+  // A store that checks fencing tokens: the highest token it accepted per resource; each
+  // client's tokens (per resource, 0 for none) of its last lease; the writes it made after its
+  // lease was overtaken (a newer grant on one of its resources), and how many the store accepted.
+  final long[] storeToken = new long[SimHarness.RESOURCES.size()];
+  final long[][] tokens = new long[CLIENTS][SimHarness.RESOURCES.size()];
+  int staleWrites;
+  int staleAccepted;
   final dev.redlock.LeaseLock[] locks = new dev.redlock.LeaseLock[CLIENTS]; // held through one
 
   final List<CompletableFuture<Lease>> pending =
@@ -171,6 +178,52 @@ final class Checker {
       liveness = String.format("seed %d step %d: %s", seed, step, e.getMessage());
     }
     trace.add(sim.now() + " " + e.getMessage());
+  }
+
+  /**
+   * Client {@code c} writes to the fenced store with its last lease's tokens: the store accepts a
+   * token at least as high as every one it accepted on that resource. A write made after a newer
+   * grant on one of its resources is stale: the critical section overlapped another's (mutual
+   * exclusion broken, a violation); and since every holder writes as it is granted, the store must
+   * refuse it (accepted, a fencing failure).
+   */
+  void write(int c) {
+    for (int r = 0; r < storeToken.length; r++) {
+      long token = tokens[c][r];
+      if ((heldMask[c] >> r & 1) == 0 || token == 0) {
+        continue; // not its resource, or its token unknown: a careful client does not write
+      }
+      int newer = -1;
+      for (int other = 0; other < CLIENTS; other++) {
+        if (other != c && (heldMask[other] >> r & 1) == 1 && grantedAt[other] > grantedAt[c]) {
+          newer = other;
+        }
+      }
+      boolean accepted = token >= storeToken[r];
+      if (accepted) {
+        storeToken[r] = token;
+      }
+      if (newer >= 0) {
+        staleWrites++;
+        staleAccepted += accepted ? 1 : 0;
+        trace.add(
+            sim.now() + " " + c + " stale write, " + (accepted ? "accepted" : "refused by token"));
+        if (violation == null) {
+          failedHere();
+          violation =
+              String.format(
+                  "seed %d step %d: client %d wrote %s at %d ns after client %d was granted it",
+                  seed, step, c, SimHarness.RESOURCES.get(r), sim.now(), newer);
+        }
+        if (accepted && fencing == null) {
+          failedHere();
+          fencing =
+              String.format(
+                  "seed %d step %d: the store accepted client %d's stale write (token %d)",
+                  seed, step, c, token);
+        }
+      }
+    }
   }
 
   /**
@@ -323,10 +376,13 @@ final class Checker {
                   seed, step, c, token, name, lastToken[r]);
         }
         lastToken[r] = Math.max(lastToken[r], token);
+        tokens[c][r] = token;
       }
     } catch (RedLockException e) { // lost meanwhile, or no quorum to store it
       trace.add(sim.now() + " " + c + " no token");
+      java.util.Arrays.fill(tokens[c], 0);
     }
+    write(c); // the holder's work begins at once
     // Until when the client believes it holds the lease, on the simulation's true time.
     ClientClock clock = clocks.get(c);
     validUntil[c] = clock.toSimulation(clock.read() + lease.remainingValidity().toNanos());

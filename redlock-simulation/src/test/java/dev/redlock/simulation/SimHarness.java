@@ -96,6 +96,16 @@ final class SimHarness {
      */
     RESTART_THEN_ADMIT,
     /**
+     * A master's process paused ({@code SIGSTOP}) for up to 2 s: every client's messages to it, and
+     * its replies and notices, wait for it to go on; its clock (and its keys' expiry) runs on.
+     */
+    MASTER_PAUSE,
+    /**
+     * An assumption broken on purpose: a client that holds a lease checks that it is valid, then
+     * its process pauses (a GC) past the lease's validity, then it writes to the fenced store.
+     */
+    CLIENT_PAUSE,
+    /**
      * An assumption broken on purpose: a master restarted without its data and admitted at once,
      * while a lease it held may still be valid.
      */
@@ -466,6 +476,24 @@ final class SimHarness {
             switch (fault) {
               case PARTITION ->
                   healsAt[next.other()][m] = sim.now() + (long) (next.value() * 1_000_000_000);
+              case MASTER_PAUSE -> {
+                long until = sim.now() + (long) (next.value() * 2_000_000_000L);
+                for (long[] row : healsAt) {
+                  row[m] = Math.max(row[m], until);
+                }
+              }
+              case CLIENT_PAUSE -> {
+                int c = next.other();
+                Lease lease = check.held[c];
+                if (lease != null && check.locks[c] == null && lease.isValid()) { // checked
+                  long pause =
+                      lease.remainingValidity().toNanos() + (long) (next.value() * 300_000_000);
+                  trace.add(sim.now() + " " + c + " paused for " + pause + " ns");
+                  sim.runFor(pause); // its process stopped: others go on, it sends nothing
+                  check.write(c); // then it writes, believing it still holds the lease
+                }
+                m = c;
+              }
               case ISOLATED_WAITER -> {
                 int c = next.other();
                 long until = sim.now() + ISOLATION_NANOS;

@@ -29,7 +29,8 @@ final class SimulationCampaign {
       EnumSet.of(
           SimHarness.Fault.CLOCK_TOO_FAST,
           SimHarness.Fault.CLIENT_CLOCK_TOO_SLOW,
-          SimHarness.Fault.ADMIT_TOO_SOON);
+          SimHarness.Fault.ADMIT_TOO_SOON,
+          SimHarness.Fault.CLIENT_PAUSE);
 
   /**
    * What a campaign ran and found.
