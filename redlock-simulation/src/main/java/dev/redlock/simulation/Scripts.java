@@ -42,6 +42,28 @@ final class Scripts {
   private final Globals globals;
   private final Map<String, LuaValue> loaded = new HashMap<>(); // SHA-1 -> compiled chunk
   private java.util.function.UnaryOperator<String> edit = source -> source;
+  private LineCoverage coverage; // null: none recorded
+  private java.util.BitSet running; // the lines run of the script running now, or null
+
+  /**
+   * From now on, records which lines of each script run into {@code coverage} (a line hook of
+   * LuaJ's debug library: slower, so only the differential test asks for it).
+   */
+  void coverage(LineCoverage coverage) {
+    this.coverage = coverage;
+    globals.load(new org.luaj.vm2.lib.DebugLib());
+    LuaValue hook =
+        new org.luaj.vm2.lib.TwoArgFunction() {
+          @Override
+          public LuaValue call(LuaValue event, LuaValue line) {
+            if (running != null) {
+              running.set(line.toint());
+            }
+            return NONE;
+          }
+        };
+    globals.get("debug").get("sethook").call(hook, LuaValue.valueOf("l"));
+  }
 
   Scripts(SimMaster master) {
     this.master = master;
@@ -173,18 +195,22 @@ final class Scripts {
       return new SimMaster.Error("ERR Number of keys can't be greater than number of args");
     }
     LuaValue chunk;
+    String sha;
     if (source) {
-      Object sha = load(args.get(1));
-      if (sha instanceof SimMaster.Error error) {
+      Object loadedSha = load(args.get(1));
+      if (loadedSha instanceof SimMaster.Error error) {
         return error;
       }
-      chunk = loaded.get((String) sha);
+      sha = (String) loadedSha;
+      chunk = loaded.get(sha);
     } else {
-      chunk = loaded.get(args.get(1).toLowerCase(Locale.ROOT));
+      sha = args.get(1).toLowerCase(Locale.ROOT);
+      chunk = loaded.get(sha);
       if (chunk == null) {
         return new SimMaster.Error("NOSCRIPT No matching script. Please use EVAL.");
       }
     }
+    running = coverage == null ? null : coverage.of(sha, chunk);
     LuaTable keys = new LuaTable();
     LuaTable argv = new LuaTable();
     for (int i = 0; i < numkeys; i++) {

@@ -174,6 +174,15 @@ public final class SimMaster {
   }
 
   /**
+   * From now on, records which lines of each script this master runs into {@code coverage}.
+   *
+   * @param coverage where the lines run are kept
+   */
+  public void coverage(LineCoverage coverage) {
+    scripts.coverage(coverage);
+  }
+
+  /**
    * A bug put back on purpose, for the simulation's own tests (never the product's): from now on
    * each script loaded runs as {@code edit} rewrites its source, under the SHA-1 of the source as
    * sent, so the library cannot tell.
