@@ -206,23 +206,7 @@ class SimMasterDifferentialIT {
     String queue = "redlock:queue:" + r;
     String seen = "redlock:seen:" + r;
     java.util.function.BiFunction<String, String, String[]> ask =
-        (waiter, window) ->
-            new String[] {
-              "EVALSHA",
-              queueScript,
-              "6",
-              r,
-              COUNTER,
-              MARKER,
-              RECORD,
-              queue,
-              seen,
-              "acquire",
-              "t1",
-              "1800000",
-              waiter,
-              window
-            };
+        (waiter, window) -> queueCall(queueScript, r, "acquire", "t1", "1800000", waiter, window);
     List<Object> steps = new ArrayList<>();
     steps.add(new String[] {"DEL", COUNTER});
     steps.add(
@@ -245,23 +229,7 @@ class SimMasterDifferentialIT {
     steps.add(new String[] {"DEL", r});
     // A first waiter that keeps asking (300 ms window, every 250 ms) and is granted each time,
     // with another queued behind it: past two windows since its first grant, it yields.
-    steps.add(
-        new String[] {
-          "EVALSHA",
-          queueScript,
-          "6",
-          r,
-          COUNTER,
-          MARKER,
-          RECORD,
-          queue,
-          seen,
-          "leave",
-          "t1",
-          "1800000",
-          WAITERS[2],
-          "0"
-        });
+    steps.add(queueCall(queueScript, r, "leave", "t1", "1800000", WAITERS[2], "0"));
     steps.add(ask.apply(WAITERS[1], "300"));
     steps.add(ask.apply(WAITERS[3], "3600000"));
     for (int i = 0; i < 4; i++) {
@@ -271,6 +239,27 @@ class SimMasterDifferentialIT {
     }
     steps.add(new String[] {"DEL", r});
     return steps;
+  }
+
+  /** A {@code queue.lua} call as the library makes it, on resource {@code r}. */
+  private static String[] queueCall(
+      String sha, String r, String op, String token, String ttl, String waiter, String window) {
+    return new String[] {
+      "EVALSHA",
+      sha,
+      "6",
+      r,
+      COUNTER,
+      MARKER,
+      RECORD,
+      "redlock:queue:" + r,
+      "redlock:seen:" + r,
+      op,
+      token,
+      ttl,
+      waiter,
+      window
+    };
   }
 
   /** What the library keeps on a master: read after every command. */
@@ -346,22 +335,14 @@ class SimMasterDifferentialIT {
         };
       case 7:
       case 8:
-        return new String[] {
-          "EVALSHA",
-          shas.get("queue.lua"),
-          "6",
-          r,
-          COUNTER,
-          MARKER,
-          RECORD,
-          queue,
-          seen,
-          random.nextInt(4) == 0 ? "leave" : "acquire",
-          token,
-          ttl,
-          pick(random, WAITERS),
-          pick(random, "0", "3600000")
-        };
+        return queueCall(
+            shas.get("queue.lua"),
+            r,
+            random.nextInt(4) == 0 ? "leave" : "acquire",
+            token,
+            ttl,
+            pick(random, WAITERS),
+            pick(random, "0", "3600000"));
       case 9:
         {
           List<String> set = new ArrayList<>(Arrays.asList(RESOURCES));
