@@ -45,26 +45,6 @@ final class Scripts {
   private LineCoverage coverage; // null: none recorded
   private java.util.BitSet running; // the lines run of the script running now, or null
 
-  /**
-   * From now on, records which lines of each script run into {@code coverage} (a line hook of
-   * LuaJ's debug library: slower, so only the differential test asks for it).
-   */
-  void coverage(LineCoverage coverage) {
-    this.coverage = coverage;
-    globals.load(new org.luaj.vm2.lib.DebugLib());
-    LuaValue hook =
-        new org.luaj.vm2.lib.TwoArgFunction() {
-          @Override
-          public LuaValue call(LuaValue event, LuaValue line) {
-            if (running != null) {
-              running.set(line.toint());
-            }
-            return NONE;
-          }
-        };
-    globals.get("debug").get("sethook").call(hook, LuaValue.valueOf("l"));
-  }
-
   Scripts(SimMaster master) {
     this.master = master;
     this.globals = new Globals();
@@ -160,6 +140,26 @@ final class Scripts {
 
   void flush() {
     loaded.clear();
+  }
+
+  /**
+   * From now on, records which lines of each script run into {@code coverage} (a line hook of
+   * LuaJ's debug library: slower, so only the differential test asks for it).
+   */
+  void coverage(LineCoverage coverage) {
+    this.coverage = coverage;
+    globals.load(new org.luaj.vm2.lib.DebugLib());
+    LuaValue hook =
+        new org.luaj.vm2.lib.TwoArgFunction() {
+          @Override
+          public LuaValue call(LuaValue event, LuaValue line) {
+            if (running != null) {
+              running.set(line.toint());
+            }
+            return NONE;
+          }
+        };
+    globals.get("debug").get("sethook").call(hook, LuaValue.valueOf("l"));
   }
 
   /** From now on, each script loaded runs as {@code edit} rewrites it (under its own SHA-1). */
