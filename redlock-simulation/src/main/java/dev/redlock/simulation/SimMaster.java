@@ -210,6 +210,63 @@ public final class SimMaster {
     runs++;
   }
 
+  /**
+   * The keyspace as a snapshot ({@code BGSAVE}, an RDB file) saves it now: each key, its value and
+   * its expiry (an absolute time, as RDB keeps it).
+   *
+   * @return the snapshot, for {@link #restart(Snapshot, String)}
+   */
+  public Snapshot snapshot() {
+    Map<String, Entry> copy = new HashMap<>();
+    keys.forEach(
+        (key, entry) -> {
+          Object value = entry.value;
+          if (value instanceof ZSet set) {
+            ZSet copied = new ZSet();
+            copied.scores.putAll(set.scores);
+            value = copied;
+          }
+          Entry saved = new Entry(value);
+          saved.expiresAt = entry.expiresAt;
+          copy.put(key, saved);
+        });
+    return new Snapshot(copy);
+  }
+
+  /** A saved keyspace ({@link #snapshot()}). */
+  public static final class Snapshot {
+    private final Map<String, Entry> keys;
+
+    private Snapshot(Map<String, Entry> keys) {
+      this.keys = keys;
+    }
+  }
+
+  /**
+   * Restarts the master from an older snapshot: a new server run (its connections reset), its
+   * scripts forgotten, and its keys those the snapshot saved (a key whose expiry has passed since
+   * is gone at once, as a real master drops it as it loads the file): every write since is lost.
+   *
+   * @param from the snapshot it loads
+   * @param newRunId the new run's {@code run_id}
+   */
+  public void restart(Snapshot from, String newRunId) {
+    restart(false, newRunId);
+    from.keys.forEach(
+        (key, entry) -> {
+          Object value = entry.value;
+          if (value instanceof ZSet set) { // a fresh copy: the snapshot may be loaded again
+            ZSet copied = new ZSet();
+            copied.scores.putAll(set.scores);
+            value = copied;
+          }
+          Entry loaded = new Entry(value);
+          loaded.expiresAt = entry.expiresAt;
+          keys.put(key, loaded);
+        });
+    expireAll();
+  }
+
   /** Which run of the master this is: a connection opened in an earlier one is reset. */
   public int run() {
     return runs;

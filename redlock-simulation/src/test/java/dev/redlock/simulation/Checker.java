@@ -233,6 +233,9 @@ final class Checker {
    * have passed.
    */
   boolean safeToAdmit(long restartedAt) {
+    if (restartedAt == Long.MIN_VALUE / 2) {
+      return true; // an admission at once, unsafe on purpose (ADMIT_TOO_SOON), still to be made
+    }
     if (sim.now() - restartedAt <= 2 * TTL.toNanos()) {
       return false;
     }
@@ -263,6 +266,22 @@ final class Checker {
       }
     }
     return false;
+  }
+
+  /**
+   * The library found client {@code c}'s {@code lease} lost (an extend or a renewal that a majority
+   * refused): from now on the client knows it holds nothing ({@code isValid()} is false, {@code
+   * onLost()} has completed), and the library releases what is left of it.
+   */
+  void lost(int c, Lease lease) {
+    if (held[c] == lease) {
+      trace.add(sim.now() + " " + c + " lost");
+      validUntil[c] = Math.min(validUntil[c], sim.now());
+      if (holding[c] != null) {
+        holding[c][1] = Math.min(holding[c][1], sim.now());
+        holding[c] = null;
+      }
+    }
   }
 
   /** Client {@code c} starts releasing its lease: from now on it no longer holds it. */
@@ -383,6 +402,7 @@ final class Checker {
       java.util.Arrays.fill(tokens[c], 0);
     }
     write(c); // the holder's work begins at once
+    lease.onLost().thenRun(() -> lost(c, lease));
     // Until when the client believes it holds the lease, on the simulation's true time.
     ClientClock clock = clocks.get(c);
     validUntil[c] = clock.toSimulation(clock.read() + lease.remainingValidity().toNanos());

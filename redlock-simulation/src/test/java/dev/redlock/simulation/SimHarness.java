@@ -43,6 +43,12 @@ final class SimHarness {
      * as masters 0 and 1 are configured): its keys kept, a new run.
      */
     RESTART_KEEPING_DATA,
+    /**
+     * A master (2 to 4) saves a snapshot ({@code BGSAVE}) half the time, and otherwise restarts
+     * from its last one (empty if it saved none): the keys it had then, every later write lost (a
+     * lock key, a queue, the fence counter gone back), a new run.
+     */
+    RESTART_FROM_SNAPSHOT,
     /** {@code SCRIPT FLUSH}: the master forgets the scripts (NOSCRIPT, then a reload). */
     SCRIPT_FLUSH,
     /**
@@ -106,8 +112,8 @@ final class SimHarness {
      */
     CLIENT_PAUSE,
     /**
-     * An assumption broken on purpose: a master restarted without its data and admitted at once,
-     * while a lease it held may still be valid.
+     * An assumption broken on purpose: masters 2 to 4 restarted without their data and admitted at
+     * once, while a lease they held may still be valid.
      */
     ADMIT_TOO_SOON
   }
@@ -453,6 +459,7 @@ final class SimHarness {
         clients.add(start.apply(c));
       }
       clients.get(0).admitFreshNodes();
+      SimMaster.Snapshot[] saved = new SimMaster.Snapshot[MASTERS]; // each master's last snapshot
       int awaitingAdmission = -1; // a master restarted empty, to admit once that is safe
       long restartedAt = 0;
       for (int step = 0; step < schedule.size() && !check.failed(); step++) {
@@ -517,17 +524,40 @@ final class SimHarness {
                 masters.get(m).restart(false, runId(m, step + 1));
                 pubsubs.get(m).restarted();
               }
-              case RESTART_THEN_ADMIT, ADMIT_TOO_SOON -> {
+              case ADMIT_TOO_SOON -> {
+                for (m = 2; m < MASTERS; m++) { // a majority's worth of keys lost at once
+                  masters.get(m).restart(false, runId(m, step + 1));
+                  pubsubs.get(m).restarted();
+                }
+                m = 2;
+                if (!admit(clients.get(0), m, check)) { // not reachable yet: at the next steps
+                  awaitingAdmission = m;
+                  restartedAt = Long.MIN_VALUE / 2; // as if long ago: admitted regardless
+                }
+              }
+              case RESTART_THEN_ADMIT -> {
                 m = 2 + m % 3;
                 masters.get(m).restart(false, runId(m, step + 1));
                 pubsubs.get(m).restarted();
-                if (fault == Fault.ADMIT_TOO_SOON) {
-                  admit(clients.get(0), m, check);
-                } else if (awaitingAdmission < 0) {
+                if (awaitingAdmission < 0) {
                   awaitingAdmission = m;
                   restartedAt = sim.now();
                 } else {
                   restartedAt = sim.now(); // the earlier one is admitted with it, once safe
+                }
+              }
+              case RESTART_FROM_SNAPSHOT -> {
+                m = 2 + m % 3;
+                if (next.value() < 0.5) {
+                  saved[m] = masters.get(m).snapshot();
+                  trace.add(sim.now() + " master " + m + " saved a snapshot");
+                } else {
+                  if (saved[m] == null) {
+                    masters.get(m).restart(false, runId(m, step + 1));
+                  } else {
+                    masters.get(m).restart(saved[m], runId(m, step + 1));
+                  }
+                  pubsubs.get(m).restarted();
                 }
               }
               case RESTART_KEEPING_DATA -> {

@@ -184,7 +184,16 @@ class SimMasterDifferentialIT {
       }
     }
     for (String[] look : state()) {
-      same(seed, trail, real.execute(look), sim.execute(look));
+      Object expectedState = real.execute(look);
+      Object actualState = sim.execute(look);
+      if (!(look[0].equals("PTTL")
+          && expectedState instanceof Long e
+          && actualState instanceof Long a
+          && e > 0
+          && a > 0
+          && Math.abs(e - a) <= 5)) { // a short expiry read a millisecond apart on each
+        same(seed, trail, expectedState, actualState);
+      }
       compared++;
     }
     return compared;
@@ -192,11 +201,11 @@ class SimMasterDifferentialIT {
 
   /**
    * Commands (and, as a {@code Long}, milliseconds of real time to let pass) that reach the
-   * branches random sequences reach rarely or never, with margins of 50 ms and more around each
-   * decision of time: a set's fence with no counter yet, then raising it; a waiter that went stale
-   * swept by the release at the gate (a window of 1 ms, 20 ms later, behind a live one); a first
-   * waiter granted at its gate for two stale windows (300 ms each) yielding to the next, asking
-   * every 250 ms.
+   * branches random sequences reach rarely or never, with margins of 150 ms and more around each
+   * decision of time (19 ms for the 1 ms window, which only the one side can cross): a set's fence
+   * with no counter yet, then raising it; a waiter that went stale swept by the release at the gate
+   * (a window of 1 ms, 20 ms later, behind a live one); a first waiter granted at its gate for two
+   * stale windows (300 ms each) yielding to the next, asking every 250 ms.
    */
   private static List<Object> rareBranches(Map<String, String> shas) {
     String keyset = shas.get("keyset.lua");
@@ -227,15 +236,16 @@ class SimMasterDifferentialIT {
     steps.add(new String[] {"EVALSHA", release, "3", r, queue, seen, "t3"});
     steps.add(ask.apply(WAITERS[2], "3600000")); // granted: the first now
     steps.add(new String[] {"DEL", r});
-    // A first waiter that keeps asking (300 ms window, every 250 ms) and is granted each time,
-    // with another queued behind it: past two windows since its first grant, it yields.
+    // A first waiter that keeps asking (600 ms window, every 450 ms) and is granted each time,
+    // with another queued behind it: past two windows since its first grant (at 1,350 ms, not at
+    // 900), it yields.
     steps.add(queueCall(queueScript, r, "leave", "t1", "1800000", WAITERS[2], "0"));
-    steps.add(ask.apply(WAITERS[1], "300"));
+    steps.add(ask.apply(WAITERS[1], "600"));
     steps.add(ask.apply(WAITERS[3], "3600000"));
     for (int i = 0; i < 4; i++) {
       steps.add(new String[] {"DEL", r});
-      steps.add(250L);
-      steps.add(ask.apply(WAITERS[1], "300"));
+      steps.add(450L);
+      steps.add(ask.apply(WAITERS[1], "600"));
     }
     steps.add(new String[] {"DEL", r});
     return steps;

@@ -169,4 +169,27 @@ class SimulationFaultsTest {
       assertNull(withGuard, "with the restart guard on: " + withGuard);
     }
   }
+
+  /**
+   * A master reloaded from an older snapshot has lost every write since (lock keys, the fence
+   * counter): without the restart guard it votes at once and grants a second client; with it, it
+   * waits as a master restarted empty does, and no seed breaks mutual exclusion.
+   */
+  @Test
+  void withoutTheRestartGuardAMasterReloadedFromASnapshotGrantsASecondHolder() throws Exception {
+    EnumSet<Fault> reloads = EnumSet.of(Fault.RESTART_FROM_SNAPSHOT);
+    String found =
+        SimHarness.firstFailure(
+            30,
+            seed ->
+                SimHarness.run(seed, 300, reloads, 1, b -> b.restartGuard(false), s -> s)
+                    .violation());
+    System.out.println("restart guard off, masters reloaded from snapshots: " + found);
+    assertNotNull(found, "no seed of 30 broke mutual exclusion");
+    for (long seed = 1; seed <= 10; seed++) {
+      SimHarness.Run run = SimHarness.run(seed, 300, reloads, 1, b -> b, s -> s);
+      assertNull(run.violation(), "with the restart guard on: " + run.violation());
+      assertNull(run.fencing(), "with the restart guard on: " + run.fencing());
+    }
+  }
 }
