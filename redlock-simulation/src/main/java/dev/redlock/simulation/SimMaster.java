@@ -218,19 +218,21 @@ public final class SimMaster {
    */
   public Snapshot snapshot() {
     Map<String, Entry> copy = new HashMap<>();
-    keys.forEach(
-        (key, entry) -> {
-          Object value = entry.value;
-          if (value instanceof ZSet set) {
-            ZSet copied = new ZSet();
-            copied.scores.putAll(set.scores);
-            value = copied;
-          }
-          Entry saved = new Entry(value);
-          saved.expiresAt = entry.expiresAt;
-          copy.put(key, saved);
-        });
+    keys.forEach((key, entry) -> copy.put(key, copy(entry)));
     return new Snapshot(copy);
+  }
+
+  /** A copy of {@code entry}: its value (a sorted set copied too) and its expiry. */
+  private static Entry copy(Entry entry) {
+    Object value = entry.value;
+    if (value instanceof ZSet set) {
+      ZSet copied = new ZSet();
+      copied.scores.putAll(set.scores);
+      value = copied;
+    }
+    Entry copied = new Entry(value);
+    copied.expiresAt = entry.expiresAt;
+    return copied;
   }
 
   /** A saved keyspace ({@link #snapshot()}). */
@@ -252,18 +254,7 @@ public final class SimMaster {
    */
   public void restart(Snapshot from, String newRunId) {
     restart(false, newRunId);
-    from.keys.forEach(
-        (key, entry) -> {
-          Object value = entry.value;
-          if (value instanceof ZSet set) { // a fresh copy: the snapshot may be loaded again
-            ZSet copied = new ZSet();
-            copied.scores.putAll(set.scores);
-            value = copied;
-          }
-          Entry loaded = new Entry(value);
-          loaded.expiresAt = entry.expiresAt;
-          keys.put(key, loaded);
-        });
+    from.keys.forEach((key, entry) -> keys.put(key, copy(entry))); // it may be loaded again
     expireAll();
   }
 
