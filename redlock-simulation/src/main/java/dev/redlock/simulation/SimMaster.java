@@ -66,10 +66,18 @@ public final class SimMaster {
   }
 
   static final Status OK = new Status("OK");
+
+  /** The WRONGTYPE reply, thrown from deep in a command. */
+  static final class WrongType extends RuntimeException {
+    WrongType() {
+      super(null, null, false, false);
+    }
+  }
+
   private static final Error WRONGTYPE =
       new Error("WRONGTYPE Operation against a key holding the wrong kind of value");
   private static final Error NOT_INTEGER = new Error("ERR value is not an integer or out of range");
-  private static final Error SYNTAX = new Error("ERR syntax error");
+  static final Error SYNTAX = new Error("ERR syntax error");
 
   /** A key's value (a string, or a sorted set) and when it expires (ms, or -1). */
   private static final class Entry {
@@ -82,6 +90,24 @@ public final class SimMaster {
   }
 
   private final Map<String, Entry> keys = new HashMap<>();
+  private final ZSet.Keyspace keyspace =
+      new ZSet.Keyspace() {
+        @Override
+        public Object lookup(String key) {
+          Entry entry = SimMaster.this.lookup(key);
+          return entry == null ? null : entry.value;
+        }
+
+        @Override
+        public void put(String key, ZSet set) {
+          keys.put(key, new Entry(set));
+        }
+
+        @Override
+        public void remove(String key) {
+          keys.remove(key);
+        }
+      };
   private final LongSupplier clockMicros;
   private final Scripts scripts;
   private Subscribers subscribers = (channel, message) -> 0;
@@ -224,13 +250,7 @@ public final class SimMaster {
 
   /** A copy of {@code entry}: its value (a sorted set copied too) and its expiry. */
   private static Entry copy(Entry entry) {
-    Object value = entry.value;
-    if (value instanceof ZSet set) {
-      ZSet copied = new ZSet();
-      copied.scores.putAll(set.scores);
-      value = copied;
-    }
-    Entry copied = new Entry(value);
+    Entry copied = new Entry(entry.value instanceof ZSet set ? set.copy() : entry.value);
     copied.expiresAt = entry.expiresAt;
     return copied;
   }
@@ -319,11 +339,12 @@ public final class SimMaster {
         case "TIME" -> args.size() == 1 ? time() : arityError(name);
         case "PTTL" -> args.size() == 2 ? pttl(args.get(1)) : arityError(name);
         case "PEXPIRE" -> args.size() == 3 ? pexpire(args.get(1), args.get(2)) : arityError(name);
-        case "ZADD" -> args.size() >= 4 ? zadd(args) : arityError(name);
-        case "ZRANGE" -> args.size() >= 4 ? zrange(args) : arityError(name);
-        case "ZRANGEBYSCORE" -> args.size() >= 4 ? zrangeByScore(args) : arityError(name);
-        case "ZREM" -> args.size() >= 3 ? zrem(args) : arityError(name);
-        case "ZCARD" -> args.size() == 2 ? zcard(args.get(1)) : arityError(name);
+        case "ZADD" -> args.size() >= 4 ? ZSet.zadd(keyspace, args) : arityError(name);
+        case "ZRANGE" -> args.size() >= 4 ? ZSet.zrange(keyspace, args) : arityError(name);
+        case "ZRANGEBYSCORE" ->
+            args.size() >= 4 ? ZSet.zrangeByScore(keyspace, args) : arityError(name);
+        case "ZREM" -> args.size() >= 3 ? ZSet.zrem(keyspace, args) : arityError(name);
+        case "ZCARD" -> args.size() == 2 ? ZSet.zcard(keyspace, args.get(1)) : arityError(name);
         case "PUBLISH" ->
             args.size() == 3
                 ? Long.valueOf(subscribers.publish(args.get(1), args.get(2)))
@@ -348,6 +369,8 @@ public final class SimMaster {
       };
     } catch (NumberFormatException e) {
       return NOT_INTEGER;
+    } catch (WrongType e) {
+      return WRONGTYPE;
     }
   }
 
@@ -469,219 +492,6 @@ public final class SimMaster {
       entry.expiresAt = nowMillis() + ms;
     }
     return 1L;
-  }
-
-  /** The sorted set at {@code key}, null if none; throws the WRONGTYPE reply for another type. */
-  private ZSet zset(String key) {
-    Entry entry = lookup(key);
-    if (entry == null) {
-      return null;
-    }
-    if (entry.value instanceof ZSet set) {
-      return set;
-    }
-    throw new WrongType();
-  }
-
-  /** The WRONGTYPE reply, thrown from deep in a command. */
-  private static final class WrongType extends RuntimeException {
-    WrongType() {
-      super(null, null, false, false);
-    }
-  }
-
-  private Object zadd(List<String> args) {
-    try {
-      boolean nx = false;
-      boolean xx = false;
-      boolean gt = false;
-      boolean lt = false;
-      boolean ch = false;
-      int i = 2;
-      for (; i < args.size(); i++) {
-        String flag = args.get(i).toUpperCase(Locale.ROOT);
-        if (flag.equals("NX")) {
-          nx = true;
-        } else if (flag.equals("XX")) {
-          xx = true;
-        } else if (flag.equals("GT")) {
-          gt = true;
-        } else if (flag.equals("LT")) {
-          lt = true;
-        } else if (flag.equals("CH")) {
-          ch = true;
-        } else {
-          break;
-        }
-      }
-      int pairs = args.size() - i;
-      if (pairs == 0 || pairs % 2 != 0) {
-        return SYNTAX;
-      }
-      if (nx && xx) {
-        return new Error("ERR XX and NX options at the same time are not compatible");
-      }
-      if ((gt && nx) || (lt && nx) || (gt && lt)) {
-        return new Error("ERR GT, LT, and/or NX options at the same time are not compatible");
-      }
-      double[] scores = new double[pairs / 2];
-      for (int p = 0; p < scores.length; p++) {
-        Double score = ZSet.parse(args.get(i + 2 * p));
-        if (score == null) {
-          return new Error("ERR value is not a valid float");
-        }
-        scores[p] = score;
-      }
-      String key = args.get(1);
-      ZSet set = zset(key);
-      if (set == null) {
-        if (xx) {
-          return 0L;
-        }
-        set = new ZSet();
-      }
-      long added = 0;
-      long changed = 0;
-      for (int p = 0; p < scores.length; p++) {
-        String member = args.get(i + 2 * p + 1);
-        Double current = set.scores.get(member);
-        if (current == null) {
-          if (!xx) {
-            set.scores.put(member, scores[p]);
-            added++;
-          }
-        } else if (!nx
-            && (!gt || scores[p] > current)
-            && (!lt || scores[p] < current)
-            && scores[p] != current) {
-          set.scores.put(member, scores[p]);
-          changed++;
-        }
-      }
-      if (!set.scores.isEmpty() && lookup(key) == null) {
-        keys.put(key, new Entry(set));
-      }
-      return ch ? added + changed : added;
-    } catch (WrongType e) {
-      return WRONGTYPE;
-    }
-  }
-
-  private Object zrange(List<String> args) {
-    boolean withScores = false;
-    for (int i = 4; i < args.size(); i++) {
-      if (args.get(i).equalsIgnoreCase("WITHSCORES")) {
-        withScores = true;
-      } else {
-        return SYNTAX;
-      }
-    }
-    long start = Long.parseLong(args.get(2));
-    long stop = Long.parseLong(args.get(3));
-    try {
-      ZSet set = zset(args.get(1));
-      if (set == null) {
-        return List.of();
-      }
-      List<Map.Entry<String, Double>> all = set.ordered();
-      int n = all.size();
-      if (start < 0) {
-        start = Math.max(0, n + start);
-      }
-      if (stop < 0) {
-        stop = n + stop;
-      }
-      stop = Math.min(stop, n - 1);
-      List<Object> out = new ArrayList<>();
-      for (long r = start; r <= stop; r++) {
-        reply(out, all.get((int) r), withScores);
-      }
-      return out;
-    } catch (WrongType e) {
-      return WRONGTYPE;
-    }
-  }
-
-  private Object zrangeByScore(List<String> args) {
-    boolean withScores = false;
-    long offset = 0;
-    long count = -1;
-    for (int i = 4; i < args.size(); i++) {
-      if (args.get(i).equalsIgnoreCase("WITHSCORES")) {
-        withScores = true;
-      } else if (args.get(i).equalsIgnoreCase("LIMIT") && i + 2 < args.size()) {
-        offset = Long.parseLong(args.get(++i));
-        count = Long.parseLong(args.get(++i));
-      } else {
-        return SYNTAX;
-      }
-    }
-    ZSet.Bound min = ZSet.Bound.parse(args.get(2));
-    ZSet.Bound max = ZSet.Bound.parse(args.get(3));
-    if (min == null || max == null) {
-      return new Error("ERR min or max is not a float");
-    }
-    try {
-      ZSet set = zset(args.get(1));
-      List<Object> out = new ArrayList<>();
-      if (set == null || offset < 0) {
-        return out;
-      }
-      long skipped = 0;
-      long taken = 0;
-      for (Map.Entry<String, Double> e : set.ordered()) {
-        if (min.below(e.getValue()) && max.above(e.getValue())) {
-          if (skipped++ < offset) {
-            continue;
-          }
-          if (count >= 0 && taken >= count) {
-            break;
-          }
-          taken++;
-          reply(out, e, withScores);
-        }
-      }
-      return out;
-    } catch (WrongType e) {
-      return WRONGTYPE;
-    }
-  }
-
-  private static void reply(List<Object> out, Map.Entry<String, Double> e, boolean withScores) {
-    out.add(bytes(e.getKey()));
-    if (withScores) {
-      out.add(bytes(ZSet.text(e.getValue())));
-    }
-  }
-
-  private Object zrem(List<String> args) {
-    try {
-      ZSet set = zset(args.get(1));
-      if (set == null) {
-        return 0L;
-      }
-      long n = 0;
-      for (int i = 2; i < args.size(); i++) {
-        if (set.scores.remove(args.get(i)) != null) {
-          n++;
-        }
-      }
-      if (set.scores.isEmpty()) {
-        keys.remove(args.get(1));
-      }
-      return n;
-    } catch (WrongType e) {
-      return WRONGTYPE;
-    }
-  }
-
-  private Object zcard(String key) {
-    try {
-      ZSet set = zset(key);
-      return set == null ? 0L : (long) set.scores.size();
-    } catch (WrongType e) {
-      return WRONGTYPE;
-    }
   }
 
   /** {@code INFO} (any section): what the library reads of the server section. */
