@@ -27,8 +27,8 @@ final class Checker {
   // A store that checks fencing tokens: the highest token it accepted per resource; each
   // client's tokens (per resource, 0 for none) of its last lease; the writes it made after its
   // lease was overtaken (a newer grant on one of its resources), and how many the store accepted.
-  final long[] storeToken = new long[SimHarness.RESOURCES.size()];
-  final long[][] tokens = new long[CLIENTS][SimHarness.RESOURCES.size()];
+  final long[] storeToken = new long[Workload.RESOURCES.size()];
+  final long[][] tokens = new long[CLIENTS][Workload.RESOURCES.size()];
   int staleWrites;
   int staleAccepted;
   final dev.redlock.LeaseLock[] locks = new dev.redlock.LeaseLock[CLIENTS]; // held through one
@@ -47,7 +47,7 @@ final class Checker {
   final List<long[]> isolations = new ArrayList<>(); // {client, from, until}
   int step;
   int grants;
-  final long[] lastToken = new long[SimHarness.RESOURCES.size()]; // per resource
+  final long[] lastToken = new long[Workload.RESOURCES.size()]; // per resource
   long lastFault = Long.MIN_VALUE / 2;
   long worstOverrun;
   String violation;
@@ -154,7 +154,7 @@ final class Checker {
   /**
    * Client {@code c}'s wait since {@code from} for the resources of {@code mask} ended now: counted
    * for progress unless the client was cut off from its majority meanwhile ({@link
-   * SimHarness.Fault#ISOLATED_WAITER}): it cannot win.
+   * Fault#ISOLATED_WAITER}): it cannot win.
    */
   void endWait(int c, long from, int mask) {
     for (long[] isolation : isolations) { // any of its isolations, not only the last
@@ -213,7 +213,7 @@ final class Checker {
           violation =
               String.format(
                   "seed %d step %d: client %d wrote %s at %d ns after client %d was granted it",
-                  seed, step, c, SimHarness.RESOURCES.get(r), sim.now(), newer);
+                  seed, step, c, Workload.RESOURCES.get(r), sim.now(), newer);
         }
         if (accepted && fencing == null) {
           failedHere();
@@ -248,7 +248,7 @@ final class Checker {
     return true;
   }
 
-  /** Whether a client is cut off now ({@link SimHarness.Fault#ISOLATED_WAITER}). */
+  /** Whether a client is cut off now ({@link Fault#ISOLATED_WAITER}). */
   boolean isolatedNow() {
     for (int c = 0; c < CLIENTS; c++) {
       if (isolated(c)) {
@@ -303,7 +303,7 @@ final class Checker {
   long longestFrom = -1; // when the longest unserved wait began
 
   long longestUnservedWait() {
-    int names = SimHarness.RESOURCES.size();
+    int names = Workload.RESOURCES.size();
     List<long[]> changes = new ArrayList<>(); // {time, +1 or -1, mask, 0 busy or 1 waiting}
     for (long[] b : busy) {
       changes.add(new long[] {b[0], 1, b[2], 0});
@@ -375,7 +375,7 @@ final class Checker {
 
   void granted(int c, Lease lease) {
     trace.add(sim.now() + " " + c + " granted " + lease.resource());
-    heldMask[c] = SimHarness.mask(lease.resources());
+    heldMask[c] = Workload.mask(lease.resources());
     grantedAt[c] = sim.now();
     aloneNow(c, "granted");
     held[c] = lease;
@@ -384,7 +384,7 @@ final class Checker {
     busy.add(holding[c]);
     try { // the token, chosen during the acquire: above every earlier grant's on each resource
       for (String name : lease.resources()) {
-        int r = SimHarness.RESOURCES.indexOf(name);
+        int r = Workload.RESOURCES.indexOf(name);
         long token = lease.fencingToken(name);
         trace.add(sim.now() + " " + c + " token " + token + " " + name);
         if (token <= lastToken[r] && fencing == null) {

@@ -17,9 +17,9 @@ import javax.tools.ToolProvider;
 /**
  * A bug put back in the core's Java code for one simulation run, and never in the product: the
  * harness edits a copy of one source file of {@code redlock-core}, compiles it against the test
- * class path, and runs {@link SimHarness#hunt} in a class loader of its own that finds the edited
- * class before the real one. So a switch of the test harness can reintroduce a bug of the library's
- * own code (a sign, a unit), as {@code editScripts} does for its Lua.
+ * class path, and runs {@link Hunt#hunt} in a class loader of its own that finds the edited class
+ * before the real one. So a switch of the test harness can reintroduce a bug of the library's own
+ * code (a sign, a unit), as {@code editScripts} does for its Lua.
  */
 final class PatchedCore {
 
@@ -37,7 +37,7 @@ final class PatchedCore {
   private PatchedCore() {}
 
   /**
-   * Runs {@link SimHarness#hunt} with {@code bugs} put back (edits of one file or of several).
+   * Runs {@link Hunt#hunt} with {@code bugs} put back (edits of one file or of several).
    *
    * @return the first failure found, or null
    */
@@ -51,8 +51,8 @@ final class PatchedCore {
     }
     try (URLClassLoader loader =
         new URLClassLoader(urls.toArray(URL[]::new), ClassLoader.getPlatformClassLoader())) {
-      Class<?> harness = loader.loadClass(SimHarness.class.getName());
-      if (harness == SimHarness.class) {
+      Class<?> harness = loader.loadClass(Hunt.class.getName());
+      if (harness == Hunt.class) {
         throw new IllegalStateException("the harness was not loaded apart");
       }
       Method hunt =

@@ -30,8 +30,7 @@ class ReintroducedBugsTest {
       String bug, List<PatchedCore.JavaBug> edits, String faults, int faultEvery) throws Exception {
     assertNotNull(
         hunt(bug, edits, faults, faultEvery), bug + ": no seed of " + SEEDS + " found it");
-    assertNull(
-        SimHarness.hunt(faults, SEEDS, STEPS, faultEvery), "the real core failed the same hunt");
+    assertNull(Hunt.hunt(faults, SEEDS, STEPS, faultEvery), "the real core failed the same hunt");
   }
 
   /**
@@ -138,19 +137,19 @@ class ReintroducedBugsTest {
   @Test
   void anExtendThatDoesNotCompareItsToken() throws Exception {
     String bug = "extend.lua extends whatever key it finds";
-    java.util.Set<SimHarness.Fault> partitions = java.util.EnumSet.of(SimHarness.Fault.PARTITION);
+    java.util.Set<Fault> partitions = java.util.EnumSet.of(Fault.PARTITION);
     java.util.function.UnaryOperator<String> noCompare =
         source ->
             source.replace(
                 "if value == ARGV[1] then\n  local ttl = tonumber(ARGV[2])\n  if",
                 "if value then\n  local ttl = tonumber(ARGV[2])\n  if");
     String found =
-        SimHarness.firstFailure(
+        Hunt.firstFailure(
             40, seed -> SimHarness.run(seed, 1_000, partitions, 3, b -> b, noCompare).failure());
     System.out.printf("| %s | PARTITION | %s |%n", bug, found);
     assertNotNull(found, bug + ": no seed of 40 found it");
     assertNull(
-        SimHarness.firstFailure(
+        Hunt.firstFailure(
             40, seed -> SimHarness.run(seed, 1_000, partitions, 3, b -> b, s -> s).failure()),
         "the real script failed the same hunt");
   }
@@ -158,9 +157,9 @@ class ReintroducedBugsTest {
   /**
    * R2: {@code queue.lua} without its yield: a waiter granted at its gate for two stale windows
    * without leaving stays first. A waiter cut off from every master but the gate ({@link
-   * SimHarness.Fault#ISOLATED_WAITER}) is such a head: it is granted there and loses everywhere
-   * else, and the waiters behind it are refused at the gate until its wait ends. The hunt: seeds of
-   * 1,000 steps with an isolated waiter one step in ten; the real script passes the same hunt.
+   * Fault#ISOLATED_WAITER}) is such a head: it is granted there and loses everywhere else, and the
+   * waiters behind it are refused at the gate until its wait ends. The hunt: seeds of 1,000 steps
+   * with an isolated waiter one step in ten; the real script passes the same hunt.
    */
   @Test
   void aQueueHeadThatNeverYields() throws Exception {
@@ -169,16 +168,15 @@ class ReintroducedBugsTest {
         "and redis.pcall('ZADD', seen, 'XX', 'LT', 'CH', 2 * window - us, mark) == 1 then";
     java.util.function.UnaryOperator<String> neverYields =
         source -> source.replace(yieldWhen, "and false then");
-    java.util.Set<SimHarness.Fault> isolated =
-        java.util.EnumSet.of(SimHarness.Fault.ISOLATED_WAITER);
+    java.util.Set<Fault> isolated = java.util.EnumSet.of(Fault.ISOLATED_WAITER);
     String found =
-        SimHarness.firstFailure(
+        Hunt.firstFailure(
             SEEDS,
             seed -> SimHarness.run(seed, 1_000, isolated, 10, b -> b, neverYields).failure());
     System.out.printf("| %s | ISOLATED_WAITER | %s |%n", bug, found);
     assertNotNull(found, bug + ": no seed of " + SEEDS + " found it");
     assertNull(
-        SimHarness.firstFailure(
+        Hunt.firstFailure(
             SEEDS, seed -> SimHarness.run(seed, 1_000, isolated, 10, b -> b, s -> s).failure()),
         "the real script failed the same hunt");
   }

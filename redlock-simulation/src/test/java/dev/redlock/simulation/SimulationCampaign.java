@@ -25,12 +25,12 @@ import java.util.Set;
 final class SimulationCampaign {
 
   /** The families that break an assumption on purpose: their violations are expected. */
-  static final EnumSet<SimHarness.Fault> BROKEN =
+  static final EnumSet<Fault> BROKEN =
       EnumSet.of(
-          SimHarness.Fault.CLOCK_TOO_FAST,
-          SimHarness.Fault.CLIENT_CLOCK_TOO_SLOW,
-          SimHarness.Fault.ADMIT_TOO_SOON,
-          SimHarness.Fault.CLIENT_PAUSE);
+          Fault.CLOCK_TOO_FAST,
+          Fault.CLIENT_CLOCK_TOO_SLOW,
+          Fault.ADMIT_TOO_SOON,
+          Fault.CLIENT_PAUSE);
 
   /**
    * What a campaign ran and found.
@@ -68,9 +68,9 @@ final class SimulationCampaign {
     int faultEvery = args.length > 2 ? Integer.parseInt(args[2]) : 10;
     Totals totals;
     if (args.length > 3) { // one family, named: e.g. ISOLATED_WAITER or PARTITION,SCRIPT_FLUSH
-      EnumSet<SimHarness.Fault> family = EnumSet.noneOf(SimHarness.Fault.class);
+      EnumSet<Fault> family = EnumSet.noneOf(Fault.class);
       for (String name : args[3].split(",")) {
-        family.add(SimHarness.Fault.valueOf(name.trim()));
+        family.add(Fault.valueOf(name.trim()));
       }
       totals = run(List.of(family), seeds, steps, faultEvery, System.out);
     } else {
@@ -83,14 +83,14 @@ final class SimulationCampaign {
    * Runs {@code seeds} seeds of {@code steps} steps per family and prints the table to {@code out}.
    */
   static Totals run(int seeds, int steps, int faultEvery, PrintStream out) throws Exception {
-    EnumSet<SimHarness.Fault> within = EnumSet.complementOf(BROKEN);
-    List<Set<SimHarness.Fault>> families = new ArrayList<>();
-    families.add(EnumSet.noneOf(SimHarness.Fault.class));
-    for (SimHarness.Fault fault : within) {
+    EnumSet<Fault> within = EnumSet.complementOf(BROKEN);
+    List<Set<Fault>> families = new ArrayList<>();
+    families.add(EnumSet.noneOf(Fault.class));
+    for (Fault fault : within) {
       families.add(EnumSet.of(fault));
     }
     families.add(within);
-    for (SimHarness.Fault fault : BROKEN) {
+    for (Fault fault : BROKEN) {
       families.add(EnumSet.of(fault));
     }
     return run(families, seeds, steps, faultEvery, out);
@@ -98,7 +98,7 @@ final class SimulationCampaign {
 
   /** Runs {@code families} as {@link #run(int, int, int, PrintStream)} does. */
   static Totals run(
-      List<Set<SimHarness.Fault>> families, int seeds, int steps, int faultEvery, PrintStream out)
+      List<Set<Fault>> families, int seeds, int steps, int faultEvery, PrintStream out)
       throws Exception {
     out.printf(
         "simulation campaign: %d seeds of %d steps per family, a fault one step in %d%n",
@@ -118,7 +118,7 @@ final class SimulationCampaign {
     int brokenFencing = 0;
     long cpu = 0;
     long start = System.nanoTime();
-    for (Set<SimHarness.Fault> family : families) {
+    for (Set<Fault> family : families) {
       boolean broken = !family.isEmpty() && BROKEN.containsAll(family);
       long familyStart = System.nanoTime();
       long familyCpu = threads.getCurrentThreadCpuTime();
@@ -135,7 +135,7 @@ final class SimulationCampaign {
       long worstOverrun = 0;
       long[] unserved = new long[2]; // polling, wake-ups
       for (long seed = 1; seed <= seeds; seed++) {
-        SimHarness.Run run = SimHarness.run(seed, steps, family, faultEvery, b -> b, s -> s);
+        Run run = SimHarness.run(seed, steps, family, faultEvery, b -> b, s -> s);
         tries += run.tries();
         contended += run.contended();
         nearFault += run.nearFault();

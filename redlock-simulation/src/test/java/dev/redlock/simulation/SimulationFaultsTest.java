@@ -3,7 +3,6 @@ package dev.redlock.simulation;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import dev.redlock.simulation.SimHarness.Fault;
 import java.util.EnumSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -28,7 +27,7 @@ class SimulationFaultsTest {
     int grants = 0;
     int injected = 0;
     for (long seed = 1; seed <= 10; seed++) {
-      SimHarness.Run run = SimHarness.run(seed, 300, faults, 20, b -> b, source -> source);
+      Run run = SimHarness.run(seed, 300, faults, 20, b -> b, source -> source);
       assertNull(run.violation(), faults + ": " + run.violation());
       assertNull(run.fencing(), faults + ": " + run.fencing());
       grants += run.grants();
@@ -47,7 +46,7 @@ class SimulationFaultsTest {
   @Test
   void mastersWhoseClocksRunFarTooFastGrantASecondHolder() throws Exception {
     String found =
-        SimHarness.firstFailure(
+        Hunt.firstFailure(
             30,
             seed ->
                 SimHarness.run(
@@ -71,7 +70,7 @@ class SimulationFaultsTest {
   @Test
   void aFenceCounterNeverStoredLetsATokenGoBackWhenAClockStepsBack() throws Exception {
     String found =
-        SimHarness.firstFailure(
+        Hunt.firstFailure(
             30,
             seed ->
                 SimHarness.run(
@@ -96,7 +95,7 @@ class SimulationFaultsTest {
   @Test
   void aClientWhoseClockRunsFarTooSlowOutlivesItsLease() throws Exception {
     String found =
-        SimHarness.firstFailure(
+        Hunt.firstFailure(
             30,
             seed ->
                 SimHarness.run(
@@ -120,12 +119,12 @@ class SimulationFaultsTest {
     java.util.function.UnaryOperator<dev.redlock.RedLockBuilder> guardOff =
         b -> b.restartGuard(false);
     long seed = 1;
-    java.util.List<SimHarness.Step> schedule =
-        SimHarness.schedule(seed, 300, EnumSet.of(Fault.RESTART_EMPTY), 1);
-    java.util.function.Predicate<SimHarness.Run> fails = run -> run.violation() != null;
-    java.util.List<SimHarness.Step> shrunk =
-        SimHarness.shrink(seed, schedule, guardOff, source -> source, fails, 400);
-    SimHarness.Run run = SimHarness.run(seed, shrunk, guardOff, source -> source);
+    java.util.List<Workload.Step> schedule =
+        Workload.schedule(seed, 300, EnumSet.of(Fault.RESTART_EMPTY), 1);
+    java.util.function.Predicate<Run> fails = run -> run.violation() != null;
+    java.util.List<Workload.Step> shrunk =
+        Hunt.shrink(seed, schedule, guardOff, source -> source, fails, 400);
+    Run run = SimHarness.run(seed, shrunk, guardOff, source -> source);
     long faults = shrunk.stream().filter(step -> step.fault() != null).count();
     System.out.printf(
         "shrunk from %d steps to %d, %d faults: %s%n  %s%n",
@@ -133,7 +132,7 @@ class SimulationFaultsTest {
     assertNotNull(run.violation(), "the shrunk schedule no longer fails");
     for (int i = 0; i < shrunk.size(); i++) {
       if (shrunk.get(i).fault() != null) {
-        java.util.List<SimHarness.Step> without = new java.util.ArrayList<>(shrunk);
+        java.util.List<Workload.Step> without = new java.util.ArrayList<>(shrunk);
         without.set(i, shrunk.get(i).withoutFault());
         assertNull(
             SimHarness.run(seed, without, guardOff, source -> source).violation(),
@@ -149,7 +148,7 @@ class SimulationFaultsTest {
   @Test
   void withoutTheRestartGuardAMasterRestartedEmptyGrantsASecondHolder() throws Exception {
     String found =
-        SimHarness.firstFailure(
+        Hunt.firstFailure(
             30,
             seed ->
                 SimHarness.run(
@@ -179,7 +178,7 @@ class SimulationFaultsTest {
   void withoutTheRestartGuardAMasterReloadedFromASnapshotGrantsASecondHolder() throws Exception {
     EnumSet<Fault> reloads = EnumSet.of(Fault.RESTART_FROM_SNAPSHOT);
     String found =
-        SimHarness.firstFailure(
+        Hunt.firstFailure(
             30,
             seed ->
                 SimHarness.run(seed, 300, reloads, 1, b -> b.restartGuard(false), s -> s)
@@ -187,7 +186,7 @@ class SimulationFaultsTest {
     System.out.println("restart guard off, masters reloaded from snapshots: " + found);
     assertNotNull(found, "no seed of 30 broke mutual exclusion");
     for (long seed = 1; seed <= 10; seed++) {
-      SimHarness.Run run = SimHarness.run(seed, 300, reloads, 1, b -> b, s -> s);
+      Run run = SimHarness.run(seed, 300, reloads, 1, b -> b, s -> s);
       assertNull(run.violation(), "with the restart guard on: " + run.violation());
       assertNull(run.fencing(), "with the restart guard on: " + run.fencing());
     }

@@ -18,7 +18,7 @@ class SimulationSmokeTest {
   @Test
   void clientsTakeTurnsAndNoTwoLeasesAreValidAtOnce() throws Exception {
     for (long seed = 1; seed <= 10; seed++) {
-      SimHarness.Run run = SimHarness.run(seed, 300);
+      Run run = SimHarness.run(seed, 300);
       System.out.printf(
           "simulation seed %d: %d steps, %d grants, %d events, trace hash %08x%n",
           seed, run.trace().size(), run.grants(), run.events(), run.trace().hashCode());
@@ -34,11 +34,9 @@ class SimulationSmokeTest {
    */
   private static String violationWith(String from, String to) throws Exception {
     java.util.function.UnaryOperator<String> bug = source -> source.replace(from, to);
-    return SimHarness.firstFailure(
+    return Hunt.firstFailure(
         10,
-        seed ->
-            SimHarness.run(seed, 300, EnumSet.noneOf(SimHarness.Fault.class), 1, b -> b, bug)
-                .violation());
+        seed -> SimHarness.run(seed, 300, EnumSet.noneOf(Fault.class), 1, b -> b, bug).violation());
   }
 
   /**

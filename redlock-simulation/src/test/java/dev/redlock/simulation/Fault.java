@@ -1,0 +1,87 @@
+package dev.redlock.simulation;
+
+/** The fault families a run can have. */
+enum Fault {
+  /** A master cut off from one client for up to a second: messages wait for the heal. */
+  PARTITION,
+  /** A master restarted without its data (a new run, its connections reset): masters 2 to 4. */
+  RESTART_EMPTY,
+  /**
+   * A master restarted from a lossless AOF ({@code appendonly yes}, {@code appendfsync always}, as
+   * masters 0 and 1 are configured): its keys kept, a new run.
+   */
+  RESTART_KEEPING_DATA,
+  /**
+   * A master (2 to 4) saves a snapshot ({@code BGSAVE}) half the time, and otherwise restarts from
+   * its last one (empty if it saved none): the keys it had then, every later write lost (a lock
+   * key, a queue, the fence counter gone back), a new run.
+   */
+  RESTART_FROM_SNAPSHOT,
+  /** {@code SCRIPT FLUSH}: the master forgets the scripts (NOSCRIPT, then a reload). */
+  SCRIPT_FLUSH,
+  /**
+   * A master's clock set to run up to 0.5% fast or slow from now on: within the drift the library
+   * allows for ({@code driftFactor} 0.01).
+   */
+  CLOCK_DRIFT,
+  /**
+   * A master's wall clock stepped back by up to 10 s (an NTP step): its keys live longer, and its
+   * TIME goes back, which fencing tokens must survive.
+   */
+  CLOCK_STEP_BACK,
+  /**
+   * A client's wake-up connection to a master dropped (as {@code CLIENT KILL TYPE pubsub}): the
+   * notices published until it is back are lost to it.
+   */
+  SUBSCRIBER_RESET,
+  /**
+   * A client cut off from every master but one for 5 s (one client at a time), which then waits for
+   * the lock (async, up to 5 s) and takes no other step until the heal: when the one it reaches is
+   * the resource's gate, it is queued first there and cannot win, and the others must still get the
+   * lock (the head yields after two stale windows). With it in a family, one wait in eight lasts up
+   * to 3 s, long enough to outlast such a head.
+   */
+  ISOLATED_WAITER,
+  /**
+   * A client's process killed ({@code kill -9}) and started again: whatever it held stays on the
+   * masters until its TTL, a queue entry of its wait until it goes stale, its connections gone.
+   */
+  CLIENT_CRASH,
+  /**
+   * An assumption broken on purpose: a master's clock set to run twice as fast from now on, far
+   * beyond the drift factor, so its keys expire in half their TTL.
+   */
+  CLOCK_TOO_FAST,
+  /**
+   * A client's clock set to run up to 0.5% fast or slow from now on (its validity, deadlines and
+   * timers measured with it): within the drift factor.
+   */
+  CLIENT_CLOCK_DRIFT,
+  /**
+   * An assumption broken on purpose: a client's clock set to run at half speed, so that it believes
+   * its lease valid for twice as long as it is.
+   */
+  CLIENT_CLOCK_TOO_SLOW,
+  /**
+   * A master restarted without its data (masters 2 to 4), then admitted by an operator ({@code
+   * admitFreshNodes}) at the first step when its Javadoc says that is safe: no lease valid then was
+   * granted before the restart (its round begun up to two node timeouts earlier), and two TTLs have
+   * passed since.
+   */
+  RESTART_THEN_ADMIT,
+  /**
+   * A master's process paused ({@code SIGSTOP}) for up to 2 s: every client's messages to it, and
+   * its replies and notices, wait for it to go on; its clock (and its keys' expiry) runs on.
+   */
+  MASTER_PAUSE,
+  /**
+   * An assumption broken on purpose: a client that holds a lease checks that it is valid, then its
+   * process pauses (a GC) past the lease's validity, then it writes to the fenced store.
+   */
+  CLIENT_PAUSE,
+  /**
+   * An assumption broken on purpose: masters 2 to 4 restarted without their data and admitted at
+   * once, while a lease they held may still be valid.
+   */
+  ADMIT_TOO_SOON
+}
