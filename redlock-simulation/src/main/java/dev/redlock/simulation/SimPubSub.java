@@ -177,11 +177,13 @@ public final class SimPubSub {
       backAt = arrival(backAt);
       sim.after(
           backAt - sim.now(),
-          () -> {
-            if (open && connection == on && !closed && !process.dead()) {
-              atClient.run();
-            }
-          });
+          process.event(
+              sim,
+              () -> {
+                if (open && connection == on && !closed) {
+                  atClient.run();
+                }
+              }));
     }
 
     @Override
@@ -226,23 +228,25 @@ public final class SimPubSub {
       connecting = true;
       sim.after(
           pauseNanos + delayNanos.getAsLong(),
-          () -> {
-            connecting = false;
-            if (closed || open) {
-              return;
-            }
-            if (healsAt.getAsLong() > sim.now()) {
-              connect(RECONNECT_NANOS);
-              return;
-            }
-            open = true;
-            connection++;
-            toMasterAt = sim.now();
-            backAt = sim.now();
-            for (String key : List.copyOf(wanted)) {
-              registered(key);
-            }
-          });
+          process.event(
+              sim,
+              () -> {
+                connecting = false;
+                if (closed || open) {
+                  return;
+                }
+                if (healsAt.getAsLong() > sim.now()) {
+                  connect(RECONNECT_NANOS);
+                  return;
+                }
+                open = true;
+                connection++;
+                toMasterAt = sim.now();
+                backAt = sim.now();
+                for (String key : List.copyOf(wanted)) {
+                  registered(key);
+                }
+              }));
     }
 
     /** The connection dropped: its subscriptions gone from the master; the client told. */
@@ -260,14 +264,16 @@ public final class SimPubSub {
       }
       sim.after(
           delayNanos.getAsLong(),
-          () -> {
-            if (!closed) {
-              listener.lost(this);
-              if (!wanted.isEmpty()) {
-                connect(RECONNECT_NANOS);
-              }
-            }
-          });
+          process.event(
+              sim,
+              () -> {
+                if (!closed) {
+                  listener.lost(this);
+                  if (!wanted.isEmpty()) {
+                    connect(RECONNECT_NANOS);
+                  }
+                }
+              }));
     }
 
     /** At the master, on a publish: whether this connection receives it; sent if so. */

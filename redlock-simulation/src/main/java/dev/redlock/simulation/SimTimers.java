@@ -44,18 +44,18 @@ final class SimTimers extends AbstractExecutorService implements ScheduledExecut
       super(body);
       this.at = sim.now() + clock.simulationNanos(Math.max(HANDOFF_NANOS, delayNanos));
       this.period = periodNanos;
-      sim.after(at - sim.now(), this::fire);
+      sim.after(at - sim.now(), process.event(sim, this::fire));
     }
 
     private void fire() {
-      if (isDone() || shutdown || process.dead()) {
+      if (isDone() || shutdown) {
         return;
       }
       if (period == 0) {
         run();
       } else if (runAndReset()) {
         at = sim.now() + clock.simulationNanos(period);
-        sim.after(at - sim.now(), this::fire);
+        sim.after(at - sim.now(), process.event(sim, this::fire));
       }
     }
 

@@ -122,7 +122,7 @@ final class Checker {
 
   /** A wait of {@code waitNanos} by client {@code c}, begun at {@code startedAt} on its clock. */
   void waited(int c, long startedAt, long waitNanos) {
-    long overrun = clocks.get(c).read() - startedAt - waitNanos;
+    long overrun = clocks.get(c).waitReading() - startedAt - waitNanos;
     worstOverrun = Math.max(worstOverrun, overrun);
     if (overrun > OVERRUN_BOUND_NANOS && liveness == null) {
       failedHere();

@@ -75,6 +75,30 @@ enum Fault {
    */
   MASTER_PAUSE,
   /**
+   * A client's monotonic clock jumps forward by up to 2 s (a suspended VM resumed): its leases end
+   * sooner for it, its deadlines come sooner. Safe: no lease is believed valid for longer.
+   */
+  CLIENT_CLOCK_JUMP,
+  /**
+   * A client's process paused (a GC's stop of the world) for up to a second, between two of its
+   * events: its timers, the replies and notices it reads wait for the pause's end, and its callers
+   * go on after it. Its leases' validity runs on meanwhile, as the library measures it.
+   */
+  CLIENT_GC,
+  /**
+   * The next reply from a master to a client cut half-way by a reset (the client loses the
+   * connection), or half sent and then nothing more on that connection (only the client's stall
+   * limit ends it).
+   */
+  REPLY_CUT,
+  /**
+   * A master answers a client's next command with what no command the library sends is answered
+   * with: an error, an array of five bulk strings, bytes that are no RESP2, a 512 MiB bulk's
+   * header. (A master that answers with another command's answer, a lie RESP cannot tell from the
+   * truth, is a Byzantine master: outside the fault model.)
+   */
+  HOSTILE_REPLY,
+  /**
    * An assumption broken on purpose: a client that holds a lease checks that it is valid, then its
    * process pauses (a GC) past the lease's validity, then it writes to the fenced store.
    */
@@ -83,5 +107,10 @@ enum Fault {
    * An assumption broken on purpose: masters 2 to 4 restarted without their data and admitted at
    * once, while a lease they held may still be valid.
    */
-  ADMIT_TOO_SOON
+  ADMIT_TOO_SOON,
+  /**
+   * An assumption broken on purpose: a master's wall clock stepped forward by 1 to 10 s (an NTP
+   * step, an operator's {@code date -s}): its keys expire at once or early.
+   */
+  MASTER_CLOCK_JUMP
 }

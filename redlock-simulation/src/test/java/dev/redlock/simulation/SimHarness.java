@@ -63,7 +63,9 @@ final class SimHarness {
           Fault.CLIENT_CRASH,
           Fault.CLOCK_DRIFT,
           Fault.CLIENT_CLOCK_DRIFT,
-          Fault.RESTART_KEEPING_DATA);
+          Fault.RESTART_KEEPING_DATA,
+          Fault.HOSTILE_REPLY,
+          Fault.CLIENT_CLOCK_JUMP);
 
   /** How long {@link Fault#ISOLATED_WAITER} cuts its client off, and how long it then waits. */
   static final long ISOLATION_NANOS = 5_000_000_000L;
@@ -135,6 +137,11 @@ final class SimHarness {
       nodes.add("redis://master-" + i + ":6379");
     }
     long[][] healsAt = new long[CLIENTS][MASTERS];
+    SimNodeClient.Tamper[][] tampers = new SimNodeClient.Tamper[CLIENTS][MASTERS];
+    for (SimNodeClient.Tamper[] row : tampers) {
+      java.util.Arrays.fill(row, SimNodeClient.Tamper.NONE);
+    }
+    long pausedUntil = 0; // the end of the last client's pause
     List<ClientClock> clientClocks = new ArrayList<>();
     List<RedLock> clients = new ArrayList<>();
     Checker check = new Checker(seed, sim, clientClocks, trace);
@@ -179,8 +186,13 @@ final class SimHarness {
                         NODE_TIMEOUT_NANOS,
                         delay,
                         () -> healsAt[client][i],
-                        process),
-                new SimLoop(sim, clock),
+                        process,
+                        () -> {
+                          SimNodeClient.Tamper next = tampers[client][i];
+                          tampers[client][i] = SimNodeClient.Tamper.NONE;
+                          return next;
+                        }),
+                new SimLoop(sim, clock, process),
                 SimLoop.timing(sim, clock, process),
                 (i, listener) ->
                     pubsubs.get(i).link(listener, delay, () -> healsAt[client][i], process));
@@ -319,6 +331,32 @@ final class SimHarness {
               }
               case CLIENT_CLOCK_DRIFT ->
                   clientClocks.get(next.other()).rate(0.995 + 0.01 * next.value());
+              case CLIENT_CLOCK_JUMP -> {
+                m = next.other();
+                clientClocks.get(m).jump((long) (next.value() * 2_000_000_000L));
+              }
+              case CLIENT_GC -> {
+                m = next.other();
+                if (!processes[m].pausedAt(sim.now())) { // one pause at a time
+                  long pause = (long) (next.value() * 1_000_000_000L);
+                  processes[m].pauseUntil(sim.now() + pause);
+                  clientClocks.get(m).paused(pause);
+                  pausedUntil = Math.max(pausedUntil, sim.now() + pause);
+                }
+              }
+              case REPLY_CUT ->
+                  tampers[next.other()][m] =
+                      next.value() < 0.5 ? SimNodeClient.Tamper.CUT : SimNodeClient.Tamper.STALL;
+              case HOSTILE_REPLY ->
+                  tampers[next.other()][m] =
+                      SimNodeClient.Tamper.values()[
+                          SimNodeClient.Tamper.ERROR.ordinal() + (int) (next.value() * 4)];
+              case MASTER_CLOCK_JUMP -> {
+                for (m = 2; m < MASTERS; m++) { // a majority's clocks, stepped at once
+                  clocks.get(m).step(1_000_000 + (long) (next.value() * 9_000_000));
+                }
+                m = 2;
+              }
               case CLIENT_CLOCK_TOO_SLOW -> {
                 clientClocks.get(next.other()).rate(0.5);
                 slowed = true;
@@ -330,6 +368,8 @@ final class SimHarness {
           if (check.isolated(c)) {
             // Cut off: its steps wait for the heal, so its isolated wait runs to its end.
             trace.add(sim.now() + " " + c + " isolated");
+          } else if (processes[c].pausedAt(sim.now())) {
+            trace.add(sim.now() + " " + c + " paused"); // its thread stopped: no step of its own
           } else if (check.pending.get(c) != null) {
             if (next.release()) { // the async wait, cancelled: what it was granted is released
               check.pending.get(c).cancel(true);
@@ -381,7 +421,7 @@ final class SimHarness {
       }
       if (!check.failed()) {
         try {
-          quiet(sim, masters, pubsubs, check, healsAt, slowed, steppedBack);
+          quiet(sim, masters, pubsubs, check, healsAt, pausedUntil, slowed, steppedBack);
         } catch (IllegalStateException e) {
           check.spin(e);
         }
@@ -443,9 +483,9 @@ final class SimHarness {
   }
 
   /**
-   * The end of a run: every partition healed, then {@link #leftAfterQuiet} (keys live longer on a
-   * master whose clock stepped back by {@code steppedBackMicros}; a slowed client's timers and
-   * waits last longer in true time).
+   * The end of a run: every partition healed and every pause over, then {@link #leftAfterQuiet}
+   * (keys live longer on a master whose clock stepped back by {@code steppedBackMicros}; a slowed
+   * client's timers and waits last longer in true time).
    */
   private static void quiet(
       Simulation sim,
@@ -453,9 +493,10 @@ final class SimHarness {
       List<SimPubSub> pubsubs,
       Checker check,
       long[][] healsAt,
+      long pausedUntil,
       boolean slowed,
       long steppedBackMicros) {
-    long healed = 0;
+    long healed = pausedUntil;
     for (long[] row : healsAt) {
       for (long at : row) {
         healed = Math.max(healed, at);

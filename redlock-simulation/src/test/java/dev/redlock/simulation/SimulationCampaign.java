@@ -30,7 +30,8 @@ final class SimulationCampaign {
           Fault.CLOCK_TOO_FAST,
           Fault.CLIENT_CLOCK_TOO_SLOW,
           Fault.ADMIT_TOO_SOON,
-          Fault.CLIENT_PAUSE);
+          Fault.CLIENT_PAUSE,
+          Fault.MASTER_CLOCK_JUMP);
 
   /**
    * What a campaign ran and found.

@@ -161,7 +161,7 @@ final class Workload {
   static void acquire(RedLock client, int c, Step step, Checker check) {
     Simulation sim = check.sim;
     ClientClock clock = check.clocks.get(c);
-    long startedAt = clock.read();
+    long startedAt = clock.waitReading();
     Duration maxWait = Duration.ofNanos(step.waitNanos());
     List<String> names = step.resources();
     boolean set = names.size() > 1;

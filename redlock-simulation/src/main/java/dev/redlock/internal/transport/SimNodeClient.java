@@ -7,6 +7,7 @@ import dev.redlock.simulation.Simulation;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * One master's client in a simulation: the library's own pipeline ({@link CommandPipeline}) and
@@ -18,12 +19,51 @@ import java.util.function.LongSupplier;
  */
 public final class SimNodeClient extends CommandNodeClient {
 
+  /** What a fault does to the next reply a connection carries to the client. */
+  public enum Tamper {
+    /** Nothing: the reply as the master sent it. */
+    NONE,
+    /**
+     * The connection reset half-way through the reply (the peer's RST): the client reads half of
+     * it, then loses the connection.
+     */
+    CUT,
+    /**
+     * The master stops half-way through the reply and sends nothing more on this connection: the
+     * client's stall limit ends it at its next command, else the peer resets it {@link
+     * #STALL_RESET_NANOS} later.
+     */
+    STALL,
+    /** An error reply in place of the answer. */
+    ERROR,
+    /**
+     * An array of five bulk strings in place of the answer: no command the library sends is
+     * answered so.
+     */
+    WRONG_TYPE,
+    /** Bytes that are no RESP2 in place of the answer. */
+    GARBAGE,
+    /** A bulk string's header announcing 512 MiB in place of the answer. */
+    OVERSIZE
+  }
+
+  /**
+   * How long a connection stalled mid-reply lasts at most: then the peer resets it (its output
+   * buffer's limit, a TCP user timeout), as a client that sends nothing more would otherwise wait
+   * for ever, and a close waits for the replies in flight on the client's clock, which moves only
+   * as events do.
+   */
+  public static final long STALL_RESET_NANOS = 2_000_000_000L;
+
+  private static final byte[] WRONG_TYPE = ascii("*5\r\n" + "$7\r\nhostile\r\n".repeat(5));
+
   private final Simulation sim;
   private final SimMaster master;
   private final Ticker ticker;
   private final LongSupplier delayNanos;
   private final LongSupplier healsAt;
   private final SimProcess process;
+  private final Supplier<Tamper> tamper;
   private final CommandPipeline<Link> pipeline;
 
   /**
@@ -37,7 +77,9 @@ public final class SimNodeClient extends CommandNodeClient {
    * @param healsAt when a partition between this client and the master heals, on the simulation's
    *     clock (0 or the past: none now); a message sent across it waits for the heal, as TCP's
    *     retransmissions would carry it, and a connection attempt fails
-   * @param process the client's process: once it crashed, nothing is sent or received
+   * @param process the client's process: once it crashed, nothing is sent or received; while it is
+   *     paused, what it reads waits
+   * @param tamper what happens to each reply on its way (asked once per reply the client reads)
    */
   public SimNodeClient(
       Simulation sim,
@@ -46,16 +88,20 @@ public final class SimNodeClient extends CommandNodeClient {
       long nodeTimeoutNanos,
       LongSupplier delayNanos,
       LongSupplier healsAt,
-      SimProcess process) {
+      SimProcess process,
+      Supplier<Tamper> tamper) {
     this.sim = sim;
     this.process = process;
+    this.tamper = tamper;
     this.master = master;
     this.ticker = ticker;
     this.delayNanos = delayNanos;
     this.healsAt = healsAt;
     this.pipeline =
         new CommandPipeline<>(
-            ticker, CommandPipeline.stallNanos(nodeTimeoutNanos), () -> sim.after(0, this::open));
+            ticker,
+            CommandPipeline.stallNanos(nodeTimeoutNanos),
+            () -> sim.after(0, process.event(sim, this::open)));
     open();
   }
 
@@ -97,6 +143,7 @@ public final class SimNodeClient extends CommandNodeClient {
     private final int run; // the master's run it was opened to
     private final Resp.Decoder decoder = new Resp.Decoder();
     private boolean closed;
+    private boolean stalled; // the master stopped mid-reply: nothing more comes on it
     private long toMasterAt; // when the last message to the master arrives
     private long backAt; // when the last reply arrives
 
@@ -150,21 +197,56 @@ public final class SimNodeClient extends CommandNodeClient {
       for (List<byte[]> args : RespCodec.commands(written)) {
         byte[] reply = RespCodec.encode(master.execute(args));
         backAt = arrival(backAt);
-        sim.after(backAt - sim.now(), () -> heard(reply));
+        sim.after(backAt - sim.now(), process.event(sim, () -> heard(reply)));
       }
     }
 
-    /** The reply reaches the client, whose pipeline matches it with its command. */
+    /**
+     * The reply reaches the client, whose pipeline matches it with its command; as {@link
+     * SelectorLink} does, a reply that breaks the protocol drops the connection.
+     */
     private void heard(byte[] reply) {
-      if (reset()) {
+      if (reset() || stalled) {
         return;
       }
-      ByteBuffer in = ByteBuffer.wrap(reply);
-      for (Object value = decoder.next(in); value != Resp.INCOMPLETE; value = decoder.next(in)) {
-        if (!pipeline.replied(this, value)) {
-          closed = true;
-          return;
+      Tamper fault = tamper.get();
+      byte[] bytes =
+          switch (fault) {
+            case NONE -> reply;
+            case CUT, STALL -> java.util.Arrays.copyOf(reply, reply.length / 2);
+            case ERROR -> ascii("-HOSTILE not an answer\r\n");
+            case WRONG_TYPE -> WRONG_TYPE;
+            case GARBAGE -> new byte[] {'?', 0, (byte) 0xff, 'x', '\r', '\n'};
+            case OVERSIZE -> ascii("$536870912\r\n");
+          };
+      ByteBuffer in = ByteBuffer.wrap(bytes);
+      try {
+        for (Object value = decoder.next(in); value != Resp.INCOMPLETE; value = decoder.next(in)) {
+          if (!pipeline.replied(this, value)) {
+            closed = true;
+            return;
+          }
         }
+      } catch (Resp.ProtocolException e) {
+        closed = true;
+        pipeline.protocolError(this, "protocol error: " + e.getMessage());
+        return;
+      }
+      if (fault == Tamper.CUT) {
+        closed = true;
+        pipeline.lost(this, "connection reset by peer (mid-reply)");
+      } else if (fault == Tamper.STALL) {
+        stalled = true;
+        sim.after(
+            STALL_RESET_NANOS,
+            process.event(
+                sim,
+                () -> {
+                  if (!closed) {
+                    closed = true;
+                    pipeline.lost(this, "connection reset by peer (stalled mid-reply)");
+                  }
+                }));
       }
     }
 
