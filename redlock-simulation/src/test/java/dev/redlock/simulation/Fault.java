@@ -17,6 +17,15 @@ enum Fault {
    * key, a queue, the fence counter gone back), a new run.
    */
   RESTART_FROM_SNAPSHOT,
+  /**
+   * R10's setting: masters 2 to 4 run {@code appendfsync everysec} (their AOF on disk as of their
+   * last fsync, at most a second old); one restarts, losing the writes since, and comes back
+   * configured {@code appendfsync always}, as an operator switches it at a restart; a master so
+   * switched restarts next with all its data and goes back to {@code everysec}. The restart guard
+   * must not take the new run's setting for the old run's: only the run that stopped says what it
+   * lost.
+   */
+  RESTART_FSYNC_SWITCHED,
   /** {@code SCRIPT FLUSH}: the master forgets the scripts (NOSCRIPT, then a reload). */
   SCRIPT_FLUSH,
   /**

@@ -95,6 +95,26 @@ class ReintroducedBugsTest {
   }
 
   /**
+   * R10: the restart guard's shortcut ("a restart of a run that loses nothing keeps its date")
+   * reading the new run's persistence instead of the old run's: a master with {@code appendfsync
+   * everysec} that lost its last writes in a restart, and came back switched to {@code always},
+   * votes at once. Its dataset's birth marker survived in the older file, so the dataset's age does
+   * not keep it out either, and a second client is granted.
+   */
+  @Test
+  void aSwitchToAppendfsyncAlwaysMadeAtTheRestartIsTrusted() throws Exception {
+    found(
+        "R10: the guard trusts the new run's appendfsync",
+        List.of(
+            new PatchedCore.JavaBug(
+                "dev/redlock/internal/transport/Incarnation.java",
+                "if (!replaced && seen && previous.lossless()) {",
+                "if (!replaced && seen && facts.lossless()) {")),
+        "RESTART_FSYNC_SWITCHED",
+        1);
+  }
+
+  /**
    * A waiter that stops (granted, out of time, cancelled) never leaves its queue at the gate: the
    * next release names it, and the waiters behind it wait for it to go stale while the resource is
    * free.

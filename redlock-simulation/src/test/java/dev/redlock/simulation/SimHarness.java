@@ -203,12 +203,27 @@ final class SimHarness {
       }
       clients.get(0).admitFreshNodes();
       SimMaster.Snapshot[] saved = new SimMaster.Snapshot[MASTERS]; // each master's last snapshot
+      // Which masters are configured to lose nothing on a restart (appendfsync always): 0 and 1,
+      // and a master of 2 to 4 while RESTART_FSYNC_SWITCHED has it so; a restart keeps its data.
+      boolean[] lossless = {true, true, false, false, false};
+      // With RESTART_FSYNC_SWITCHED, masters 2 to 4 run appendfsync everysec: their AOF on disk,
+      // as of their last fsync, at most a second old.
+      boolean everysec = schedule.stream().anyMatch(s -> s.fault() == Fault.RESTART_FSYNC_SWITCHED);
+      SimMaster.Snapshot[] fsynced = new SimMaster.Snapshot[MASTERS];
+      long[] fsyncedAt = new long[MASTERS];
       int awaitingAdmission = -1; // a master restarted empty, to admit once that is safe
       long restartedAt = 0;
       for (int step = 0; step < schedule.size() && !check.failed(); step++) {
         try {
           check.step = step;
           Step next = schedule.get(step);
+          for (int m = 2; everysec && m < MASTERS; m++) {
+            if (!lossless[m]
+                && (fsynced[m] == null || sim.now() - fsyncedAt[m] >= 1_000_000_000L)) {
+              fsynced[m] = masters.get(m).snapshot();
+              fsyncedAt[m] = sim.now();
+            }
+          }
           if (awaitingAdmission >= 0 && check.safeToAdmit(restartedAt)) {
             if (Workload.admit(clients.get(0), awaitingAdmission, check)) {
               awaitingAdmission = -1;
@@ -264,7 +279,7 @@ final class SimHarness {
               }
               case RESTART_EMPTY -> {
                 m = 2 + m % 3;
-                masters.get(m).restart(false, runId(m, step + 1));
+                masters.get(m).restart(lossless[m], runId(m, step + 1));
                 pubsubs.get(m).restarted();
               }
               case ADMIT_TOO_SOON -> {
@@ -281,7 +296,7 @@ final class SimHarness {
               }
               case RESTART_THEN_ADMIT -> {
                 m = 2 + m % 3;
-                masters.get(m).restart(false, runId(m, step + 1));
+                masters.get(m).restart(lossless[m], runId(m, step + 1));
                 pubsubs.get(m).restarted();
                 if (awaitingAdmission < 0) {
                   awaitingAdmission = m;
@@ -296,13 +311,26 @@ final class SimHarness {
                   saved[m] = masters.get(m).snapshot();
                   trace.add(sim.now() + " master " + m + " saved a snapshot");
                 } else {
-                  if (saved[m] == null) {
-                    masters.get(m).restart(false, runId(m, step + 1));
-                  } else {
-                    masters.get(m).restart(saved[m], runId(m, step + 1));
-                  }
+                  restartLosing(masters.get(m), lossless[m], saved[m], runId(m, step + 1));
                   pubsubs.get(m).restarted();
                 }
+              }
+              case RESTART_FSYNC_SWITCHED -> {
+                m = 2 + m % 3;
+                SimMaster master = masters.get(m);
+                if (lossless[m]) { // back to everysec: a lossless run's restart keeps everything
+                  master.config("appendfsync", "everysec");
+                  master.restart(true, runId(m, step + 1));
+                  lossless[m] = false;
+                  fsynced[m] = master.snapshot();
+                  fsyncedAt[m] = sim.now();
+                } else { // the writes since its last fsync lost; back configured to lose nothing
+                  master.config("appendonly", "yes");
+                  master.config("appendfsync", "always");
+                  master.restart(fsynced[m], runId(m, step + 1));
+                  lossless[m] = true;
+                }
+                pubsubs.get(m).restarted();
               }
               case RESTART_KEEPING_DATA -> {
                 m = m % 2;
@@ -583,6 +611,21 @@ final class SimHarness {
    */
   static boolean wakeUps(long seed) {
     return (seed & 1) == 0;
+  }
+
+  /**
+   * Restarts {@code master}: with every write if it is configured to lose nothing ({@code
+   * lossless}), else from its last snapshot ({@code saved}), else empty.
+   */
+  private static void restartLosing(
+      SimMaster master, boolean lossless, SimMaster.Snapshot saved, String runId) {
+    if (lossless) {
+      master.restart(true, runId);
+    } else if (saved == null) {
+      master.restart(false, runId);
+    } else {
+      master.restart(saved, runId);
+    }
   }
 
   private static String runId(int master, int run) {
