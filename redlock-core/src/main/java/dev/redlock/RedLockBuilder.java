@@ -644,7 +644,7 @@ public final class RedLockBuilder {
       // The first verdicts before the first round, bounded like inspect().
       long deadline = ticker.read() + Coordinator.preflightWaitNanos(masters.nodeTimeoutNanos());
       for (FitNodeClient fit : fits) {
-        fit.awaitFirstCheck(deadline);
+        fit.awaitFirstCheck(deadline, timing.pauses()::await); // a simulation runs its events
       }
     }
     return new RedLock(

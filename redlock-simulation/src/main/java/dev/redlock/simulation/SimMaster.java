@@ -143,6 +143,8 @@ public final class SimMaster {
     config.put("appendonly", "no");
     config.put("appendfsync", "everysec");
     config.put("no-appendfsync-on-rewrite", "no");
+    config.put("maxmemory", "0");
+    config.put("maxmemory-policy", "noeviction");
   }
 
   /**
@@ -351,7 +353,7 @@ public final class SimMaster {
                 : arityError(name);
         case "PUBSUB" -> pubsub(args);
         case "DBSIZE" -> (long) dbSize();
-        case "INFO" -> bytes(info());
+        case "INFO" -> bytes(info(args.size() > 1 ? args.get(1) : "server"));
         case "CONFIG" -> config(args);
         case "FLUSHALL" -> {
           keys.clear();
@@ -494,13 +496,21 @@ public final class SimMaster {
     return 1L;
   }
 
-  /** {@code INFO} (any section): what the library reads of the server section. */
-  private String info() {
-    return "# Server\r\nredis_version:7.0.0\r\nrun_id:"
-        + runId
-        + "\r\nuptime_in_seconds:"
-        + Math.floorDiv(nowMicros() - startedMicros, 1_000_000L)
-        + "\r\n";
+  /**
+   * {@code INFO section}: what the library reads of the server section (its run and uptime), of
+   * replication (a master with no replica) and of cluster (standalone).
+   */
+  private String info(String section) {
+    return switch (section.toLowerCase(Locale.ROOT)) {
+      case "replication" -> "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n";
+      case "cluster" -> "# Cluster\r\ncluster_enabled:0\r\n";
+      default ->
+          "# Server\r\nredis_version:7.0.0\r\nrun_id:"
+              + runId
+              + "\r\nuptime_in_seconds:"
+              + Math.floorDiv(nowMicros() - startedMicros, 1_000_000L)
+              + "\r\n";
+    };
   }
 
   /** {@code CONFIG GET pattern}: the parameters whose name the glob matches ('*' only). */

@@ -43,6 +43,7 @@ final class Checker {
   final long[][] holding = new long[CLIENTS][];
   final List<long[]> waits = new ArrayList<>();
   final long[] asyncFrom = new long[CLIENTS];
+  long waitsEndBy; // when every async wait begun so far has ended, at the latest
   final int[] asyncMask = new int[CLIENTS];
   final List<long[]> isolations = new ArrayList<>(); // {client, from, until}
   int step;
@@ -55,12 +56,72 @@ final class Checker {
   String liveness;
   String state; // bounded state: what a master kept past its bound
   int failedAt = -1;
+  // Since when each master is unfit (an evicting maxmemory-policy), or -1; and whether every
+  // fault so far was calm, so that a vote's timing is judged.
+  final long[] unfitSince = new long[SimHarness.MASTERS];
+  boolean calm = true;
+
+  /**
+   * When an unfit master's vote for a client is late: past the fitness re-check's interval (with
+   * the client's clock's drift, 1%) and a round. The first late vote comes in the round that starts
+   * the re-check (its client's first use of the master after the interval, however long after), and
+   * still counts; the re-check's answers come within a node timeout.
+   */
+  static final long UNFIT_LATE_NANOS =
+      dev.redlock.RedLock.PREFLIGHT_INTERVAL.toNanos() * 101 / 100 + SimHarness.NODE_TIMEOUT_NANOS;
+
+  // Each client's first late vote from each unfit master (-1: none yet).
+  final long[][] firstLateVote = new long[CLIENTS][SimHarness.MASTERS];
 
   Checker(long seed, Simulation sim, List<ClientClock> clocks, List<String> trace) {
     this.seed = seed;
     this.sim = sim;
     this.clocks = clocks;
     this.trace = trace;
+    java.util.Arrays.fill(unfitSince, -1);
+    for (long[] row : firstLateVote) {
+      java.util.Arrays.fill(row, -1);
+    }
+  }
+
+  /**
+   * Client {@code c} was granted a lease with these outcomes. An unfit master (excluded by default)
+   * may vote for it until the client re-checks it: in rounds begun up to a node timeout after its
+   * first late vote (see {@link #UNFIT_LATE_NANOS}), never after.
+   */
+  void voted(int c, List<dev.redlock.NodeOutcome> outcomes) {
+    for (int m = 0; m < outcomes.size(); m++) {
+      if (outcomes.get(m).status() != dev.redlock.NodeOutcome.Status.GRANTED
+          || unfitSince[m] < 0
+          || sim.now() - unfitSince[m] <= UNFIT_LATE_NANOS) {
+        continue;
+      }
+      if (firstLateVote[c][m] < 0) {
+        firstLateVote[c][m] = sim.now(); // the round that starts the re-check
+      } else if (sim.now() - firstLateVote[c][m] > 2 * SimHarness.NODE_TIMEOUT_NANOS
+          && calm
+          && liveness == null) {
+        failedHere();
+        liveness =
+            String.format(
+                "seed %d step %d: master %d, unfit for %d ms, voted for client %d %d ms after its"
+                    + " re-check began",
+                seed,
+                step,
+                m,
+                (sim.now() - unfitSince[m]) / 1_000_000,
+                c,
+                (sim.now() - firstLateVote[c][m]) / 1_000_000);
+      }
+    }
+  }
+
+  /** Master {@code m} is fit again. */
+  void fit(int m) {
+    unfitSince[m] = -1;
+    for (long[] row : firstLateVote) {
+      row[m] = -1;
+    }
   }
 
   boolean failed() {
@@ -73,6 +134,7 @@ final class Checker {
    */
   void crashed(int c) {
     held[c] = null; // validUntil stays: no one else may be granted before it
+    java.util.Arrays.fill(firstLateVote[c], -1); // a new process checks every master at its start
     locks[c] = null; // its process's lock, gone with it
     holding[c] = null; // its interval runs to its keys' expiry
     if (pending.get(c) != null) {

@@ -84,6 +84,13 @@ enum Fault {
    */
   MASTER_PAUSE,
   /**
+   * A master made unfit for 1 to 21 s ({@code maxmemory} with {@code allkeys-lru}: it could evict
+   * lock keys), then configured back: fitness checks (on by default) keep it from voting within
+   * their re-check's interval of its next use, and let it vote again after. No key is evicted here:
+   * what is checked is that it stops voting.
+   */
+  UNFIT_MASTER,
+  /**
    * A client's monotonic clock jumps forward by up to 2 s (a suspended VM resumed): its leases end
    * sooner for it, its deadlines come sooner. Safe: no lease is believed valid for longer.
    */

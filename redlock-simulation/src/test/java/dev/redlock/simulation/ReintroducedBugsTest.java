@@ -115,6 +115,23 @@ class ReintroducedBugsTest {
   }
 
   /**
+   * Fitness checks that never keep an unfit master from voting ({@code excludeUnfitMasters}
+   * ignored): a master configured to evict keys goes on voting after its re-check.
+   */
+  @Test
+  void anUnfitMasterNeverExcluded() throws Exception {
+    found(
+        "an unfit master never excluded",
+        List.of(
+            new PatchedCore.JavaBug(
+                "dev/redlock/internal/preflight/FitNodeClient.java",
+                "    return exclude ? unfit : null;\n  }\n\n  /**\n   * Returns why",
+                "    return null;\n  }\n\n  /**\n   * Returns why")),
+        "UNFIT_MASTER",
+        10);
+  }
+
+  /**
    * A waiter that stops (granted, out of time, cancelled) never leaves its queue at the gate: the
    * next release names it, and the waiters behind it wait for it to go stale while the resource is
    * free.

@@ -64,8 +64,8 @@ final class SimHarness {
           Fault.CLOCK_DRIFT,
           Fault.CLIENT_CLOCK_DRIFT,
           Fault.RESTART_KEEPING_DATA,
-          Fault.HOSTILE_REPLY,
-          Fault.CLIENT_CLOCK_JUMP);
+          Fault.CLIENT_CLOCK_JUMP,
+          Fault.UNFIT_MASTER);
 
   /** How long {@link Fault#ISOLATED_WAITER} cuts its client off, and how long it then waits. */
   static final long ISOLATION_NANOS = 5_000_000_000L;
@@ -142,6 +142,7 @@ final class SimHarness {
       java.util.Arrays.fill(row, SimNodeClient.Tamper.NONE);
     }
     long pausedUntil = 0; // the end of the last client's pause
+    long[] unfitUntil = new long[MASTERS]; // when an unfit master is configured back
     List<ClientClock> clientClocks = new ArrayList<>();
     List<RedLock> clients = new ArrayList<>();
     Checker check = new Checker(seed, sim, clientClocks, trace);
@@ -168,9 +169,14 @@ final class SimHarness {
                     RedLock.builder()
                         .nodes(nodes)
                         .wakeUps(wakeUps(seed))
-                        .excludeUnfitMasters(false)
                         .listener(
                             new RedLockListener() {
+                              @Override
+                              public void acquired(
+                                  String resource, List<NodeOutcome> outcomes, Duration elapsed) {
+                                check.voted(client, outcomes);
+                              }
+
                               @Override
                               public void extended(
                                   String resource, List<NodeOutcome> outcomes, Duration elapsed) {
@@ -238,6 +244,7 @@ final class SimHarness {
             injected++;
             check.lastFault = sim.now();
             unjudged |= !CALM.contains(fault) && fault != Fault.ISOLATED_WAITER;
+            check.calm &= CALM.contains(fault);
             switch (fault) {
               case PARTITION ->
                   healsAt[next.other()][m] = sim.now() + (long) (next.value() * 1_000_000_000);
@@ -371,6 +378,28 @@ final class SimHarness {
                   clientClocks.get(m).paused(pause);
                   pausedUntil = Math.max(pausedUntil, sim.now() + pause);
                 }
+              }
+              case UNFIT_MASTER -> {
+                if (java.util.Arrays.stream(check.unfitSince).anyMatch(t -> t >= 0)) {
+                  break; // one master unfit at a time: four still make a majority
+                }
+                long until = sim.now() + 1_000_000_000L + (long) (next.value() * 20_000_000_000L);
+                check.unfitSince[m] = sim.now();
+                unfitUntil[m] = until;
+                SimMaster master = masters.get(m);
+                master.config("maxmemory", "1073741824");
+                master.config("maxmemory-policy", "allkeys-lru");
+                int unfit = m;
+                sim.after(
+                    until - sim.now(),
+                    () -> {
+                      if (sim.now() >= unfitUntil[unfit]) { // fixed: no later fault extended it
+                        master.config("maxmemory", "0");
+                        master.config("maxmemory-policy", "noeviction");
+                        check.fit(unfit);
+                        trace.add(sim.now() + " master " + unfit + " fit again");
+                      }
+                    });
               }
               case REPLY_CUT ->
                   tampers[next.other()][m] =
@@ -511,9 +540,9 @@ final class SimHarness {
   }
 
   /**
-   * The end of a run: every partition healed and every pause over, then {@link #leftAfterQuiet}
-   * (keys live longer on a master whose clock stepped back by {@code steppedBackMicros}; a slowed
-   * client's timers and waits last longer in true time).
+   * The end of a run: every partition healed, every pause over and every async wait ended, then
+   * {@link #leftAfterQuiet} (keys live longer on a master whose clock stepped back by {@code
+   * steppedBackMicros}; a slowed client's timers and waits last longer in true time).
    */
   private static void quiet(
       Simulation sim,
@@ -524,7 +553,7 @@ final class SimHarness {
       long pausedUntil,
       boolean slowed,
       long steppedBackMicros) {
-    long healed = pausedUntil;
+    long healed = Math.max(pausedUntil, check.waitsEndBy);
     for (long[] row : healsAt) {
       for (long at : row) {
         healed = Math.max(healed, at);

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  */
 class SimulationBudgetTest {
 
-  /** Seeds per family: 20 families within the assumptions, 5 outside, of 1,000 steps. */
+  /** Seeds per family: 21 families within the assumptions, 5 outside, of 1,000 steps. */
   static final int SEEDS = Integer.getInteger("simulation.budget.seeds", 48);
 
   @Test

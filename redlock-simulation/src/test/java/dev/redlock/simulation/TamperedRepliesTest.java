@@ -49,6 +49,7 @@ class TamperedRepliesTest {
       ClientClock clock = new ClientClock(sim);
       redlock =
           SimRedLocks.build(
+              // No fitness probe: master 0's next reply is the one to its SET.
               RedLock.builder()
                   .nodes(nodes)
                   .excludeUnfitMasters(false)

@@ -2,6 +2,7 @@ package dev.redlock.simulation;
 
 import static dev.redlock.simulation.SimHarness.CLIENTS;
 import static dev.redlock.simulation.SimHarness.MASTERS;
+import static dev.redlock.simulation.SimHarness.OVERRUN_BOUND_NANOS;
 import static dev.redlock.simulation.SimHarness.TTL;
 
 import dev.redlock.Lease;
@@ -234,6 +235,10 @@ final class Workload {
           check.pending.set(c, future);
           check.asyncFrom[c] = sim.now();
           check.asyncMask[c] = mask(List.of(name));
+          // It may outlast the schedule: the quiet at the end starts after it (a slowed clock's
+          // wait lasts up to twice as long in true time).
+          check.waitsEndBy =
+              Math.max(check.waitsEndBy, sim.now() + 2 * step.waitNanos() + OVERRUN_BOUND_NANOS);
           check.trace.add(sim.now() + " " + c + " waits async");
           future.whenComplete(
               (lease, failure) -> {

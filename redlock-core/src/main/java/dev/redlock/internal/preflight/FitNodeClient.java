@@ -154,21 +154,59 @@ public final class FitNodeClient extends ForwardingNodeClient {
   }
 
   /**
-   * Waits for the first verdict, until the deadline at most.
+   * How a caller waits for a future: until it is done or {@code nanos} have passed on the clock of
+   * the interval, or sooner (the caller checks both again).
+   */
+  @FunctionalInterface
+  public interface Wait {
+    /**
+     * Returns when {@code done} is done, or {@code nanos} have passed, or sooner.
+     *
+     * @param done what ends the wait
+     * @param nanos the longest wait
+     * @throws InterruptedException if the thread was interrupted
+     */
+    void await(java.util.concurrent.Future<?> done, long nanos) throws InterruptedException;
+  }
+
+  /** The calling thread blocked on the future. */
+  private static final Wait BLOCK =
+      (done, nanos) -> {
+        try {
+          done.get(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.ExecutionException
+            | java.util.concurrent.TimeoutException e) {
+          // over: the caller sees which
+        }
+      };
+
+  /**
+   * Waits for the first verdict, until the deadline at most, the calling thread blocked.
    *
    * @param deadlineNanos when to stop waiting, on the ticker
    */
   public void awaitFirstCheck(long deadlineNanos) {
-    long left = deadlineNanos - ticker.read();
+    awaitFirstCheck(deadlineNanos, BLOCK);
+  }
+
+  /**
+   * Waits for the first verdict, until the deadline at most, as {@code wait} waits (a RedLock's
+   * blocked callers' pause: a parked thread, or a simulation's events run until then).
+   *
+   * @param deadlineNanos when to stop waiting, on the ticker
+   * @param wait how the caller waits
+   */
+  public void awaitFirstCheck(long deadlineNanos, Wait wait) {
     try {
-      if (left > 0) {
-        firstCheck.get(left, java.util.concurrent.TimeUnit.NANOSECONDS);
+      for (long left = deadlineNanos - ticker.read();
+          !firstCheck.isDone() && left > 0;
+          left = deadlineNanos - ticker.read()) {
+        wait.await(firstCheck, left);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      // not known yet: it votes until a check says otherwise
     }
+    // not known yet: it votes until a check says otherwise
   }
 
   /**
