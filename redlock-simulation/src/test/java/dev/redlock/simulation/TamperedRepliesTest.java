@@ -2,6 +2,7 @@ package dev.redlock.simulation;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.redlock.Lease;
@@ -40,19 +41,28 @@ class TamperedRepliesTest {
     Tamper next = Tamper.NONE;
 
     One() {
+      this(false);
+    }
+
+    /** With {@code unfitFirst}: fitness checks on, and master 0 unfit before the RedLock starts. */
+    One(boolean unfitFirst) {
       List<String> nodes = new ArrayList<>();
       for (int i = 0; i < 5; i++) {
         MasterClock clock = new MasterClock(sim);
         masters.add(new SimMaster(clock::micros, String.format("%040x", i)));
         nodes.add("redis://master-" + i + ":6379");
       }
+      if (unfitFirst) {
+        masters.get(0).config("maxmemory", "1073741824");
+        masters.get(0).config("maxmemory-policy", "allkeys-lru");
+      }
       ClientClock clock = new ClientClock(sim);
       redlock =
           SimRedLocks.build(
-              // No fitness probe: master 0's next reply is the one to its SET.
+              // Without fitness checks no probe is sent: master 0's next reply is its SET's.
               RedLock.builder()
                   .nodes(nodes)
-                  .excludeUnfitMasters(false)
+                  .excludeUnfitMasters(unfitFirst)
                   .listener(
                       new RedLockListener() {
                         @Override
@@ -117,6 +127,21 @@ class TamperedRepliesTest {
       }
     }
     assertTrue(granted != null, tamper + ": master 0 never voted again");
+  }
+
+  /**
+   * A RedLock waits for its masters' first fitness verdicts before its first round as its blocked
+   * callers pause: on virtual time, by running the simulation's events (the verdicts' replies).
+   * Blocked on the verdict instead, it would run none and wait for ever (or, with a bound in real
+   * time, start without the verdict and count the unfit master's first vote).
+   */
+  @Test
+  void theFirstRoundAlreadyLeavesOutAMasterUnfitFromTheStart() {
+    // Bounded: blocked on the verdict, the build never sees its virtual deadline come.
+    One one = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> new One(true));
+    NodeOutcome vote = one.firstMastersVote("first");
+    assertNotEquals(NodeOutcome.Status.GRANTED, vote.status(), vote.toString());
+    assertTrue(vote.detail().startsWith("unfit for Redlock"), vote.toString());
   }
 
   @Test
