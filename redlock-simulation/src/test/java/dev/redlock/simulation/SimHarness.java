@@ -287,8 +287,8 @@ final class SimHarness {
               }
               case RESTART_EMPTY -> {
                 m = 2 + m % 3;
-                lostCounter[m] |= !lossless[m];
-                masters.get(m).restart(lossless[m], runId(m, step + 1));
+                lostCounter[m] |=
+                    restartLosing(masters.get(m), lossless[m], null, runId(m, step + 1));
                 pubsubs.get(m).restarted();
               }
               case ADMIT_TOO_SOON -> {
@@ -305,8 +305,8 @@ final class SimHarness {
               }
               case RESTART_THEN_ADMIT -> {
                 m = 2 + m % 3;
-                lostCounter[m] |= !lossless[m];
-                masters.get(m).restart(lossless[m], runId(m, step + 1));
+                lostCounter[m] |=
+                    restartLosing(masters.get(m), lossless[m], null, runId(m, step + 1));
                 pubsubs.get(m).restarted();
                 if (awaitingAdmission < 0) {
                   awaitingAdmission = m;
@@ -321,8 +321,8 @@ final class SimHarness {
                   saved[m] = masters.get(m).snapshot();
                   trace.add(sim.now() + " master " + m + " saved a snapshot");
                 } else {
-                  lostCounter[m] |= !lossless[m];
-                  restartLosing(masters.get(m), lossless[m], saved[m], runId(m, step + 1));
+                  lostCounter[m] |=
+                      restartLosing(masters.get(m), lossless[m], saved[m], runId(m, step + 1));
                   pubsubs.get(m).restarted();
                 }
               }
@@ -338,8 +338,7 @@ final class SimHarness {
                 } else { // the writes since its last fsync lost; back configured to lose nothing
                   master.config("appendonly", "yes");
                   master.config("appendfsync", "always");
-                  master.restart(fsynced[m], runId(m, step + 1));
-                  lostCounter[m] = true;
+                  lostCounter[m] |= restartLosing(master, false, fsynced[m], runId(m, step + 1));
                   lossless[m] = true;
                 }
                 pubsubs.get(m).restarted();
@@ -660,8 +659,10 @@ final class SimHarness {
   /**
    * Restarts {@code master}: with every write if it is configured to lose nothing ({@code
    * lossless}), else from its last snapshot ({@code saved}), else empty.
+   *
+   * @return whether its fence counter went back (it lost writes)
    */
-  private static void restartLosing(
+  private static boolean restartLosing(
       SimMaster master, boolean lossless, SimMaster.Snapshot saved, String runId) {
     if (lossless) {
       master.restart(true, runId);
@@ -670,6 +671,7 @@ final class SimHarness {
     } else {
       master.restart(saved, runId);
     }
+    return !lossless;
   }
 
   private static String runId(int master, int run) {
