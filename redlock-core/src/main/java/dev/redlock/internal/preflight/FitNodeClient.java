@@ -28,8 +28,11 @@ import org.slf4j.LoggerFactory;
  * Command.Role#VOTE}). Releases, shortens, queue leaves, notices, admits and diagnostics go
  * through. The verdict is taken when the RedLock is built and refreshed in the background, at most
  * once per interval, while the master is used, so a corrected master votes again. A master that
- * cannot be checked (unreachable, or an ACL that forbids the commands) is not excluded: that is the
- * vote's own business.
+ * cannot be checked (unreachable, or an ACL that forbids the commands) is not excluded on that
+ * account: that is the vote's own business. But a check that reaches nothing (the master
+ * restarting, a partition) leaves the last verdict standing and is made again at the master's next
+ * use a tenth of the interval later, and one that cannot read the setting that made the master
+ * unfit does not find it fixed.
  *
  * <p>It sits outside the circuit breaker: an unfit master is neither a failure for the breaker nor
  * a candidate for a probe when the others cannot make a quorum.
@@ -57,6 +60,7 @@ public final class FitNodeClient extends ForwardingNodeClient {
   private final AtomicBoolean checking = new AtomicBoolean();
   private final CompletableFuture<Void> firstCheck = new CompletableFuture<>();
   private volatile NodeUnavailableException unfit; // null: fit (or not known to be unfit)
+  private volatile String failing; // the check that found it unfit, while unfit
   private volatile long checkedAtNanos;
 
   /**
@@ -102,8 +106,11 @@ public final class FitNodeClient extends ForwardingNodeClient {
         .done()
         .whenComplete(
             (v, e) -> {
-              judge(probe.result());
-              checkedAtNanos = ticker.read();
+              boolean reached = judge(probe.result());
+              // Not reached: checked again at the next use a tenth of the interval on.
+              long now = ticker.read();
+              checkedAtNanos =
+                  reached ? now : now - (intervalNanos - Math.max(1, intervalNanos / 10));
               checking.set(false);
               firstCheck.complete(null);
             });
@@ -112,18 +119,33 @@ public final class FitNodeClient extends ForwardingNodeClient {
   /**
    * Applies the verdict, on whatever thread completed the last answer (often the one that reads
    * every master's replies): a few comparisons here, and the log line on the event thread, since an
-   * appender may block.
+   * appender may block. A check that reached nothing changes nothing, nor does one that could not
+   * read the setting that made the master unfit (it is not known to be fixed).
+   *
+   * @return whether the check reached the master
    */
-  private void judge(Findings.Master found) {
+  private boolean judge(Findings.Master found) {
     NodeUnavailableException before = unfit;
     NodeUnavailableException now = null;
+    String failed = null;
+    boolean unread = false; // the check that found it unfit, unknown this time
     for (Check check : found.checks()) {
-      if (check.verdict() == Verdict.FAIL && !check.name().equals("reachable")) {
+      if (check.name().equals("reachable")) {
+        if (check.verdict() == Verdict.FAIL) {
+          return false;
+        }
+      } else if (check.verdict() == Verdict.FAIL && now == null) {
         now = new NodeUnavailableException(UNFIT + check.detail());
-        break;
+        failed = check.name();
+      } else if (check.verdict() == Verdict.UNKNOWN && check.name().equals(failing)) {
+        unread = true;
       }
     }
+    if (now == null && before != null && unread) {
+      return true;
+    }
     unfit = now;
+    failing = failed;
     if (now != null && before == null) {
       // At WARN once per episode in this process, whichever of its RedLocks found it first.
       boolean first = LogEpisodes.start(name + " unfit", this);
@@ -151,6 +173,7 @@ public final class FitNodeClient extends ForwardingNodeClient {
             }
           });
     }
+    return true;
   }
 
   /**

@@ -188,4 +188,85 @@ class FitNodeClientTest {
                 new Command.Acquire(LockKey.of(new byte[] {'k'}), new byte[] {'t'}, 1000, false, 0))
             .isCompletedExceptionally());
   }
+
+  /** Every query fails as if the master were restarting: nothing is read. */
+  private static java.util.Map<String, Object> unreachable(FakeNode node) {
+    java.util.Map<String, Object> answers = new java.util.HashMap<>(node.queries);
+    node.queries.replaceAll((command, answer) -> new NodeUnavailableException("connection lost"));
+    node.failTime = true;
+    return answers;
+  }
+
+  private static void reachable(FakeNode node, java.util.Map<String, Object> answers) {
+    node.queries.putAll(answers);
+    node.failTime = false;
+  }
+
+  /**
+   * A re-check that cannot reach the master (it restarts just then) leaves the last verdict
+   * standing, and the next use a tenth of the interval later checks again: a master found unfit
+   * stays out, and one that turned unfit since the last verdict is found then, not a whole interval
+   * later (the simulation's calm faults, seed 73: an evicting master voted for a client whose
+   * re-check met the master's restart, 10 s on).
+   */
+  @Test
+  void aRecheckThatCannotReachTheMasterKeepsTheVerdictAndComesAgainSoon() {
+    FakeTicker ticker = new FakeTicker();
+    java.time.Duration interval = java.time.Duration.ofSeconds(10);
+    FakeNode node = evicting(ticker);
+    FitNodeClient unfit = recheckingEvery(node, interval, ticker);
+    assertFalse(unfit.permits(), "unfit: excluded");
+    java.util.Map<String, Object> answers = unreachable(node);
+    ticker.advance(interval.plusNanos(1));
+    unfit.permits(); // the re-check, which reaches nothing
+    assertFalse(unfit.permits(), "not reached: still excluded");
+    assertInstanceOf(NodeUnavailableException.class, unfit.exclusion());
+
+    FakeNode turning = new FakeNode(ticker);
+    FitNodeClient fit = recheckingEvery(turning, interval, ticker);
+    assertTrue(fit.permits(), "fit at first");
+    java.util.Map<String, Object> healthy = unreachable(turning);
+    ticker.advance(interval.plusNanos(1));
+    assertTrue(fit.permits(), "not reached: the last verdict, fit, stands");
+    reachable(turning, healthy);
+    turning.queries.put("CONFIG GET maxmemory", List.of("maxmemory", "67108864"));
+    turning.queries.put("CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "allkeys-lru"));
+    ticker.advance(interval.dividedBy(10).plusNanos(1));
+    fit.permits(); // the next use after a tenth of the interval checks again
+    assertFalse(fit.permits(), "evicting, found at the check a tenth of the interval later");
+  }
+
+  /**
+   * A re-check that reaches the master but cannot read the setting that made it unfit (the
+   * connection lost half-way) does not find it fixed: it stays out.
+   */
+  @Test
+  void anUnfitMasterWhoseSettingCannotBeReadAgainStaysExcluded() {
+    FakeTicker ticker = new FakeTicker();
+    java.time.Duration interval = java.time.Duration.ofSeconds(10);
+    FakeNode node = evicting(ticker);
+    FitNodeClient client = recheckingEvery(node, interval, ticker);
+    assertFalse(client.permits(), "unfit: excluded");
+    node.queries.put(
+        "CONFIG GET maxmemory-policy", new NodeUnavailableException("connection lost"));
+    ticker.advance(interval.plusNanos(1));
+    client.permits();
+    assertFalse(client.permits(), "its policy unread: not known to be fixed");
+  }
+
+  private static FitNodeClient recheckingEvery(
+      NodeClient master, java.time.Duration interval, FakeTicker ticker) {
+    FitNodeClient client =
+        new FitNodeClient(
+            master,
+            new Preflight(false, 0),
+            "127.0.0.1:7000",
+            "",
+            true,
+            interval.toNanos(),
+            ticker,
+            Runnable::run);
+    client.awaitFirstCheck(ticker.read() + 1_000_000_000L);
+    return client;
+  }
 }
