@@ -30,6 +30,21 @@ public final class SimPubSub {
   private final Map<String, Integer> counts = new TreeMap<>(); // what PUBSUB NUMSUB reads
   private final List<Link> links = new ArrayList<>();
   private long delivered; // notices that reached a client
+  private Publishes publishes = (channel, message, down) -> {};
+
+  /** Hears each message the master publishes. */
+  @FunctionalInterface
+  public interface Publishes {
+    /**
+     * A message published.
+     *
+     * @param channel its channel
+     * @param message the message
+     * @param down the processes whose links to this master wanted channels but were not connected
+     *     then (dropped, and connecting again)
+     */
+    void published(String channel, String message, Set<SimProcess> down);
+  }
 
   /**
    * The pub/sub of {@code master}, which publishes through it from now on.
@@ -102,12 +117,27 @@ public final class SimPubSub {
     return count;
   }
 
+  /**
+   * Tells {@code observer} of every message the master publishes, as it publishes it (for a
+   * checker; replaces any earlier observer).
+   */
+  public void observe(Publishes observer) {
+    publishes = observer;
+  }
+
   /** How many notices reached a client's listener. */
   public long delivered() {
     return delivered;
   }
 
   private int publish(String channel, String message) {
+    Set<SimProcess> down = new HashSet<>();
+    for (Link link : links) {
+      if (!link.open && !link.wanted.isEmpty()) {
+        down.add(link.process);
+      }
+    }
+    publishes.published(channel, message, down);
     int receivers = 0;
     for (Link link : links) {
       if (link.heard(channel, message)) {

@@ -41,7 +41,11 @@ final class Checker {
   // {from, to, mask of the resources}.
   final List<long[]> busy = new ArrayList<>();
   final long[][] holding = new long[CLIENTS][];
-  final List<long[]> waits = new ArrayList<>();
+  final List<long[]> waits = new ArrayList<>(); // {from, to, mask, client}
+  // Turn notices, as each reached its client: {when, client, resource}.
+  final List<long[]> namings = new ArrayList<>();
+  // Rounds denied because too few masters could vote for their client: {when, client}.
+  final List<long[]> unavailable = new ArrayList<>();
   final long[] asyncFrom = new long[CLIENTS];
   long waitsEndBy; // when every async wait begun so far has ended, at the latest
   final int[] asyncMask = new int[CLIENTS];
@@ -57,9 +61,9 @@ final class Checker {
   String state; // bounded state: what a master kept past its bound
   int failedAt = -1;
   // Since when each master is unfit (an evicting maxmemory-policy), or -1; and whether every
-  // fault so far was calm, so that a vote's timing is judged.
+  // fault so far was calm, a partition or a master's pause, so that a vote's timing is judged.
   final long[] unfitSince = new long[SimHarness.MASTERS];
-  boolean calm = true;
+  boolean fitnessJudged = true;
   // Whether token order is judged: not once a majority of masters lost its fence counters while
   // a master's clock had stepped back, which the tokens' guarantee excludes (docs/safety.md).
   boolean fencingJudged = true;
@@ -75,6 +79,20 @@ final class Checker {
 
   // Each client's first late vote from each unfit master (-1: none yet).
   final long[][] firstLateVote = new long[CLIENTS][SimHarness.MASTERS];
+
+  /**
+   * How long after a master's restart, or the end of a partition between it and a client, its votes
+   * for that client are not judged late: a re-check that reached nothing leaves the last verdict
+   * standing and is made again at the master's next use a tenth of the interval later (with the
+   * client's clock's drift), then answers within a node timeout.
+   */
+  static final long RECHECK_AFTER_RESTART_NANOS =
+      dev.redlock.RedLock.PREFLIGHT_INTERVAL.toNanos() / 10 * 101 / 100
+          + SimHarness.NODE_TIMEOUT_NANOS;
+
+  // Per client and master: votes before this are not judged late (a restart or a partition cut
+  // a re-check off).
+  final long[][] lateFrom = new long[CLIENTS][SimHarness.MASTERS];
 
   Checker(long seed, Simulation sim, List<ClientClock> clocks, List<String> trace) {
     this.seed = seed;
@@ -96,13 +114,14 @@ final class Checker {
     for (int m = 0; m < outcomes.size(); m++) {
       if (outcomes.get(m).status() != dev.redlock.NodeOutcome.Status.GRANTED
           || unfitSince[m] < 0
-          || sim.now() - unfitSince[m] <= UNFIT_LATE_NANOS) {
+          || sim.now() - unfitSince[m] <= UNFIT_LATE_NANOS
+          || sim.now() < lateFrom[c][m]) {
         continue;
       }
       if (firstLateVote[c][m] < 0) {
         firstLateVote[c][m] = sim.now(); // the round that starts the re-check
       } else if (sim.now() - firstLateVote[c][m] > 2 * SimHarness.NODE_TIMEOUT_NANOS
-          && calm
+          && fitnessJudged
           && liveness == null) {
         failedHere();
         liveness =
@@ -119,9 +138,27 @@ final class Checker {
     }
   }
 
+  /** Client {@code c} is cut off from master {@code m} until {@code until}. */
+  void cutOff(int c, int m, long until) {
+    lateFrom[c][m] = Math.max(lateFrom[c][m], until + RECHECK_AFTER_RESTART_NANOS);
+  }
+
+  /** Master {@code m} restarted: a re-check it cut off is made again later. */
+  void restarted(int m) {
+    restartedAt[m] = sim.now();
+    restarts.add(sim.now());
+    for (long[] row : lateFrom) {
+      row[m] = Math.max(row[m], sim.now() + RECHECK_AFTER_RESTART_NANOS);
+    }
+    for (long[] row : firstLateVote) {
+      row[m] = -1;
+    }
+  }
+
   /** Master {@code m} is fit again. */
   void fit(int m) {
     unfitSince[m] = -1;
+    fitAt[m] = sim.now();
     for (long[] row : firstLateVote) {
       row[m] = -1;
     }
@@ -219,7 +256,8 @@ final class Checker {
   /**
    * Client {@code c}'s wait since {@code from} for the resources of {@code mask} ended now: counted
    * for progress unless the client was cut off from its majority meanwhile ({@link
-   * Fault#ISOLATED_WAITER}): it cannot win.
+   * Fault#ISOLATED_WAITER}): it cannot win; and from its last round that too few masters could vote
+   * for, if any.
    */
   void endWait(int c, long from, int mask) {
     for (long[] isolation : isolations) { // any of its isolations, not only the last
@@ -227,7 +265,15 @@ final class Checker {
         return;
       }
     }
-    waits.add(new long[] {from, sim.now(), mask});
+    // Counted from its last round that too few masters could vote for, if any: until then it was
+    // a matter of availability (a client started after a master's restart keeps it out for the
+    // restart guard's time), not of who waits for whom.
+    for (long[] denial : unavailable) {
+      if (denial[1] == c && denial[0] >= from && denial[0] <= sim.now()) {
+        from = denial[0];
+      }
+    }
+    waits.add(new long[] {from, sim.now(), mask, c});
   }
 
   boolean spun; // the simulation wedged: its clients cannot be closed
@@ -412,6 +458,101 @@ final class Checker {
           longestFrom = since;
         }
         since = -1;
+      }
+    }
+    return longest;
+  }
+
+  /** A release (or a yield) at a gate named client {@code c}'s waiter on resource {@code r}. */
+  void named(int c, int r) {
+    namings.add(new long[] {sim.now(), c, r});
+    trace.add(sim.now() + " " + c + " named for " + Workload.RESOURCES.get(r));
+  }
+
+  /**
+   * How long a restarted master may be kept from voting by a client that did not see the run before
+   * (it cannot tell that run lost nothing): the restart guard's time, the longest lease stretched
+   * by the drift factor, and a second more.
+   */
+  static final long GUARDED_NANOS = 62_000_000_000L;
+
+  final long[] restartedAt = new long[SimHarness.MASTERS]; // each master's last restart
+  final List<Long> restarts = new ArrayList<>(); // when any master restarted
+  final long[] fitAt = new long[SimHarness.MASTERS]; // when each was last made fit again
+
+  {
+    java.util.Arrays.fill(restartedAt, Long.MIN_VALUE / 2);
+    java.util.Arrays.fill(fitAt, Long.MIN_VALUE / 2);
+  }
+
+  /**
+   * A round of client {@code c} was denied: too few masters could vote for it. Noted if a majority
+   * was out then for reasons of their own (unfit, or made fit again since the client's last
+   * re-check, or restarted within the guard's time), which excuses the wait that far.
+   */
+  void unavailable(int c) {
+    int out = 0;
+    for (int m = 0; m < SimHarness.MASTERS; m++) {
+      out +=
+          unfitSince[m] >= 0
+                  || sim.now() - fitAt[m] <= UNFIT_LATE_NANOS
+                  || sim.now() - restartedAt[m] < GUARDED_NANOS
+              ? 1
+              : 0;
+    }
+    if (2 * out >= SimHarness.MASTERS) {
+      unavailable.add(new long[] {sim.now(), c});
+    }
+  }
+
+  long longestNamedFrom = -1; // when the naming that waited longest came
+  int longestNamedClient = -1;
+
+  /**
+   * The longest a waiter named by a turn notice went without the resource, on the simulation's
+   * time: from the notice reaching its client, while that client still waited for the resource, to
+   * the first of its wait's end (granted, run out, cancelled, crashed) and a grant of the resource
+   * to anyone. A notice that reached a client not waiting for the resource is not counted, nor one
+   * after which the client's rounds found too few masters able to vote for it (a matter of
+   * availability, not of turns: a client started after a master's restart cannot tell that the run
+   * before lost nothing, and keeps it out for the restart guard's time).
+   */
+  long longestNamedWait() {
+    long longest = 0;
+    for (long[] naming : namings) {
+      long at = naming[0];
+      int c = (int) naming[1];
+      int bit = 1 << naming[2];
+      long served = Long.MAX_VALUE;
+      for (long[] w : waits) {
+        if (w[3] == c && (w[2] & bit) != 0 && w[0] <= at && at < w[1]) {
+          served = w[1];
+        }
+      }
+      if (served == Long.MAX_VALUE) {
+        continue; // not waiting for it then
+      }
+      for (long[] b : busy) {
+        if (((int) b[2] & bit) != 0 && b[1] > at) {
+          served = Math.min(served, Math.max(b[0], at));
+        }
+      }
+      boolean excused = false;
+      for (long[] denial : unavailable) {
+        excused |= denial[1] == c && at <= denial[0] && denial[0] <= served;
+      }
+      for (long restart : restarts) { // a release it cut off is sent again 100 ms later
+        excused |=
+            at - 2 * SimHarness.NODE_TIMEOUT_NANOS <= restart
+                && restart <= at + SimHarness.NAMED_BOUND_NANOS;
+      }
+      if (excused) {
+        continue;
+      }
+      if (served - at > longest) {
+        longest = served - at;
+        longestNamedFrom = at;
+        longestNamedClient = c;
       }
     }
     return longest;

@@ -132,6 +132,72 @@ class ReintroducedBugsTest {
   }
 
   /**
+   * A fitness re-check that reaches nothing (sent on a connection the master's restart had just
+   * ended) taken as a verdict of fit, and the next one made a whole interval later, as before
+   * {@code FitNodeClient} kept the last verdict and checked again soon: an evicting master votes
+   * for that client for another interval. Found by the calm faults together (seeds 59 and 73 of 80
+   * on the commit before the fix); the hunt is those faults, 80 seeds of 1,000 steps.
+   */
+  @Test
+  void aRecheckCutOffByARestartClearsTheVerdict() throws Exception {
+    String bug = "a re-check that reaches nothing taken as fit for an interval";
+    String calm = String.join(",", SimHarness.CALM.stream().map(Enum::name).sorted().toList());
+    String found =
+        PatchedCore.hunt(
+            List.of(
+                new PatchedCore.JavaBug(
+                    "dev/redlock/internal/preflight/FitNodeClient.java",
+                    "        if (check.verdict() == Verdict.FAIL) {\n          return false;",
+                    "        if (check.verdict() == Verdict.FAIL) {\n          unfit = null;\n"
+                        + "          failing = null;\n          return true;")),
+            calm,
+            80,
+            1_000,
+            10);
+    System.out.printf("| %s | the calm faults together | %s |%n", bug, found);
+    assertNotNull(found, bug + ": no seed of 80 found it");
+    assertNull(Hunt.hunt(calm, 80, 1_000, 10), "the real core failed the same hunt");
+  }
+
+  /**
+   * R8: a waiter past the bound on subscribed resources ({@code Wakeups.MAX_GROUPS}, set to 0 here
+   * so that every waiter is past it) queues at its gate all the same ({@code Turn}'s two {@code
+   * unheard} checks removed): the release names it first in the queue, and it hears nothing until
+   * its timer while the resource is free. The same bound with the fix (such a waiter does not
+   * queue) passes the same hunt.
+   */
+  @Test
+  void aWaiterThatHearsNothingQueuesAtTheGate() throws Exception {
+    String bug = "R8: a waiter that hears nothing queues at the gate";
+    PatchedCore.JavaBug noGroups =
+        new PatchedCore.JavaBug(
+            "dev/redlock/internal/lease/Wakeups.java",
+            "static final int MAX_GROUPS = 1024;",
+            "static final int MAX_GROUPS = 0;");
+    String found =
+        PatchedCore.hunt(
+            List.of(
+                noGroups,
+                new PatchedCore.JavaBug(
+                    "dev/redlock/internal/lease/Turn.java",
+                    "return waiter != null && !unheard && queuedAs == null",
+                    "return waiter != null && queuedAs == null"),
+                new PatchedCore.JavaBug(
+                    "dev/redlock/internal/lease/Turn.java",
+                    "return gated && gating && !unheard ? masters.gateOf(key) : -1;",
+                    "return gated && gating ? masters.gateOf(key) : -1;")),
+            "",
+            SEEDS,
+            STEPS,
+            1);
+    System.out.printf("| %s | none | %s |%n", bug, found);
+    assertNotNull(found, bug + ": no seed of " + SEEDS + " found it");
+    assertNull(
+        PatchedCore.hunt(List.of(noGroups), "", SEEDS, STEPS, 1),
+        "the real core with the same bound failed the same hunt");
+  }
+
+  /**
    * A waiter that stops (granted, out of time, cancelled) never leaves its queue at the gate: the
    * next release names it, and the waiters behind it wait for it to go stale while the resource is
    * free.

@@ -14,6 +14,7 @@ import java.util.List;
  * @param notices wake-up notices that reached a client
  * @param worstOverrunNanos the longest a wait lasted past its {@code maxWait}
  * @param longestUnservedNanos the longest some client waited while no client held the resource
+ * @param longestNamedNanos the longest a waiter named by a turn notice went without the resource
  */
 record Run(
     List<String> trace,
@@ -30,6 +31,7 @@ record Run(
     String state,
     long worstOverrunNanos,
     long longestUnservedNanos,
+    long longestNamedNanos,
     int failedAt) {
 
   /** The first failure of any checker, or null. */

@@ -67,6 +67,20 @@ final class SimHarness {
           Fault.CLIENT_CLOCK_JUMP,
           Fault.UNFIT_MASTER);
 
+  /** The longest one-way delay of a message on the simulated network. */
+  static final long MAX_DELAY_NANOS = 500_000;
+
+  /**
+   * With a majority able to vote for it, the longest a waiter named by a turn notice (a release at
+   * the gate naming it first in the queue) may go without the resource: its round (a round trip),
+   * and, had that round overtaken the release on some masters, its retry after a pause of two
+   * rounds' time (docs/fairness.md); a reconnection's handshake to a restarted master in between:
+   * 20 of the network's longest one-way delays, 10 ms (2.5 ms seen in 200 seeds with every calm
+   * fault). A notice lost or not heeded costs the waiter its timer, up to a retry delay and a half
+   * (75 ms). Checked where {@link #UNSERVED_BOUND_NANOS} is.
+   */
+  static final long NAMED_BOUND_NANOS = 20 * MAX_DELAY_NANOS;
+
   /** How long {@link Fault#ISOLATED_WAITER} cuts its client off, and how long it then waits. */
   static final long ISOLATION_NANOS = 5_000_000_000L;
 
@@ -137,6 +151,9 @@ final class SimHarness {
       nodes.add("redis://master-" + i + ":6379");
     }
     long[][] healsAt = new long[CLIENTS][MASTERS];
+    SimNodeClient[][] nodeClients = new SimNodeClient[CLIENTS][MASTERS];
+    // Turn notices: each waiter's name starts with its client's, as its queue acquires show.
+    Map<String, SimProcess> waiters = new java.util.HashMap<>();
     SimNodeClient.Tamper[][] tampers = new SimNodeClient.Tamper[CLIENTS][MASTERS];
     for (SimNodeClient.Tamper[] row : tampers) {
       java.util.Arrays.fill(row, SimNodeClient.Tamper.NONE);
@@ -163,7 +180,8 @@ final class SimHarness {
             SimProcess process = new SimProcess();
             processes[client] = process;
             ClientClock clock = clientClocks.get(client);
-            LongSupplier delay = () -> 50_000 + sim.random().nextInt(450_000);
+            LongSupplier delay =
+                () -> 50_000 + sim.random().nextInt((int) MAX_DELAY_NANOS - 50_000);
             return SimRedLocks.build(
                 settings.apply(
                     RedLock.builder()
@@ -178,6 +196,20 @@ final class SimHarness {
                               }
 
                               @Override
+                              public void denied(
+                                  String resource,
+                                  RedLockListener.Denial reason,
+                                  List<NodeOutcome> outcomes,
+                                  Duration elapsed) {
+                                if (reason == RedLockListener.Denial.UNAVAILABLE) {
+                                  check.unavailable(client);
+                                }
+                                if (TRACE_MASTERS) {
+                                  trace.add(sim.now() + " " + client + " denied " + outcomes);
+                                }
+                              }
+
+                              @Override
                               public void extended(
                                   String resource, List<NodeOutcome> outcomes, Duration elapsed) {
                                 check.renewed(client); // a renewal, or an extend
@@ -185,19 +217,22 @@ final class SimHarness {
                             })),
                 clock,
                 i ->
-                    new SimNodeClient(
-                        sim,
-                        masters.get(i),
-                        clock,
-                        NODE_TIMEOUT_NANOS,
-                        delay,
-                        () -> healsAt[client][i],
-                        process,
-                        () -> {
-                          SimNodeClient.Tamper next = tampers[client][i];
-                          tampers[client][i] = SimNodeClient.Tamper.NONE;
-                          return next;
-                        }),
+                    observeQueueing(
+                        nodeClients[client][i] =
+                            new SimNodeClient(
+                                sim,
+                                masters.get(i),
+                                clock,
+                                NODE_TIMEOUT_NANOS,
+                                delay,
+                                () -> healsAt[client][i],
+                                process,
+                                () -> {
+                                  SimNodeClient.Tamper next = tampers[client][i];
+                                  tampers[client][i] = SimNodeClient.Tamper.NONE;
+                                  return next;
+                                }),
+                        waiters),
                 new SimLoop(sim, clock, process),
                 SimLoop.timing(sim, clock, process),
                 (i, listener) ->
@@ -206,6 +241,26 @@ final class SimHarness {
       for (int c = 0; c < CLIENTS; c++) {
         clientClocks.add(new ClientClock(sim));
         clients.add(start.apply(c));
+      }
+      for (SimPubSub pubsub : pubsubs) {
+        pubsub.observe(
+            (channel, message, down) -> {
+              if (!message.startsWith("turn:") || message.length() < 5 + WAITER_LENGTH) {
+                return;
+              }
+              SimProcess named = waiters.get(message.substring(5, 5 + CLIENT_NAME_LENGTH));
+              String key =
+                  channel.startsWith("redlock:wake:@")
+                      ? message.substring(5 + WAITER_LENGTH)
+                      : channel.substring("redlock:wake:".length());
+              int r = Workload.RESOURCES.indexOf(key);
+              for (int c = 0; c < CLIENTS; c++) {
+                // not while its wake-up link to the master was down (a reset): it could not hear
+                if (processes[c] == named && !down.contains(named) && r >= 0) {
+                  check.named(c, r);
+                }
+              }
+            });
       }
       clients.get(0).admitFreshNodes();
       SimMaster.Snapshot[] saved = new SimMaster.Snapshot[MASTERS]; // each master's last snapshot
@@ -245,14 +300,18 @@ final class SimHarness {
             injected++;
             check.lastFault = sim.now();
             unjudged |= !CALM.contains(fault) && fault != Fault.ISOLATED_WAITER;
-            check.calm &= CALM.contains(fault);
+            check.fitnessJudged &=
+                CALM.contains(fault) || fault == Fault.PARTITION || fault == Fault.MASTER_PAUSE;
             switch (fault) {
-              case PARTITION ->
-                  healsAt[next.other()][m] = sim.now() + (long) (next.value() * 1_000_000_000);
+              case PARTITION -> {
+                healsAt[next.other()][m] = sim.now() + (long) (next.value() * 1_000_000_000);
+                check.cutOff(next.other(), m, healsAt[next.other()][m]);
+              }
               case MASTER_PAUSE -> {
                 long until = sim.now() + (long) (next.value() * 2_000_000_000L);
-                for (long[] row : healsAt) {
-                  row[m] = Math.max(row[m], until);
+                for (int c = 0; c < CLIENTS; c++) {
+                  healsAt[c][m] = Math.max(healsAt[c][m], until);
+                  check.cutOff(c, m, until);
                 }
               }
               case CLIENT_PAUSE -> {
@@ -290,11 +349,19 @@ final class SimHarness {
                 lostCounter[m] |=
                     restartLosing(masters.get(m), lossless[m], null, runId(m, step + 1));
                 pubsubs.get(m).restarted();
+                check.restarted(m);
+                for (SimNodeClient[] row : nodeClients) {
+                  row[m].masterRestarted();
+                }
               }
               case ADMIT_TOO_SOON -> {
                 for (m = 2; m < MASTERS; m++) { // a majority's worth of keys lost at once
                   masters.get(m).restart(false, runId(m, step + 1));
                   pubsubs.get(m).restarted();
+                  check.restarted(m);
+                  for (SimNodeClient[] row : nodeClients) {
+                    row[m].masterRestarted();
+                  }
                 }
                 m = 2;
                 if (!Workload.admit(
@@ -308,6 +375,10 @@ final class SimHarness {
                 lostCounter[m] |=
                     restartLosing(masters.get(m), lossless[m], null, runId(m, step + 1));
                 pubsubs.get(m).restarted();
+                check.restarted(m);
+                for (SimNodeClient[] row : nodeClients) {
+                  row[m].masterRestarted();
+                }
                 if (awaitingAdmission < 0) {
                   awaitingAdmission = m;
                   restartedAt = sim.now();
@@ -324,6 +395,10 @@ final class SimHarness {
                   lostCounter[m] |=
                       restartLosing(masters.get(m), lossless[m], saved[m], runId(m, step + 1));
                   pubsubs.get(m).restarted();
+                  check.restarted(m);
+                  for (SimNodeClient[] row : nodeClients) {
+                    row[m].masterRestarted();
+                  }
                 }
               }
               case RESTART_FSYNC_SWITCHED -> {
@@ -342,11 +417,19 @@ final class SimHarness {
                   lossless[m] = true;
                 }
                 pubsubs.get(m).restarted();
+                check.restarted(m);
+                for (SimNodeClient[] row : nodeClients) {
+                  row[m].masterRestarted();
+                }
               }
               case RESTART_KEEPING_DATA -> {
                 m = m % 2;
                 masters.get(m).restart(true, runId(m, step + 1));
                 pubsubs.get(m).restarted();
+                check.restarted(m);
+                for (SimNodeClient[] row : nodeClients) {
+                  row[m].masterRestarted();
+                }
               }
               case SUBSCRIBER_RESET -> pubsubs.get(m).reset(processes[next.other()]);
               case CLIENT_CRASH -> {
@@ -520,6 +603,29 @@ final class SimHarness {
                     + " %d ms)",
                 seed, check.longestFrom, unserved / 1_000_000, bound / 1_000_000);
       }
+      long named = check.longestNamedWait();
+      if (named > 0) {
+        trace.add(
+            check.longestNamedFrom
+                + " longest named wait begins, client "
+                + check.longestNamedClient
+                + ": "
+                + named
+                + " ns");
+      }
+      if (!unjudged && named > NAMED_BOUND_NANOS && check.liveness == null) {
+        check.step = schedule.size() - 1;
+        check.failedHere();
+        check.liveness =
+            String.format(
+                "seed %d: from %d ns client %d, named by a turn notice, went without the resource"
+                    + " for %.1f ms (bound %d ms)",
+                seed,
+                check.longestNamedFrom,
+                check.longestNamedClient,
+                named / 1e6,
+                NAMED_BOUND_NANOS / 1_000_000);
+      }
       return new Run(
           trace,
           tries,
@@ -535,6 +641,7 @@ final class SimHarness {
           check.state,
           check.worstOverrun,
           unserved,
+          named,
           check.failedAt);
     } finally {
       // Every command answered before the clients close: a close waits for replies in flight,
@@ -642,6 +749,38 @@ final class SimHarness {
     return line.append("-> ")
         .append(answer.length() > 16 ? answer.substring(0, 16) : answer)
         .toString();
+  }
+
+  /** How long a waiter's name is, and its client's name at its start (Wakeups). */
+  static final int WAITER_LENGTH = 32;
+
+  static final int CLIENT_NAME_LENGTH = 16;
+
+  /** Notes which process each waiter that queues at a gate (queue.lua's acquire) belongs to. */
+  private static SimNodeClient observeQueueing(
+      SimNodeClient node, Map<String, SimProcess> waiters) {
+    node.observe(
+        args -> {
+          if (args.size() < 4) {
+            return;
+          }
+          String name = ascii(args.get(0));
+          if (!name.equalsIgnoreCase("EVALSHA") && !name.equalsIgnoreCase("EVAL")) {
+            return;
+          }
+          int at = 3 + Integer.parseInt(ascii(args.get(2)));
+          if (args.size() > at + 3 && ascii(args.get(at)).equals("acquire")) {
+            String waiter = ascii(args.get(at + 3));
+            if (waiter.length() == WAITER_LENGTH) {
+              waiters.put(waiter.substring(0, CLIENT_NAME_LENGTH), node.process());
+            }
+          }
+        });
+    return node;
+  }
+
+  private static String ascii(byte[] bytes) {
+    return new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1);
   }
 
   static Run run(long seed, int steps) throws Exception {

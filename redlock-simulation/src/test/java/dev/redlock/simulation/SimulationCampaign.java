@@ -8,12 +8,13 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A campaign of the simulation: each fault family within the library's assumptions alone, then all
- * of them together, then each assumption broken on purpose, over many seeds, with a table per
- * family of what ran and what the checkers found (mutual exclusion on the simulation's true time;
- * fencing tokens rising in grant order; every wait over by its {@code maxWait} plus {@link
- * SimHarness#OVERRUN_BOUND_NANOS}). CI runs a fixed budget of it ({@code SimulationBudgetTest});
- * the long one is a program that prints figures, not a test:
+ * A campaign of the simulation: each fault family within the library's assumptions alone, then the
+ * calm ones together (whose runs are judged for progress), then all of them together, then each
+ * assumption broken on purpose, over many seeds, with a table per family of what ran and what the
+ * checkers found (mutual exclusion on the simulation's true time; fencing tokens rising in grant
+ * order; every wait over by its {@code maxWait} plus {@link SimHarness#OVERRUN_BOUND_NANOS}). CI
+ * runs a fixed budget of it ({@code SimulationBudgetTest}); the long one is a program that prints
+ * figures, not a test:
  *
  * <pre>
  * ./mvnw -q -pl redlock-simulation -am -Pcampaign package -DskipTests -Dcampaign.args="SEEDS STEPS FAULT_EVERY"
@@ -90,6 +91,7 @@ final class SimulationCampaign {
     for (Fault fault : within) {
       families.add(EnumSet.of(fault));
     }
+    families.add(EnumSet.copyOf(SimHarness.CALM)); // every calm fault at once: progress judged
     families.add(within);
     for (Fault fault : BROKEN) {
       families.add(EnumSet.of(fault));
@@ -108,8 +110,8 @@ final class SimulationCampaign {
         "| family | tries | contended | near a fault | grants | faults | notices | violations |"
             + " fencing failures | waits late | state left | worst overrun ms | longest unserved ms,"
             + " polling |"
-            + " wake-ups | s |");
-    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+            + " wake-ups | longest named ms | s |");
+    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     long allTries = 0;
     long allContended = 0;
@@ -135,6 +137,7 @@ final class SimulationCampaign {
       int left = 0; // runs whose masters kept something past its bound
       long worstOverrun = 0;
       long[] unserved = new long[2]; // polling, wake-ups
+      long named = 0; // the longest a named waiter went without the resource
       for (long seed = 1; seed <= seeds; seed++) {
         Run run = SimHarness.run(seed, steps, family, faultEvery, b -> b, s -> s);
         tries += run.tries();
@@ -146,6 +149,7 @@ final class SimulationCampaign {
         worstOverrun = Math.max(worstOverrun, run.worstOverrunNanos());
         int engine = SimHarness.wakeUps(seed) ? 1 : 0;
         unserved[engine] = Math.max(unserved[engine], run.longestUnservedNanos());
+        named = Math.max(named, run.longestNamedNanos());
         String prefix = broken ? "expected, the assumption broken: " : "";
         if (run.violation() != null) {
           violations++;
@@ -177,10 +181,15 @@ final class SimulationCampaign {
         cpu += threads.getCurrentThreadCpuTime() - familyCpu;
       }
       out.printf(
-          "| %s%s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f |%n",
+          "| %s%s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f"
+              + " | %.1f |%n",
           family.isEmpty()
               ? "none"
-              : family.size() == 1 ? family.iterator().next() : "all " + family.size(),
+              : family.size() == 1
+                  ? family.iterator().next()
+                  : family.equals(SimHarness.CALM)
+                      ? "calm " + family.size()
+                      : "all " + family.size(),
           broken ? " (assumption broken)" : "",
           tries,
           contended,
@@ -195,6 +204,7 @@ final class SimulationCampaign {
           worstOverrun / 1e6,
           unserved[0] / 1e6,
           unserved[1] / 1e6,
+          named / 1e6,
           (System.nanoTime() - familyStart) / 1e9);
     }
     double seconds = (System.nanoTime() - start) / 1e9;

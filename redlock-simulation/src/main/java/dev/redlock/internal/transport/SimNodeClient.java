@@ -65,6 +65,8 @@ public final class SimNodeClient extends CommandNodeClient {
   private final SimProcess process;
   private final Supplier<Tamper> tamper;
   private final CommandPipeline<Link> pipeline;
+  private Link current; // the last connection opened
+  private java.util.function.Consumer<List<byte[]>> sent = args -> {};
 
   /**
    * Makes the client and its first connection, at once (the RedLock's build waits for it).
@@ -125,7 +127,34 @@ public final class SimNodeClient extends CommandNodeClient {
     for (LuaScript script : LuaScript.ALL) {
       master.execute(List.of(ascii("SCRIPT"), ascii("LOAD"), script.body()));
     }
-    pipeline.connected(new Link(Incarnation.Facts.of(info, config), master.run()), null, 0);
+    current = new Link(Incarnation.Facts.of(info, config), master.run());
+    pipeline.connected(current, null, 0);
+  }
+
+  /** The process this client runs in. */
+  public SimProcess process() {
+    return process;
+  }
+
+  /**
+   * Tells {@code observer} of each command of this client's as it reaches the master (for a
+   * checker; replaces any earlier observer).
+   */
+  public void observe(java.util.function.Consumer<List<byte[]>> observer) {
+    sent = observer;
+  }
+
+  /**
+   * The master restarted: its process's end closed every connection to it, and the client reads the
+   * end of its own after the FIN's trip (as its selector reads a socket's end of stream), not only
+   * when its next command reaches the master.
+   */
+  public void masterRestarted() {
+    Link link = current;
+    if (link != null) {
+      long arrives = Math.max(sim.now(), healsAt.getAsLong()) + delayNanos.getAsLong();
+      sim.after(arrives - sim.now(), process.event(sim, link::reset));
+    }
   }
 
   /** A master's reply as the library reads it: through its own decoder. */
@@ -195,6 +224,7 @@ public final class SimNodeClient extends CommandNodeClient {
         return;
       }
       for (List<byte[]> args : RespCodec.commands(written)) {
+        sent.accept(args);
         byte[] reply = RespCodec.encode(master.execute(args));
         backAt = arrival(backAt);
         sim.after(backAt - sim.now(), process.event(sim, () -> heard(reply)));
