@@ -133,12 +133,13 @@ final class SimHarness {
       clocks.add(clock);
       masters.add(new SimMaster(clock::micros, runId(i, 0)));
       pubsubs.add(new SimPubSub(sim, masters.get(i)));
-      if (TRACE_MASTERS) {
+      if (Observers.TRACE_MASTERS) {
         int master = i;
         masters
             .get(i)
             .observe(
-                (args, reply) -> trace.add(sim.now() + " m" + master + " " + brief(args, reply)));
+                (args, reply) ->
+                    trace.add(sim.now() + " m" + master + " " + Observers.brief(args, reply)));
       }
       masters.get(i).editScripts(bug);
       if (i < 2) {
@@ -204,7 +205,7 @@ final class SimHarness {
                                 if (reason == RedLockListener.Denial.UNAVAILABLE) {
                                   check.unavailable(client);
                                 }
-                                if (TRACE_MASTERS) {
+                                if (Observers.TRACE_MASTERS) {
                                   trace.add(sim.now() + " " + client + " denied " + outcomes);
                                 }
                               }
@@ -217,7 +218,7 @@ final class SimHarness {
                             })),
                 clock,
                 i ->
-                    observeQueueing(
+                    Observers.observeQueueing(
                         nodeClients[client][i] =
                             new SimNodeClient(
                                 sim,
@@ -243,24 +244,7 @@ final class SimHarness {
         clients.add(start.apply(c));
       }
       for (SimPubSub pubsub : pubsubs) {
-        pubsub.observe(
-            (channel, message, down) -> {
-              if (!message.startsWith("turn:") || message.length() < 5 + WAITER_LENGTH) {
-                return;
-              }
-              SimProcess named = waiters.get(message.substring(5, 5 + CLIENT_NAME_LENGTH));
-              String key =
-                  channel.startsWith("redlock:wake:@")
-                      ? message.substring(5 + WAITER_LENGTH)
-                      : channel.substring("redlock:wake:".length());
-              int r = Workload.RESOURCES.indexOf(key);
-              for (int c = 0; c < CLIENTS; c++) {
-                // not while its wake-up link to the master was down (a reset): it could not hear
-                if (processes[c] == named && !down.contains(named) && r >= 0) {
-                  check.named(c, r);
-                }
-              }
-            });
+        Observers.observeTurns(pubsub, waiters, processes, check);
       }
       clients.get(0).admitFreshNodes();
       SimMaster.Snapshot[] saved = new SimMaster.Snapshot[MASTERS]; // each master's last snapshot
@@ -575,7 +559,7 @@ final class SimHarness {
       }
       if (!check.failed()) {
         try {
-          quiet(sim, masters, pubsubs, check, healsAt, pausedUntil, slowed, steppedBack);
+          Quiet.quiet(sim, masters, pubsubs, check, healsAt, pausedUntil, slowed, steppedBack);
         } catch (IllegalStateException e) {
           check.spin(e);
         }
@@ -658,129 +642,6 @@ final class SimHarness {
         }
       }
     }
-  }
-
-  /**
-   * The end of a run: every partition healed, every pause over and every async wait ended, then
-   * {@link #leftAfterQuiet} (keys live longer on a master whose clock stepped back by {@code
-   * steppedBackMicros}; a slowed client's timers and waits last longer in true time).
-   */
-  private static void quiet(
-      Simulation sim,
-      List<SimMaster> masters,
-      List<SimPubSub> pubsubs,
-      Checker check,
-      long[][] healsAt,
-      long pausedUntil,
-      boolean slowed,
-      long steppedBackMicros) {
-    long healed = Math.max(pausedUntil, check.waitsEndBy);
-    for (long[] row : healsAt) {
-      for (long at : row) {
-        healed = Math.max(healed, at);
-      }
-    }
-    sim.runFor(Math.max(0, healed - sim.now()));
-    long quiet = (long) (QUIET_NANOS * (slowed ? 2 : 1.01)) + steppedBackMicros * 1_000;
-    leftAfterQuiet(sim, masters, pubsubs, check, quiet);
-  }
-
-  /** The keys every master keeps whatever the resources: the fence counter and the guard's. */
-  static final Set<String> BOOKKEEPING =
-      Set.of("redlock:fence", "redlock:dataset-born", "redlock:admitted");
-
-  /**
-   * How long after the last operation nothing of a resource may be left on a master: the lock's key
-   * lives its TTL, a queue's keys until its last waiter goes stale (two retry delays and two node
-   * timeouts after its last ask), a subscription until its last waiter leaves (at most a {@code
-   * maxWait} and a round), all but the TTL since the waits began.
-   */
-  static final long QUIET_NANOS =
-      TTL.toNanos()
-          + 2 * RedLock.DEFAULT_RETRY_DELAY.toNanos()
-          + 4 * NODE_TIMEOUT_NANOS
-          + 300_000_000;
-
-  /**
-   * Bounded state: {@code quietNanos} after the last operation, with every partition healed, every
-   * master keeps only {@link #BOOKKEEPING}, and no channel is subscribed.
-   */
-  private static void leftAfterQuiet(
-      Simulation sim,
-      List<SimMaster> masters,
-      List<SimPubSub> pubsubs,
-      Checker check,
-      long quietNanos) {
-    check.releasingAll();
-    sim.runFor(quietNanos);
-    for (int m = 0; m < MASTERS; m++) {
-      java.util.SortedSet<String> left = masters.get(m).keyNames();
-      left.removeAll(BOOKKEEPING);
-      Map<String, Integer> channels = pubsubs.get(m).channels();
-      if ((!left.isEmpty() || !channels.isEmpty()) && check.state == null) {
-        check.state =
-            String.format(
-                "seed %d: %d ms after the last operation master %d keeps %s and subscriptions %s",
-                check.seed, quietNanos / 1_000_000, m, left, channels);
-      }
-    }
-  }
-
-  /**
-   * Whether a run's trace shows every command the masters run for the clients, with its reply
-   * ({@code -Dsimulation.traceMasters=true}): the timeline of a failure down to each master.
-   */
-  static final boolean TRACE_MASTERS = Boolean.getBoolean("simulation.traceMasters");
-
-  /** A command and its reply on one line: tokens and long arguments cut to 8 characters. */
-  private static String brief(List<String> args, Object reply) {
-    String name = args.get(0).toUpperCase(java.util.Locale.ROOT);
-    if (name.equals("INFO") || name.equals("CONFIG") || name.equals("SCRIPT")) {
-      return name + " ...";
-    }
-    StringBuilder line = new StringBuilder();
-    for (String arg : args) {
-      line.append(arg.length() > 8 ? arg.substring(0, 8) : arg).append(' ');
-    }
-    String answer =
-        reply instanceof byte[] bytes
-            ? new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)
-            : reply instanceof List<?> list ? list.size() + " items" : String.valueOf(reply);
-    return line.append("-> ")
-        .append(answer.length() > 16 ? answer.substring(0, 16) : answer)
-        .toString();
-  }
-
-  /** How long a waiter's name is, and its client's name at its start (Wakeups). */
-  static final int WAITER_LENGTH = 32;
-
-  static final int CLIENT_NAME_LENGTH = 16;
-
-  /** Notes which process each waiter that queues at a gate (queue.lua's acquire) belongs to. */
-  private static SimNodeClient observeQueueing(
-      SimNodeClient node, Map<String, SimProcess> waiters) {
-    node.observe(
-        args -> {
-          if (args.size() < 4) {
-            return;
-          }
-          String name = ascii(args.get(0));
-          if (!name.equalsIgnoreCase("EVALSHA") && !name.equalsIgnoreCase("EVAL")) {
-            return;
-          }
-          int at = 3 + Integer.parseInt(ascii(args.get(2)));
-          if (args.size() > at + 3 && ascii(args.get(at)).equals("acquire")) {
-            String waiter = ascii(args.get(at + 3));
-            if (waiter.length() == WAITER_LENGTH) {
-              waiters.put(waiter.substring(0, CLIENT_NAME_LENGTH), node.process());
-            }
-          }
-        });
-    return node;
-  }
-
-  private static String ascii(byte[] bytes) {
-    return new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1);
   }
 
   static Run run(long seed, int steps) throws Exception {
