@@ -47,6 +47,7 @@ final class Checker {
   // Rounds denied because too few masters could vote for their client: {when, client}.
   final List<long[]> unavailable = new ArrayList<>();
   final long[] asyncFrom = new long[CLIENTS];
+  final int[] blockingMask = new int[CLIENTS]; // the resources of a blocking wait under way
   long waitsEndBy; // when every async wait begun so far has ended, at the latest
   final int[] asyncMask = new int[CLIENTS];
   final List<long[]> isolations = new ArrayList<>(); // {client, from, until}
@@ -165,7 +166,7 @@ final class Checker {
   }
 
   boolean failed() {
-    return violation != null || fencing != null || liveness != null;
+    return violation != null || fencing != null || liveness != null || order != null;
   }
 
   /**
@@ -176,6 +177,8 @@ final class Checker {
     held[c] = null; // validUntil stays: no one else may be granted before it
     java.util.Arrays.fill(firstLateVote[c], -1); // a new process checks every master at its start
     locks[c] = null; // its process's lock, gone with it
+    queued.values().removeIf(entry -> entry[2] == c); // its waiters went with it
+    latestWaiter[c] = null;
     holding[c] = null; // its interval runs to its keys' expiry
     if (pending.get(c) != null) {
       pending.set(c, null);
@@ -260,6 +263,7 @@ final class Checker {
    * for, if any.
    */
   void endWait(int c, long from, int mask) {
+    blockingMask[c] = 0;
     for (long[] isolation : isolations) { // any of its isolations, not only the last
       if (isolation[0] == c && from < isolation[2] && sim.now() >= isolation[1]) {
         return;
@@ -464,9 +468,70 @@ final class Checker {
   }
 
   /** A release (or a yield) at a gate named client {@code c}'s waiter on resource {@code r}. */
-  void named(int c, int r) {
+  void named(int c, int r, String waiter) {
     namings.add(new long[] {sim.now(), c, r});
     trace.add(sim.now() + " " + c + " named for " + Workload.RESOURCES.get(r));
+    inOrder(c, r, waiter);
+  }
+
+  // Order at the gates: each waiter that asked at its gate (queue.lua's acquire) and has not left,
+  // with when it first asked there, its resource and its client; and each client's latest waiter.
+  private final java.util.Map<String, long[]> queued = new java.util.HashMap<>();
+  private final String[] latestWaiter = new String[CLIENTS];
+  boolean orderJudged = true; // until the first fault: then a waiter may lose its place by rule
+  String order; // the first waiter named before one that asked earlier and still waits
+
+  /** Client {@code c}'s {@code waiter} asked at the gate of resource {@code r}. */
+  void queueAsk(int c, int r, String waiter) {
+    queued.putIfAbsent(waiter, new long[] {sim.now(), r, c});
+    latestWaiter[c] = waiter;
+  }
+
+  /** {@code waiter} left its queue (granted, or its wait ended). */
+  void queueLeave(String waiter) {
+    queued.remove(waiter);
+  }
+
+  /** Whether client {@code c} waits for resource {@code r} now. */
+  private boolean waitingFor(int c, int r) {
+    int mask = blockingMask[c] | (pending.get(c) != null ? asyncMask[c] : 0);
+    return (mask >> r & 1) == 1;
+  }
+
+  /**
+   * The gate's queue is first come, first served (docs/fairness.md): a waiter is named only when no
+   * waiter that first asked at that gate before it still waits there (its client alive, waiting for
+   * the resource with that waiter, never left). Judged in runs without faults, where no rule lets a
+   * live waiter lose its place (it goes stale by its own window only once its client stops asking).
+   */
+  private void inOrder(int c, int r, String waiter) {
+    long[] named = queued.get(waiter);
+    if (!orderJudged || order != null || named == null) {
+      return;
+    }
+    for (java.util.Map.Entry<String, long[]> entry : queued.entrySet()) {
+      long[] other = entry.getValue();
+      int client = (int) other[2];
+      if (other[1] == r
+          && other[0] < named[0]
+          && client != c
+          && entry.getKey().equals(latestWaiter[client])
+          && waitingFor(client, r)) {
+        failedHere();
+        order =
+            String.format(
+                "seed %d step %d: client %d's waiter named for %s at %d ns while client %d's,"
+                    + " which asked at the gate %d ms earlier, still waited",
+                seed,
+                step,
+                c,
+                Workload.RESOURCES.get(r),
+                sim.now(),
+                client,
+                (named[0] - other[0]) / 1_000_000);
+        return;
+      }
+    }
   }
 
   /**

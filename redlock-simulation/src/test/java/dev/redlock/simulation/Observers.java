@@ -42,8 +42,12 @@ final class Observers {
 
   static final int CLIENT_NAME_LENGTH = 16;
 
-  /** Notes which process each waiter that queues at a gate (queue.lua's acquire) belongs to. */
-  static SimNodeClient observeQueueing(SimNodeClient node, Map<String, SimProcess> waiters) {
+  /**
+   * Notes which process each waiter that queues at a gate (queue.lua's acquire) belongs to, and
+   * tells {@code check} of each ask and leave of client {@code client}'s waiters.
+   */
+  static SimNodeClient observeQueueing(
+      SimNodeClient node, Map<String, SimProcess> waiters, Checker check, int client) {
     node.observe(
         args -> {
           if (args.size() < 4) {
@@ -54,11 +58,19 @@ final class Observers {
             return;
           }
           int at = 3 + Integer.parseInt(ascii(args.get(2)));
-          if (args.size() > at + 3 && ascii(args.get(at)).equals("acquire")) {
-            String waiter = ascii(args.get(at + 3));
-            if (waiter.length() == WAITER_LENGTH) {
-              waiters.put(waiter.substring(0, CLIENT_NAME_LENGTH), node.process());
+          String verb = args.size() > at + 3 ? ascii(args.get(at)) : "";
+          String waiter = verb.isEmpty() ? "" : ascii(args.get(at + 3));
+          if (waiter.length() != WAITER_LENGTH) {
+            return; // not a queue's command (keyset.lua's acquire has no waiter)
+          }
+          if (verb.equals("acquire")) {
+            waiters.put(waiter.substring(0, CLIENT_NAME_LENGTH), node.process());
+            int r = Workload.RESOURCES.indexOf(ascii(args.get(3)));
+            if (r >= 0) {
+              check.queueAsk(client, r, waiter);
             }
+          } else if (verb.equals("leave")) {
+            check.queueLeave(waiter);
           }
         });
     return node;
@@ -89,7 +101,7 @@ final class Observers {
           int r = Workload.RESOURCES.indexOf(key);
           for (int c = 0; c < processes.length; c++) {
             if (processes[c] == named && !down.contains(named) && r >= 0) {
-              check.named(c, r);
+              check.named(c, r, message.substring(5, 5 + WAITER_LENGTH));
             }
           }
         });

@@ -198,6 +198,57 @@ class ReintroducedBugsTest {
   }
 
   /**
+   * R5: {@code queue.lua} judging every waiter's staleness, and the queue's life, by the asking
+   * client's window, and {@code release.lua} naming the first waiter without dropping stale ones
+   * (the scripts before {@code 2e87985}, as Lua edits). Client 2 runs a retry delay of 5 ms and a
+   * node timeout of 10 ms (a stale window of 30 ms) beside two clients on the defaults (200 ms,
+   * asking every 25 to 75 ms): its asks drop their live waiters, and a waiter that asked later is
+   * named first (the order checker, runs without faults). The real scripts pass the same hunt.
+   */
+  @Test
+  void aShortWindowDropsOtherClientsLiveWaiters() throws Exception {
+    String bug = "R5: staleness judged by the asking client's window";
+    java.util.function.UnaryOperator<String> askersWindow =
+        source ->
+            source
+                .replace(
+                    "redis.pcall('ZADD', seen, us + window, waiter)",
+                    "redis.pcall('ZADD', seen, us, waiter)")
+                .replace(
+                    "local gone = redis.pcall('ZRANGEBYSCORE', seen, 0, us, 'LIMIT', 0, 16)",
+                    "local gone = redis.pcall('ZRANGEBYSCORE', seen, 0, us - window, 'LIMIT', 0,"
+                        + " 16)")
+                .replace(
+                    "local gone = redis.pcall('ZRANGEBYSCORE', KEYS[3], 0, us, 'LIMIT', 0, 16)",
+                    "local gone = false");
+    java.util.function.IntFunction<java.util.function.UnaryOperator<dev.redlock.RedLockBuilder>>
+        settings =
+            c ->
+                c == 2
+                    ? b ->
+                        b.retryDelay(java.time.Duration.ofMillis(5))
+                            .nodeTimeout(java.time.Duration.ofMillis(10))
+                    : b -> b;
+    java.util.Set<Fault> none = java.util.EnumSet.noneOf(Fault.class);
+    String found =
+        Hunt.firstFailure(
+            SEEDS,
+            seed ->
+                SimHarness.runEach(
+                        seed, Workload.schedule(seed, STEPS, none, 1), settings, askersWindow)
+                    .failure());
+    System.out.printf("| %s | none, client 2's window 30 ms | %s |%n", bug, found);
+    assertNotNull(found, bug + ": no seed of " + SEEDS + " found it");
+    assertNull(
+        Hunt.firstFailure(
+            SEEDS,
+            seed ->
+                SimHarness.runEach(seed, Workload.schedule(seed, STEPS, none, 1), settings, x -> x)
+                    .failure()),
+        "the real scripts failed the same hunt");
+  }
+
+  /**
    * A waiter that stops (granted, out of time, cancelled) never leaves its queue at the gate: the
    * next release names it, and the waiters behind it wait for it to go stale while the resource is
    * free.

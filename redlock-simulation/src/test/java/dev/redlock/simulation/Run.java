@@ -12,6 +12,8 @@ import java.util.List;
  * @param contended tries made while another client held a valid lease or was waiting
  * @param nearFault tries made within a second of a fault
  * @param notices wake-up notices that reached a client
+ * @param order the first waiter named at its gate before one that asked there earlier and still
+ *     waited (runs without faults), or null
  * @param worstOverrunNanos the longest a wait lasted past its {@code maxWait}
  * @param longestUnservedNanos the longest some client waited while no client held the resource
  * @param longestNamedNanos the longest a waiter named by a turn notice went without the resource
@@ -28,6 +30,7 @@ record Run(
     String violation,
     String fencing,
     String liveness,
+    String order,
     String state,
     long worstOverrunNanos,
     long longestUnservedNanos,
@@ -38,6 +41,6 @@ record Run(
   String failure() {
     return violation != null
         ? violation
-        : fencing != null ? fencing : liveness != null ? liveness : state;
+        : fencing != null ? fencing : liveness != null ? liveness : order != null ? order : state;
   }
 }

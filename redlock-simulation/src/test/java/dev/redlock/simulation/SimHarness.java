@@ -123,6 +123,19 @@ final class SimHarness {
       UnaryOperator<RedLockBuilder> settings,
       UnaryOperator<String> bug)
       throws Exception {
+    return runEach(seed, schedule, c -> settings, bug);
+  }
+
+  /**
+   * Runs {@code schedule} with each client's own settings ({@code settingsOf} of its number):
+   * clients that differ, as a deployment's may.
+   */
+  static Run runEach(
+      long seed,
+      List<Step> schedule,
+      java.util.function.IntFunction<UnaryOperator<RedLockBuilder>> settingsOf,
+      UnaryOperator<String> bug)
+      throws Exception {
     Simulation sim = new Simulation(seed);
     List<String> trace = new ArrayList<>();
     List<SimMaster> masters = new ArrayList<>();
@@ -184,38 +197,44 @@ final class SimHarness {
             LongSupplier delay =
                 () -> 50_000 + sim.random().nextInt((int) MAX_DELAY_NANOS - 50_000);
             return SimRedLocks.build(
-                settings.apply(
-                    RedLock.builder()
-                        .nodes(nodes)
-                        .wakeUps(wakeUps(seed))
-                        .listener(
-                            new RedLockListener() {
-                              @Override
-                              public void acquired(
-                                  String resource, List<NodeOutcome> outcomes, Duration elapsed) {
-                                check.voted(client, outcomes);
-                              }
+                settingsOf
+                    .apply(client)
+                    .apply(
+                        RedLock.builder()
+                            .nodes(nodes)
+                            .wakeUps(wakeUps(seed))
+                            .listener(
+                                new RedLockListener() {
+                                  @Override
+                                  public void acquired(
+                                      String resource,
+                                      List<NodeOutcome> outcomes,
+                                      Duration elapsed) {
+                                    check.voted(client, outcomes);
+                                  }
 
-                              @Override
-                              public void denied(
-                                  String resource,
-                                  RedLockListener.Denial reason,
-                                  List<NodeOutcome> outcomes,
-                                  Duration elapsed) {
-                                if (reason == RedLockListener.Denial.UNAVAILABLE) {
-                                  check.unavailable(client);
-                                }
-                                if (Observers.TRACE_MASTERS) {
-                                  trace.add(sim.now() + " " + client + " denied " + outcomes);
-                                }
-                              }
+                                  @Override
+                                  public void denied(
+                                      String resource,
+                                      RedLockListener.Denial reason,
+                                      List<NodeOutcome> outcomes,
+                                      Duration elapsed) {
+                                    if (reason == RedLockListener.Denial.UNAVAILABLE) {
+                                      check.unavailable(client);
+                                    }
+                                    if (Observers.TRACE_MASTERS) {
+                                      trace.add(sim.now() + " " + client + " denied " + outcomes);
+                                    }
+                                  }
 
-                              @Override
-                              public void extended(
-                                  String resource, List<NodeOutcome> outcomes, Duration elapsed) {
-                                check.renewed(client); // a renewal, or an extend
-                              }
-                            })),
+                                  @Override
+                                  public void extended(
+                                      String resource,
+                                      List<NodeOutcome> outcomes,
+                                      Duration elapsed) {
+                                    check.renewed(client); // a renewal, or an extend
+                                  }
+                                })),
                 clock,
                 i ->
                     Observers.observeQueueing(
@@ -233,7 +252,9 @@ final class SimHarness {
                                   tampers[client][i] = SimNodeClient.Tamper.NONE;
                                   return next;
                                 }),
-                        waiters),
+                        waiters,
+                        check,
+                        client),
                 new SimLoop(sim, clock, process),
                 SimLoop.timing(sim, clock, process),
                 (i, listener) ->
@@ -283,6 +304,7 @@ final class SimHarness {
             int m = next.master();
             injected++;
             check.lastFault = sim.now();
+            check.orderJudged = false;
             unjudged |= !CALM.contains(fault) && fault != Fault.ISOLATED_WAITER;
             check.fitnessJudged &=
                 CALM.contains(fault) || fault == Fault.PARTITION || fault == Fault.MASTER_PAUSE;
@@ -622,6 +644,7 @@ final class SimHarness {
           check.violation,
           check.fencing,
           check.liveness,
+          check.order,
           check.state,
           check.worstOverrun,
           unserved,

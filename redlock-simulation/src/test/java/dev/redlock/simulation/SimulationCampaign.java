@@ -165,6 +165,10 @@ final class SimulationCampaign {
           late++;
           out.println("LATE " + family + ": " + run.liveness());
         }
+        if (run.order() != null) {
+          late++;
+          out.println("ORDER " + family + ": " + run.order());
+        }
         if (run.state() != null) {
           left++;
           out.println("STATE " + family + ": " + run.state());

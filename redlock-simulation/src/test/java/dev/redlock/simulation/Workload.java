@@ -167,6 +167,9 @@ final class Workload {
     List<String> names = step.resources();
     boolean set = names.size() > 1;
     int mask = mask(names);
+    if (step.op() == Op.WAIT || step.op() == Op.WITH_LOCK) {
+      check.blockingMask[c] = mask; // waiting until its wait ends
+    }
     try {
       switch (step.op()) {
         case TRY -> {
