@@ -560,7 +560,8 @@ public final class RedLockBuilder {
                     }
                   }
                   return links;
-                });
+                },
+                timing.jitter()); // the names of the client and its waiters
     Listener heard = listener == null ? Events.none() : new ListenerAdapter(listener);
     // Injected timing (a simulation's): the events and the async futures on its timers too.
     Events events =

@@ -74,11 +74,38 @@ final class Turn {
    *     whose turn it is on its client's channel ({@link Wakeups})
    */
   Turn(Masters masters, LockKey key, long retryDelayNanos, boolean queue, String client) {
+    this(
+        masters,
+        key,
+        retryDelayNanos,
+        queue,
+        client,
+        bound -> ThreadLocalRandom.current().nextLong(bound));
+  }
+
+  /**
+   * The turn of an acquisition of {@code key}, its waiter's own 16 hex digits drawn from {@code
+   * names}.
+   *
+   * @param masters the masters
+   * @param key the resource's key, or a key set's
+   * @param retryDelayNanos the retry delay
+   * @param queue whether to go through the gate and queue there
+   * @param client the waiting client's name, 16 hex digits
+   * @param names the randomness of the waiter's name
+   */
+  Turn(
+      Masters masters,
+      LockKey key,
+      long retryDelayNanos,
+      boolean queue,
+      String client,
+      Jitter names) {
     this.masters = masters;
     this.key = key.bytes();
     this.gating = queue;
     this.set = queue && key instanceof LockKey.Set;
-    this.waiter = !queue || set ? null : waiterName(client);
+    this.waiter = !queue || set ? null : waiterName(client, names);
     // A waiter asks again at least every retry delay and a half, plus a round: twice that, and two
     // node timeouts, before one that stopped asking (it crashed) leaves by itself.
     this.staleMillis =
@@ -87,9 +114,13 @@ final class Turn {
   }
 
   /** Its client's 16 hex digits, then 16 of its own: 32, as the release names it. */
-  private static byte[] waiterName(String client) {
-    String hex = client + Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
-    return hex.getBytes(StandardCharsets.US_ASCII);
+  private static byte[] waiterName(String client, Jitter names) {
+    return (client + hex16(names)).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** 16 hex digits drawn from {@code names}: 63 random bits under a set top bit. */
+  static String hex16(Jitter names) {
+    return Long.toHexString(names.nextLong(Long.MAX_VALUE) | Long.MIN_VALUE);
   }
 
   /**

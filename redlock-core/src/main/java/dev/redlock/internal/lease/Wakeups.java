@@ -104,10 +104,11 @@ public final class Wakeups implements Contention {
   // guarded by lock: key -> when the hand-off pause of its last release to waiters ends
   private final LinkedHashMap<String, Long> handOffs = new LinkedHashMap<>();
   private volatile Function<byte[], int[]> heard = key -> null; // null: every link
-  // This RedLock's name among waiting clients, and its channel's key, "@" and the name.
-  private final String client =
-      Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
-  private final String clientChannel = CLIENT + client;
+  // This RedLock's name among waiting clients, and its channel's key, "@" and the name; the
+  // randomness its waiters' names are drawn from.
+  private final String client;
+  private final String clientChannel;
+  private final Jitter names;
   // guarded by lock: each link's number of groups; its client channel is subscribed while > 0
   private final Map<Subscriber, Integer> linkGroups = new HashMap<>();
   private final RoundTime rounds = new RoundTime();
@@ -127,6 +128,34 @@ public final class Wakeups implements Contention {
       long retryDelayNanos,
       boolean handOff,
       Function<NoticeLink.Listener, List<Subscriber>> links) {
+    this(
+        ticker,
+        retryDelayNanos,
+        handOff,
+        links,
+        bound -> ThreadLocalRandom.current().nextLong(bound));
+  }
+
+  /**
+   * Wake-ups whose client's and waiters' names are drawn from {@code names} (a simulation's seeded
+   * randomness, so that a run's queues order alike every time).
+   *
+   * @param ticker the clock
+   * @param retryDelayNanos the retry delay: the longest hand-off pause is half of it
+   * @param handOff whether a releaser pauses for waiters
+   * @param links makes one link per master, each telling the given listener; returns an empty list
+   *     for no wake-ups
+   * @param names the randomness of the names
+   */
+  public Wakeups(
+      Ticker ticker,
+      long retryDelayNanos,
+      boolean handOff,
+      Function<NoticeLink.Listener, List<Subscriber>> links,
+      Jitter names) {
+    this.names = names;
+    this.client = Turn.hex16(names);
+    this.clientChannel = CLIENT + client;
     this.ticker = ticker;
     this.maxHandOffNanos = Math.max(MIN_HAND_OFF_NANOS, retryDelayNanos / 2);
     this.behindNanos = retryDelayNanos;
@@ -157,7 +186,7 @@ public final class Wakeups implements Contention {
    */
   @Override
   public Turn turn(Masters masters, LockKey key, long retryDelayNanos) {
-    return new Turn(masters, key, retryDelayNanos, on(), client);
+    return new Turn(masters, key, retryDelayNanos, on(), client, names);
   }
 
   /**

@@ -412,6 +412,34 @@ class WakeupsTest {
     }
   }
 
+  /**
+   * The client's and its waiters' names come from the randomness it is given, so that a
+   * simulation's seed orders the gates' queues alike every time (a queue orders waiters that first
+   * asked in the same microsecond by name).
+   */
+  @Test
+  void namesComeFromTheRandomnessGiven() {
+    List<String> first = new ArrayList<>();
+    List<String> second = new ArrayList<>();
+    for (List<String> names : List.of(first, second)) {
+      java.util.Random seeded = new java.util.Random(7);
+      try (Wakeups named =
+          new Wakeups(
+              ticker,
+              RETRY_DELAY_NANOS,
+              true,
+              listener -> DeafListener.deafLinks(3, new ArrayList<>()),
+              seeded::nextLong)) {
+        for (String resource : List.of("a", "b")) {
+          names.add(named.turn(masters(), LockKey.of(bytes(resource)), RETRY_DELAY_NANOS).name());
+        }
+      }
+    }
+    assertEquals(first, second);
+    assertEquals(2, new java.util.HashSet<>(first).size(), "two waiters, two names: " + first);
+    assertEquals(first.get(0).substring(0, 16), first.get(1).substring(0, 16), "one client");
+  }
+
   // ---- helpers
 
   private Masters masters() {

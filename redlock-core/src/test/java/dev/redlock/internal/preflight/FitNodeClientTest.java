@@ -159,17 +159,7 @@ class FitNodeClientTest {
     FakeTicker ticker = new FakeTicker();
     FakeNode node = evicting(ticker);
     java.time.Duration interval = java.time.Duration.ofSeconds(10);
-    FitNodeClient client =
-        new FitNodeClient(
-            node,
-            new Preflight(false, 0),
-            "127.0.0.1:7000",
-            "",
-            true,
-            interval.toNanos(),
-            ticker,
-            Runnable::run);
-    client.awaitFirstCheck(ticker.read() + 1_000_000_000L);
+    FitNodeClient client = recheckingEvery(node, interval, ticker);
     assertFalse(client.permits(), "unfit: excluded");
 
     node.queries.put("CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "noeviction"));
