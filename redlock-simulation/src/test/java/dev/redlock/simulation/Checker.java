@@ -207,6 +207,15 @@ final class Checker {
     java.util.Arrays.fill(holding, null);
   }
 
+  /** A liveness failure found once the run is over, at its last step, unless one came before. */
+  void lateAtTheEnd(int lastStep, String why) {
+    if (liveness == null) {
+      step = lastStep;
+      failedHere();
+      liveness = why;
+    }
+  }
+
   void failedHere() {
     if (failedAt < 0) {
       failedAt = step;

@@ -600,14 +600,13 @@ final class SimHarness {
               + Math.min(crashes, CLIENTS - 1) * STALE_NANOS
               + (isolations > 0 ? 2 * STALE_NANOS : 0)
               + (injected > crashes ? NODE_TIMEOUT_NANOS : 0);
-      if (!unjudged && unserved > bound && check.liveness == null) {
-        check.step = schedule.size() - 1;
-        check.failedHere();
-        check.liveness =
+      if (!unjudged && unserved > bound) {
+        check.lateAtTheEnd(
+            schedule.size() - 1,
             String.format(
                 "seed %d: from %d ns the resource was free while a client waited, for %d ms (bound"
                     + " %d ms)",
-                seed, check.longestFrom, unserved / 1_000_000, bound / 1_000_000);
+                seed, check.longestFrom, unserved / 1_000_000, bound / 1_000_000));
       }
       long named = check.longestNamedWait();
       if (named > 0) {
@@ -619,10 +618,9 @@ final class SimHarness {
                 + named
                 + " ns");
       }
-      if (!unjudged && named > NAMED_BOUND_NANOS && check.liveness == null) {
-        check.step = schedule.size() - 1;
-        check.failedHere();
-        check.liveness =
+      if (!unjudged && named > NAMED_BOUND_NANOS) {
+        check.lateAtTheEnd(
+            schedule.size() - 1,
             String.format(
                 "seed %d: from %d ns client %d, named by a turn notice, went without the resource"
                     + " for %.1f ms (bound %d ms)",
@@ -630,7 +628,7 @@ final class SimHarness {
                 check.longestNamedFrom,
                 check.longestNamedClient,
                 named / 1e6,
-                NAMED_BOUND_NANOS / 1_000_000);
+                NAMED_BOUND_NANOS / 1_000_000));
       }
       return new Run(
           trace,
