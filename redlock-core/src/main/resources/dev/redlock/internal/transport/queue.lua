@@ -12,7 +12,8 @@
 -- ARGV[1] = 'acquire' or 'leave', ARGV[2] = the lease's token, ARGV[3] = its TTL in milliseconds,
 -- ARGV[4] = the waiter, ARGV[5] = how long (ms) a waiter that has stopped asking stays queued.
 -- An acquire answers as keyset.lua's does: {time, 'OK' or false, {counter, marker, admitted}}; a
--- leave, 1. A waiter stays first while granted here: if its round then fails on
+-- leave, 1 (the first waiter leaving while the key is free tells the next one its turn). A
+-- waiter stays first while granted here: if its round then fails on
 -- the other masters (it overtook the release there), it is still first when it asks again. It
 -- leaves when it calls 'leave' (it got its lease, or gave up), or once it is stale, ARGV[5] ms of
 -- its own after it last asked (it crashed). Each waiter's staleness is judged by the window it
@@ -31,10 +32,30 @@
 -- it is its turn, as a release tells it. (Only commands of the minimal ACL: ZADD's XX LT CH says
 -- whether the note is older than the bound.)
 local queue, seen, waiter = KEYS[5], KEYS[6], ARGV[4]
+local function tellTurn(head)
+  local message = 'turn:' .. head
+  local client = 'redlock:wake:@' .. string.sub(head, 1, 16)
+  local told = redis.pcall('PUBLISH', client, message .. KEYS[1])
+  if type(told) ~= 'number' or told == 0 then
+    redis.pcall('PUBLISH', 'redlock:wake:' .. KEYS[1], message)
+  end
+end
 if ARGV[1] == 'leave' then
+  local first = redis.pcall('ZRANGE', queue, 0, 0)
   redis.pcall('ZREM', queue, waiter)
   redis.pcall('ZREM', seen, waiter)
   redis.pcall('ZREM', seen, '>' .. waiter)
+  -- The first waiter leaving while the key is free (its wait cancelled or out of time) tells the
+  -- waiter now first that it is its turn, as a release or a yield would: else that one would learn
+  -- it only at its timer. A waiter that leaves holding the key (granted) tells no one: its release
+  -- will.
+  if type(first) == 'table' and first.err == nil and first[1] == waiter
+      and redis.call('GET', KEYS[1]) == false then
+    local head = redis.pcall('ZRANGE', queue, 0, 0)
+    if type(head) == 'table' and head.err == nil and head[1] ~= nil then
+      tellTurn(head[1])
+    end
+  end
   return 1
 end
 redis.replicate_commands()
@@ -71,12 +92,7 @@ if turn and redis.call('GET', KEYS[1]) == false then
     turn = false
     local head = redis.pcall('ZRANGE', queue, 0, 0)
     if type(head) == 'table' and head.err == nil and head[1] ~= nil and head[1] ~= waiter then
-      local message = 'turn:' .. head[1]
-      local client = 'redlock:wake:@' .. string.sub(head[1], 1, 16)
-      local told = redis.pcall('PUBLISH', client, message .. KEYS[1])
-      if type(told) ~= 'number' or told == 0 then
-        redis.pcall('PUBLISH', 'redlock:wake:' .. KEYS[1], message)
-      end
+      tellTurn(head[1])
     end
   else
     redis.pcall('ZADD', seen, 'NX', -us, mark) -- its first grant since it queued, if it is

@@ -534,6 +534,64 @@ class QueueScriptIT {
     }
   }
 
+  /**
+   * The first waiter leaving while the key is free (its wait cancelled or out of time) tells the
+   * waiter now first that it is its turn, on that waiter's client's channel (or, if no one hears it
+   * there, on the resource's), as a release or a yield does: before, the next waiter learned it
+   * only at its timer (the simulation saw a resource free 110 ms so). A waiter leaving from behind
+   * the first, and the first leaving while it holds the key (granted: its release tells), tell no
+   * one.
+   */
+  @Test
+  void aFirstWaiterThatLeavesWhileTheKeyIsFreeTellsTheNextItsTurn(RedisCluster cluster)
+      throws Exception {
+    RedisAdmin admin = cluster.node(0).admin();
+    String resource = "leave-turn";
+    String clientC = "redlock:wake:@cccccccccccccccc";
+    assertTrue(ask(admin, resource, A), "the first, free: granted");
+    assertFalse(ask(admin, resource, B), "B behind A");
+    assertFalse(ask(admin, resource, C), "C behind B");
+    try (Notices notices = new Notices(cluster, resource, clientC)) {
+      leaveAt(admin, resource, C); // from behind the first
+      leaveAt(admin, resource, A); // the first, holding the key
+      assertEquals(List.of(), notices.messages(), "no one told");
+    }
+    assertFalse(ask(admin, resource, C), "C behind B again");
+    admin.command("DEL", resource); // A's release
+    try (Notices notices = new Notices(cluster, resource, clientC)) {
+      leaveAt(admin, resource, B); // the first, the key free
+      assertEquals(List.of(C), members(admin, queueKey(resource)), "the queue");
+      assertEquals(List.of("0 " + clientC + " turn:" + C + resource), notices.messages(), "told");
+    }
+    assertFalse(ask(admin, resource, A), "A behind C");
+    try (Notices notices = new Notices(cluster, resource)) { // A's client does not listen
+      leaveAt(admin, resource, C);
+      assertEquals(
+          List.of("0 redlock:wake:" + resource + " turn:" + A), notices.messages(), "told");
+    }
+  }
+
+  /** queue.lua's leave for {@code waiter}, with the keys the library sends (the lock's first). */
+  private static void leaveAt(RedisAdmin admin, String resource, String waiter) {
+    assertEquals(
+        1L,
+        ScriptMasters.eval(
+            admin,
+            "queue.lua",
+            List.of(
+                resource,
+                "redlock:fence",
+                "redlock:test:marker",
+                "redlock:test:admitted",
+                queueKey(resource),
+                seenKey(resource)),
+            "leave",
+            "",
+            "0",
+            waiter,
+            "0"));
+  }
+
   private RedLock closing(RedLock redlock) {
     closing.add(redlock);
     return redlock;
