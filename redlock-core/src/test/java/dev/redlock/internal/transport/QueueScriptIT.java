@@ -314,13 +314,7 @@ class QueueScriptIT {
             ScriptMasters.eval(
                 admin,
                 "queue.lua",
-                List.of(
-                    resource,
-                    "redlock:fence",
-                    "redlock:test:marker",
-                    "redlock:test:admitted",
-                    queueKey(resource),
-                    seenKey(resource)),
+                scriptKeys(resource),
                 "acquire",
                 TOKEN,
                 Long.toString(TTL.toMillis()),
@@ -571,25 +565,25 @@ class QueueScriptIT {
     }
   }
 
+  /**
+   * The keys the library sends queue.lua for {@code resource}: the lock's first, the queue's last.
+   */
+  private static List<String> scriptKeys(String resource) {
+    return List.of(
+        resource,
+        "redlock:fence",
+        "redlock:test:marker",
+        "redlock:test:admitted",
+        queueKey(resource),
+        seenKey(resource));
+  }
+
   /** queue.lua's leave for {@code waiter}, with the keys the library sends (the lock's first). */
   private static void leaveAt(RedisAdmin admin, String resource, String waiter) {
     assertEquals(
         1L,
         ScriptMasters.eval(
-            admin,
-            "queue.lua",
-            List.of(
-                resource,
-                "redlock:fence",
-                "redlock:test:marker",
-                "redlock:test:admitted",
-                queueKey(resource),
-                seenKey(resource)),
-            "leave",
-            "",
-            "0",
-            waiter,
-            "0"));
+            admin, "queue.lua", scriptKeys(resource), "leave", "", "0", waiter, "0"));
   }
 
   private RedLock closing(RedLock redlock) {
