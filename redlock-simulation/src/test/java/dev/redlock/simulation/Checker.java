@@ -42,7 +42,7 @@ final class Checker {
   final List<long[]> busy = new ArrayList<>();
   final long[][] holding = new long[CLIENTS][];
   final List<long[]> waits = new ArrayList<>(); // {from, to, mask, client}
-  // Turn notices, as each reached its client: {when, client, resource}.
+  // Turn notices, as published for a client that could hear them: {when, client, resource}.
   final List<long[]> namings = new ArrayList<>();
   // Rounds denied because too few masters could vote for their client: {when, client}.
   final List<long[]> unavailable = new ArrayList<>();
@@ -584,12 +584,12 @@ final class Checker {
 
   /**
    * The longest a waiter named by a turn notice went without the resource, on the simulation's
-   * time: from the notice reaching its client, while that client still waited for the resource, to
-   * the first of its wait's end (granted, run out, cancelled, crashed) and a grant of the resource
-   * to anyone. A notice that reached a client not waiting for the resource is not counted, nor one
-   * after which the client's rounds found too few masters able to vote for it (a matter of
-   * availability, not of turns: a client started after a master's restart cannot tell that the run
-   * before lost nothing, and keeps it out for the restart guard's time).
+   * time: from the notice's publishing, while that client still waited for the resource, to the
+   * first of its wait's end (granted, run out, cancelled, crashed) and a grant of the resource to
+   * anyone. A notice for a client not waiting for the resource is not counted, nor one after which
+   * the client's rounds found too few masters able to vote for it (a matter of availability, not of
+   * turns: a client started after a master's restart cannot tell that the run before lost nothing,
+   * and keeps it out for the restart guard's time).
    */
   long longestNamedWait() {
     long longest = 0;
