@@ -146,8 +146,7 @@ final class Checker {
 
   /** Master {@code m} restarted: a re-check it cut off is made again later. */
   void restarted(int m) {
-    restartedAt[m] = sim.now();
-    restarts.add(sim.now());
+    restarts.add(new long[] {sim.now(), m});
     for (long[] row : lateFrom) {
       row[m] = Math.max(row[m], sim.now() + RECHECK_AFTER_RESTART_NANOS);
     }
@@ -550,12 +549,10 @@ final class Checker {
    */
   static final long GUARDED_NANOS = 62_000_000_000L;
 
-  final long[] restartedAt = new long[SimHarness.MASTERS]; // each master's last restart
-  final List<Long> restarts = new ArrayList<>(); // when any master restarted
+  final List<long[]> restarts = new ArrayList<>(); // {when, master} of every restart
   final long[] fitAt = new long[SimHarness.MASTERS]; // when each was last made fit again
 
   {
-    java.util.Arrays.fill(restartedAt, Long.MIN_VALUE / 2);
     java.util.Arrays.fill(fitAt, Long.MIN_VALUE / 2);
   }
 
@@ -570,13 +567,23 @@ final class Checker {
       out +=
           unfitSince[m] >= 0
                   || sim.now() - fitAt[m] <= UNFIT_LATE_NANOS
-                  || sim.now() - restartedAt[m] < GUARDED_NANOS
+                  || restartedWithin(m, GUARDED_NANOS)
               ? 1
               : 0;
     }
     if (2 * out >= SimHarness.MASTERS) {
       unavailable.add(new long[] {sim.now(), c});
     }
+  }
+
+  /** Whether master {@code m} restarted within the last {@code nanos}. */
+  private boolean restartedWithin(int m, long nanos) {
+    for (long[] restart : restarts) {
+      if (restart[1] == m && sim.now() - restart[0] < nanos) {
+        return true;
+      }
+    }
+    return false;
   }
 
   long longestNamedFrom = -1; // when the naming that waited longest came
@@ -615,10 +622,10 @@ final class Checker {
       for (long[] denial : unavailable) {
         excused |= denial[1] == c && at <= denial[0] && denial[0] <= served;
       }
-      for (long restart : restarts) { // a release it cut off is sent again 100 ms later
+      for (long[] restart : restarts) { // a release it cut off is sent again 100 ms later
         excused |=
-            at - 2 * SimHarness.NODE_TIMEOUT_NANOS <= restart
-                && restart <= at + SimHarness.NAMED_BOUND_NANOS;
+            at - 2 * SimHarness.NODE_TIMEOUT_NANOS <= restart[0]
+                && restart[0] <= at + SimHarness.NAMED_BOUND_NANOS;
       }
       if (excused) {
         continue;

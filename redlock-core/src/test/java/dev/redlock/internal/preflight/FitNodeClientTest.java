@@ -158,19 +158,17 @@ class FitNodeClientTest {
   void aCorrectedMasterIsCheckedAgainOnlyAfterTheIntervalAndThenVotes() {
     FakeTicker ticker = new FakeTicker();
     FakeNode node = evicting(ticker);
-    java.time.Duration interval = java.time.Duration.ofSeconds(10);
-    FitNodeClient client = recheckingEvery(node, interval, ticker);
-    assertFalse(client.permits(), "unfit: excluded");
+    FitNodeClient client = checkedUnfit(node, ticker);
 
     node.queries.put("CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "noeviction"));
-    ticker.advance(interval);
+    ticker.advance(INTERVAL);
     assertFalse(client.permits(), "exactly the interval: the verdict stands");
     ticker.advance(java.time.Duration.ofNanos(1));
     assertTrue(client.permits(), "checked again when used past the interval: it votes");
     assertEquals(null, client.exclusion());
 
     node.queries.put("CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "allkeys-lru"));
-    ticker.advance(interval.plusNanos(1));
+    ticker.advance(INTERVAL.plusNanos(1));
     assertFalse(client.permits(), "unfit again at the next check: excluded again");
     assertTrue(
         client
@@ -202,26 +200,24 @@ class FitNodeClientTest {
   @Test
   void aRecheckThatCannotReachTheMasterKeepsTheVerdictAndComesAgainSoon() {
     FakeTicker ticker = new FakeTicker();
-    java.time.Duration interval = java.time.Duration.ofSeconds(10);
     FakeNode node = evicting(ticker);
-    FitNodeClient unfit = recheckingEvery(node, interval, ticker);
-    assertFalse(unfit.permits(), "unfit: excluded");
+    FitNodeClient unfit = checkedUnfit(node, ticker);
     java.util.Map<String, Object> answers = unreachable(node);
-    ticker.advance(interval.plusNanos(1));
+    ticker.advance(INTERVAL.plusNanos(1));
     unfit.permits(); // the re-check, which reaches nothing
     assertFalse(unfit.permits(), "not reached: still excluded");
     assertInstanceOf(NodeUnavailableException.class, unfit.exclusion());
 
     FakeNode turning = new FakeNode(ticker);
-    FitNodeClient fit = recheckingEvery(turning, interval, ticker);
+    FitNodeClient fit = recheckingEvery(turning, ticker);
     assertTrue(fit.permits(), "fit at first");
     java.util.Map<String, Object> healthy = unreachable(turning);
-    ticker.advance(interval.plusNanos(1));
+    ticker.advance(INTERVAL.plusNanos(1));
     assertTrue(fit.permits(), "not reached: the last verdict, fit, stands");
     reachable(turning, healthy);
     turning.queries.put("CONFIG GET maxmemory", List.of("maxmemory", "67108864"));
     turning.queries.put("CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "allkeys-lru"));
-    ticker.advance(interval.dividedBy(10).plusNanos(1));
+    ticker.advance(INTERVAL.dividedBy(10).plusNanos(1));
     fit.permits(); // the next use after a tenth of the interval checks again
     assertFalse(fit.permits(), "evicting, found at the check a tenth of the interval later");
   }
@@ -233,19 +229,26 @@ class FitNodeClientTest {
   @Test
   void anUnfitMasterWhoseSettingCannotBeReadAgainStaysExcluded() {
     FakeTicker ticker = new FakeTicker();
-    java.time.Duration interval = java.time.Duration.ofSeconds(10);
     FakeNode node = evicting(ticker);
-    FitNodeClient client = recheckingEvery(node, interval, ticker);
-    assertFalse(client.permits(), "unfit: excluded");
+    FitNodeClient client = checkedUnfit(node, ticker);
     node.queries.put(
         "CONFIG GET maxmemory-policy", new NodeUnavailableException("connection lost"));
-    ticker.advance(interval.plusNanos(1));
+    ticker.advance(INTERVAL.plusNanos(1));
     client.permits();
     assertFalse(client.permits(), "its policy unread: not known to be fixed");
   }
 
-  private static FitNodeClient recheckingEvery(
-      NodeClient master, java.time.Duration interval, FakeTicker ticker) {
+  /** The re-check's interval of the tests that re-check. */
+  private static final java.time.Duration INTERVAL = java.time.Duration.ofSeconds(10);
+
+  /** A client of {@code master}, an evicting one, its first verdict in: excluded. */
+  private static FitNodeClient checkedUnfit(FakeNode master, FakeTicker ticker) {
+    FitNodeClient client = recheckingEvery(master, ticker);
+    assertFalse(client.permits(), "unfit: excluded");
+    return client;
+  }
+
+  private static FitNodeClient recheckingEvery(NodeClient master, FakeTicker ticker) {
     FitNodeClient client =
         new FitNodeClient(
             master,
@@ -253,7 +256,7 @@ class FitNodeClientTest {
             "127.0.0.1:7000",
             "",
             true,
-            interval.toNanos(),
+            INTERVAL.toNanos(),
             ticker,
             Runnable::run);
     client.awaitFirstCheck(ticker.read() + 1_000_000_000L);
