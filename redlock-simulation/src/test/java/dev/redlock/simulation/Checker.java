@@ -500,6 +500,36 @@ final class Checker {
     queued.remove(waiter);
   }
 
+  // Per master, the tokens of the leases whose release ran there. A connection's commands reach
+  // the master in order, and what a closed one carried is lost (the library's links close with
+  // SO_LINGER 0), so a lease's acquire can reach a master after its release only if the client
+  // sent it again (after a NOSCRIPT) although its release had run: it sets a key no one will
+  // release, which keeps every other client out for a TTL.
+  private final List<java.util.Set<String>> released = new ArrayList<>();
+
+  {
+    for (int m = 0; m < SimHarness.MASTERS; m++) {
+      released.add(new java.util.HashSet<>());
+    }
+  }
+
+  /** A release of the lease whose token is {@code token} ran on master {@code m} (no NOSCRIPT). */
+  void releaseRan(int m, String token) {
+    released.get(m).add(token);
+  }
+
+  /** An acquire of the lease whose token is {@code token} ran on master {@code m}. */
+  void acquireRan(int m, String token) {
+    if (state == null && released.get(m).contains(token)) {
+      failedHere();
+      state =
+          String.format(
+              "seed %d step %d: an acquire ran on master %d at %d ns after its own lease's"
+                  + " release had run there (token %s): a key no one will release",
+              seed, step, m, sim.now(), token.substring(0, Math.min(8, token.length())));
+    }
+  }
+
   /** Whether client {@code c} waits for resource {@code r} now. */
   private boolean waitingFor(int c, int r) {
     int mask = blockingMask[c] | (pending.get(c) != null ? asyncMask[c] : 0);

@@ -4,6 +4,13 @@ package dev.redlock.simulation;
 enum Fault {
   /** A master cut off from one client for up to a second: messages wait for the heal. */
   PARTITION,
+  /**
+   * A link slowed (as Toxiproxy's latency toxic on one client's proxy of one master): for a second,
+   * every message between that client and master, commands, replies and notices, takes 1 to 60 ms
+   * more each way, in order; the node timeout is 50 ms, so some rounds pass the master by, and a
+   * gate slower than the gate wait is passed by too.
+   */
+  LATENCY,
   /** A master restarted without its data (a new run, its connections reset): masters 2 to 4. */
   RESTART_EMPTY,
   /**

@@ -76,6 +76,42 @@ final class Observers {
     return node;
   }
 
+  /**
+   * Tells {@code check} of each acquire of a lease that master {@code master} ran, and of each
+   * release that ran there (not answered NOSCRIPT), by the lease's token: the plain acquire ({@code
+   * SET key token NX}), queue.lua's and keyset.lua's acquires, release.lua and keyset.lua's
+   * release.
+   */
+  static void leases(List<String> args, Object reply, Checker check, int master) {
+    String name = args.get(0);
+    if (name.equalsIgnoreCase("SET") && args.size() > 3) {
+      check.acquireRan(master, args.get(2));
+      return;
+    }
+    if (!(name.equalsIgnoreCase("EVALSHA") || name.equalsIgnoreCase("EVAL"))
+        || args.size() < 4
+        || reply instanceof SimMaster.Error) {
+      return;
+    }
+    String script = SimNodeClient.SCRIPT_NAMES.get(args.get(1));
+    int at = 3 + Integer.parseInt(args.get(2)); // the first argument after the keys
+    if (script == null || args.size() <= at + 1) {
+      return;
+    }
+    String first = args.get(at);
+    switch (script) {
+      case "release" -> check.releaseRan(master, first);
+      case "queue", "keyset" -> {
+        if (first.equals("acquire")) {
+          check.acquireRan(master, args.get(at + 1));
+        } else if (first.equals("release")) {
+          check.releaseRan(master, args.get(at + 1));
+        }
+      }
+      default -> {}
+    }
+  }
+
   private static String ascii(byte[] bytes) {
     return new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1);
   }

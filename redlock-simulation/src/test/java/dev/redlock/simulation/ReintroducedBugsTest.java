@@ -334,4 +334,34 @@ class ReintroducedBugsTest {
             SEEDS, seed -> SimHarness.run(seed, 1_000, isolated, 10, b -> b, s -> s).failure()),
         "the real script failed the same hunt");
   }
+
+  /**
+   * R3: the queue script's token read from its first argument (the word {@code acquire}, as {@code
+   * NodeCommand} did before {@code 0c63960}): a gate's acquire answered NOSCRIPT and kept to be
+   * sent again never matches its own lease's release, which ran meanwhile once another client's
+   * reload made the scripts ready, so it is sent again after that release and sets a key no one
+   * will release. It needs a slow link to the gate (the gate passed by, the round refused elsewhere
+   * and its releases sent before the gate's NOSCRIPT came back) and a {@code SCRIPT FLUSH}: the
+   * hunt is both, 20 seeds of 1,000 steps, one step in three; the real core passes the same hunt.
+   */
+  @Test
+  void aQueuedAcquireSentAgainAfterItsOwnRelease() throws Exception {
+    String bug = "R3: the queue acquire's token read from its first argument";
+    String faults = "LATENCY,SCRIPT_FLUSH";
+    String found =
+        PatchedCore.hunt(
+            List.of(
+                new PatchedCore.JavaBug(
+                    "dev/redlock/internal/transport/NodeCommand.java",
+                    "return script == LuaScript.KEY_SET || script == LuaScript.QUEUE ? args[1] :"
+                        + " args[0];",
+                    "return script == LuaScript.KEY_SET ? args[1] : args[0];")),
+            faults,
+            SEEDS,
+            1_000,
+            3);
+    System.out.printf("| %s | %s | %s |%n", bug, faults, found);
+    assertNotNull(found, bug + ": no seed of " + SEEDS + " found it");
+    assertNull(Hunt.hunt(faults, SEEDS, 1_000, 3), "the real core failed the same hunt");
+  }
 }

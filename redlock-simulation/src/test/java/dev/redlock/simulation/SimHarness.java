@@ -141,19 +141,23 @@ final class SimHarness {
     List<SimMaster> masters = new ArrayList<>();
     List<SimPubSub> pubsubs = new ArrayList<>();
     List<MasterClock> clocks = new ArrayList<>();
+    List<ClientClock> clientClocks = new ArrayList<>();
+    Checker check = new Checker(seed, sim, clientClocks, trace);
     for (int i = 0; i < MASTERS; i++) {
       MasterClock clock = new MasterClock(sim);
       clocks.add(clock);
       masters.add(new SimMaster(clock::micros, runId(i, 0)));
       pubsubs.add(new SimPubSub(sim, masters.get(i)));
-      if (Observers.TRACE_MASTERS) {
-        int master = i;
-        masters
-            .get(i)
-            .observe(
-                (args, reply) ->
-                    trace.add(sim.now() + " m" + master + " " + Observers.brief(args, reply)));
-      }
+      int master = i;
+      masters
+          .get(i)
+          .observe(
+              (args, reply) -> {
+                Observers.leases(args, reply, check, master);
+                if (Observers.TRACE_MASTERS) {
+                  trace.add(sim.now() + " m" + master + " " + Observers.brief(args, reply));
+                }
+              });
       masters.get(i).editScripts(bug);
       if (i < 2) {
         masters.get(i).config("appendonly", "yes");
@@ -165,6 +169,8 @@ final class SimHarness {
       nodes.add("redis://master-" + i + ":6379");
     }
     long[][] healsAt = new long[CLIENTS][MASTERS];
+    long[][] slowUntil = new long[CLIENTS][MASTERS]; // a link slowed (LATENCY) until then
+    long[][] latency = new long[CLIENTS][MASTERS]; // and by so much each way
     SimNodeClient[][] nodeClients = new SimNodeClient[CLIENTS][MASTERS];
     // Turn notices: each waiter's name starts with its client's, as its queue acquires show.
     Map<String, SimProcess> waiters = new java.util.HashMap<>();
@@ -172,11 +178,9 @@ final class SimHarness {
     for (SimNodeClient.Tamper[] row : tampers) {
       java.util.Arrays.fill(row, SimNodeClient.Tamper.NONE);
     }
-    long pausedUntil = 0; // the end of the last client's pause
+    long pausedUntil = 0; // the end of the last client's pause, or of the last slowed link
     long[] unfitUntil = new long[MASTERS]; // when an unfit master is configured back
-    List<ClientClock> clientClocks = new ArrayList<>();
     List<RedLock> clients = new ArrayList<>();
-    Checker check = new Checker(seed, sim, clientClocks, trace);
     int injected = 0;
     int crashes = 0;
     int isolations = 0;
@@ -194,8 +198,13 @@ final class SimHarness {
             SimProcess process = new SimProcess();
             processes[client] = process;
             ClientClock clock = clientClocks.get(client);
-            LongSupplier delay =
-                () -> 50_000 + sim.random().nextInt((int) MAX_DELAY_NANOS - 50_000);
+            // Each message's delay to or from master i, and a slowed link's latency on top.
+            java.util.function.IntFunction<LongSupplier> delay =
+                i ->
+                    () ->
+                        50_000
+                            + sim.random().nextInt((int) MAX_DELAY_NANOS - 50_000)
+                            + (slowUntil[client][i] > sim.now() ? latency[client][i] : 0);
             return SimRedLocks.build(
                 settingsOf
                     .apply(client)
@@ -244,7 +253,7 @@ final class SimHarness {
                                 masters.get(i),
                                 clock,
                                 NODE_TIMEOUT_NANOS,
-                                delay,
+                                delay.apply(i),
                                 () -> healsAt[client][i],
                                 process,
                                 () -> {
@@ -258,7 +267,9 @@ final class SimHarness {
                 new SimLoop(sim, clock, process),
                 SimLoop.timing(sim, clock, process),
                 (i, listener) ->
-                    pubsubs.get(i).link(listener, delay, () -> healsAt[client][i], process));
+                    pubsubs
+                        .get(i)
+                        .link(listener, delay.apply(i), () -> healsAt[client][i], process));
           };
       for (int c = 0; c < CLIENTS; c++) {
         clientClocks.add(new ClientClock(sim));
@@ -312,6 +323,14 @@ final class SimHarness {
               case PARTITION -> {
                 healsAt[next.other()][m] = sim.now() + (long) (next.value() * 1_000_000_000);
                 check.cutOff(next.other(), m, healsAt[next.other()][m]);
+              }
+              case LATENCY -> {
+                int c = next.other();
+                latency[c][m] = 1_000_000 + (long) (next.value() * 59_000_000);
+                slowUntil[c][m] = sim.now() + 1_000_000_000L;
+                pausedUntil = Math.max(pausedUntil, slowUntil[c][m]); // the quiet comes after it
+                trace.add(
+                    sim.now() + " link " + c + "-" + m + " slowed by " + latency[c][m] + " ns");
               }
               case MASTER_PAUSE -> {
                 long until = sim.now() + (long) (next.value() * 2_000_000_000L);

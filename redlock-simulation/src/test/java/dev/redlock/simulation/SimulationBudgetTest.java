@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 class SimulationBudgetTest {
 
   /**
-   * Seeds per family: 22 families within the assumptions (each alone, the calm ones together, all
-   * together), 5 outside, of 1,000 steps.
+   * Seeds per family: 23 families within the assumptions (none, each alone, the calm ones together,
+   * all together), 5 outside, of 1,000 steps.
    */
   static final int SEEDS = Integer.getInteger("simulation.budget.seeds", 48);
 

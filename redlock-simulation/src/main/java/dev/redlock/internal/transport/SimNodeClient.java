@@ -157,6 +157,33 @@ public final class SimNodeClient extends CommandNodeClient {
     }
   }
 
+  /**
+   * The library's scripts by name (their files' names without {@code .lua}: {@code release}, {@code
+   * queue}, ...), each under its SHA-1 (as an {@code EVALSHA} names it) and its text (as an {@code
+   * EVAL} sends it), both as ISO-8859-1 strings: for a checker that reads the commands reaching the
+   * masters.
+   */
+  public static final java.util.Map<String, String> SCRIPT_NAMES = scriptNames();
+
+  private static java.util.Map<String, String> scriptNames() {
+    java.util.Map<String, String> names = new java.util.HashMap<>();
+    java.util.Map<LuaScript, String> scripts =
+        java.util.Map.of(
+            LuaScript.FENCE, "fence",
+            LuaScript.RELEASE, "release",
+            LuaScript.EXTEND, "extend",
+            LuaScript.ADMIT, "admit",
+            LuaScript.SHORTEN, "shorten",
+            LuaScript.KEY_SET, "keyset",
+            LuaScript.QUEUE, "queue");
+    scripts.forEach(
+        (script, name) -> {
+          names.put(new String(script.sha1(), java.nio.charset.StandardCharsets.ISO_8859_1), name);
+          names.put(new String(script.body(), java.nio.charset.StandardCharsets.ISO_8859_1), name);
+        });
+    return java.util.Map.copyOf(names);
+  }
+
   /** A master's reply as the library reads it: through its own decoder. */
   private static Object decode(Object reply) {
     return new Resp.Decoder().next(ByteBuffer.wrap(RespCodec.encode(reply)));
