@@ -12,7 +12,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -74,18 +73,21 @@ final class AsyncLeases {
   private final Ticker ticker;
   private final ScheduledExecutorService timer;
   private final ReentrantLock lock = new ReentrantLock();
-  private final Condition idle = lock.newCondition();
+  private final Timing.Pauses pauses; // how the close waits for the rounds in flight
+  private final CompletableFuture<Void> drained =
+      new CompletableFuture<>(); // closed, none in flight
   private final Set<Acquisition<?>> pending = new HashSet<>(); // guarded by lock
   private int inFlight; // guarded by lock: rounds sent and not yet decided
   private boolean closed; // guarded by lock
 
-  AsyncLeases(Leases leases, Events events, Ticker ticker, Timing.Timers timers) {
+  AsyncLeases(Leases leases, Events events, Ticker ticker, Timing timing) {
     this.leases = leases;
     this.events = events;
     this.ticker = ticker;
+    this.pauses = timing.pauses();
     int number = THREADS.incrementAndGet();
     // No thread until the first async call.
-    this.timer = timers.start("redlock-async-" + number, true);
+    this.timer = timing.timers().start("redlock-async-" + number, true);
   }
 
   /**
@@ -235,6 +237,9 @@ final class AsyncLeases {
       }
       closed = true;
       failing = new ArrayList<>(pending);
+      if (inFlight == 0) {
+        drained.complete(null);
+      }
     } finally {
       lock.unlock();
     }
@@ -245,22 +250,19 @@ final class AsyncLeases {
     }
     long deadline = ticker.read() + graceNanos;
     boolean interrupted = false;
-    lock.lock();
-    try {
-      while (inFlight > 0) {
-        long left = deadline - ticker.read();
-        if (left <= 0) {
-          log.debug("{} async rounds still undecided at close", inFlight);
-          break;
-        }
-        try {
-          idle.awaitNanos(left);
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
+    // As a blocked caller pauses (parked; in a simulation, its events run until then).
+    while (!drained.isDone()) {
+      long left = deadline - ticker.read();
+      if (left <= 0) {
+        log.debug("async rounds still undecided at close");
+        break;
       }
-    } finally {
-      lock.unlock();
+      try {
+        pauses.await(drained, left);
+      } catch (InterruptedException e) {
+        interrupted = true;
+        break;
+      }
     }
     // A grant decided just before the close may be on its way to a caller whose future the close
     // failed: the event thread then discards it, and must do so while the connections are open.
@@ -301,8 +303,8 @@ final class AsyncLeases {
   private void leave() {
     lock.lock();
     try {
-      if (--inFlight == 0) {
-        idle.signalAll();
+      if (--inFlight == 0 && closed) {
+        drained.complete(null); // the close waits for it (its callbacks run on no thread: none)
       }
     } finally {
       lock.unlock();

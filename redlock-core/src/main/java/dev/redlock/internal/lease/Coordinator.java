@@ -143,7 +143,7 @@ public final class Coordinator {
             arguments,
             settings.driftFactor(),
             settings.minValidityNanos(),
-            timing.timers());
+            timing);
   }
 
   /**

@@ -67,14 +67,14 @@ final class Leases {
       Arguments arguments,
       double driftFactor,
       long minValidityNanos,
-      Timing.Timers timers) {
+      Timing timing) {
     this.masters = masters;
     this.releases = releases;
     this.events = events;
     this.arguments = arguments;
     this.driftFactor = driftFactor;
     this.minValidityNanos = minValidityNanos;
-    this.async = new AsyncLeases(this, events, masters.ticker(), timers);
+    this.async = new AsyncLeases(this, events, masters.ticker(), timing);
   }
 
   /** The asynchronous operations on these leases. */

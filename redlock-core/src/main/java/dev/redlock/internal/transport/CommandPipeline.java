@@ -158,6 +158,7 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   private long lastHeardNanos; // guarded by lock: when that run last answered
   private final Hearing hearing; // when the master last answered, for TimedReply
   private volatile NodeClient.Watcher watcher; // hears how connection attempts end, or null
+  private final PipelineWaits waits; // how callers wait, or null: parked on changed
 
   /**
    * A pipeline that starts {@link State#CONNECTING}: the transport opens the first link at once.
@@ -167,18 +168,21 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
    *     whose I/O thread waits in {@link #awaitWork} needs none.
    */
   CommandPipeline(Ticker ticker, long stallNanos, Runnable connect) {
-    this(ticker, stallNanos, connect, null);
+    this(ticker, stallNanos, connect, null, null);
   }
 
   /**
    * As above, read by a reader that is not always watching its socket (a selector's), as {@code
-   * watch} tells: the time it was not is not held against the master ({@link TimedReply}).
+   * watch} tells (or null): the time it was not is not held against the master ({@link
+   * TimedReply}); its callers waiting as {@code waits} does (or, if null, parked on its condition).
    */
-  CommandPipeline(Ticker ticker, long stallNanos, Runnable connect, ReaderWatch watch) {
+  CommandPipeline(
+      Ticker ticker, long stallNanos, Runnable connect, ReaderWatch watch, PipelineWaits waits) {
     this.ticker = ticker;
     this.stallNanos = stallNanos;
     this.connect = connect;
     this.hearing = new Hearing(watch);
+    this.waits = waits;
   }
 
   /**
@@ -561,10 +565,25 @@ final class CommandPipeline<L extends CommandPipeline.Link> {
   }
 
   /**
-   * Waits on {@link #changed} until {@code done} (checked under the lock) or the deadline; an
-   * interrupt ends the wait and stays set.
+   * Waits on {@link #changed} (or as {@link #waits} does) until {@code done} (checked under the
+   * lock) or the deadline; an interrupt ends the wait and stays set.
    */
   private void awaitChange(java.util.function.BooleanSupplier done, long deadlineNanos) {
+    if (waits != null) {
+      java.util.function.BooleanSupplier locked =
+          () -> {
+            lock.lock();
+            try {
+              return done.getAsBoolean();
+            } finally {
+              lock.unlock();
+            }
+          };
+      while (!locked.getAsBoolean() && deadlineNanos - ticker.read() > 0) {
+        waits.await(locked, deadlineNanos);
+      }
+      return;
+    }
     lock.lock();
     try {
       while (!done.getAsBoolean()) {

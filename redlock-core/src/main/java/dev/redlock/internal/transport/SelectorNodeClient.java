@@ -49,7 +49,11 @@ public final class SelectorNodeClient extends CommandNodeClient implements Selec
     this.loop = loop;
     this.pipeline =
         new CommandPipeline<>(
-            ticker, CommandPipeline.stallNanos(nodeTimeoutNanos), this::connect, loop.watch());
+            ticker,
+            CommandPipeline.stallNanos(nodeTimeoutNanos),
+            this::connect,
+            loop.watch(),
+            null);
     connect();
   }
 

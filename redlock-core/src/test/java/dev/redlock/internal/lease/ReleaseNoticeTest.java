@@ -98,7 +98,7 @@ class ReleaseNoticeTest {
         new Arguments(masters.nodeTimeoutNanos(), 0, Long.MAX_VALUE),
         0.01,
         0,
-        Timing.REAL.timers());
+        Timing.REAL);
   }
 
   private Grant granted(Leases leases, String resource) {

@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -560,6 +561,61 @@ class CommandPipelineLifecycleTest {
     within(() -> pipeline.awaitDrained(now)); // the deadline is now: returns at once
     within(() -> pipeline.awaitDrained(now - 1));
     assertFalse(unanswered.reply.isDone());
+  }
+
+  @Test
+  @Timeout(10) // parked on the condition instead, the fake clock never reaches the deadline
+  void aPipelineWithItsOwnWaitsDrainsThroughThemOnTheCallersThread() {
+    // A simulation's waits run its events (here, one master's reply each) on the caller's thread
+    // until the pipeline has drained: the caller is never parked on the condition.
+    KickedLink[] link = new KickedLink[1];
+    List<Long> deadlines = new ArrayList<>();
+    CommandPipeline<KickedLink>[] waited = newPipelineArray();
+    waited[0] =
+        new CommandPipeline<>(
+            ticker,
+            STALL_NANOS,
+            () -> {},
+            null,
+            (done, deadlineNanos) -> {
+              assertFalse(done.getAsBoolean(), "asked to wait only while not drained");
+              deadlines.add(deadlineNanos);
+              assertTrue(waited[0].replied(link[0], 1L)); // an event: the next reply comes
+            });
+    link[0] = new KickedLink();
+    waited[0].connected(link[0], null, 0);
+    NodeCommand first = release();
+    NodeCommand second = release();
+    waited[0].submit(first);
+    waited[0].submit(second);
+    long deadline = ticker.read() + STALL_NANOS;
+    waited[0].awaitDrained(deadline);
+    assertTrue(first.reply.isDone() && second.reply.isDone(), "both answered");
+    assertEquals(List.of(deadline, deadline), deadlines, "one wait per reply, to the deadline");
+  }
+
+  @Test
+  @Timeout(10) // parked on the condition instead, the fake clock never reaches the deadline
+  void aPipelineWithItsOwnWaitsStopsAtTheDeadline() {
+    // Waits that bring no reply but move the clock (a simulation with nothing left to run) end
+    // the drain at its deadline, the command still in flight.
+    CommandPipeline<KickedLink> waited =
+        new CommandPipeline<>(
+            ticker,
+            STALL_NANOS,
+            () -> {},
+            null,
+            (done, deadlineNanos) -> ticker.advance(java.time.Duration.ofMillis(1)));
+    waited.connected(new KickedLink(), null, 0);
+    NodeCommand unanswered = release();
+    waited.submit(unanswered);
+    waited.awaitDrained(ticker.read() + TimeUnit.MILLISECONDS.toNanos(5));
+    assertFalse(unanswered.reply.isDone());
+  }
+
+  @SuppressWarnings("unchecked")
+  private static CommandPipeline<KickedLink>[] newPipelineArray() {
+    return (CommandPipeline<KickedLink>[]) new CommandPipeline<?>[1];
   }
 
   @Test

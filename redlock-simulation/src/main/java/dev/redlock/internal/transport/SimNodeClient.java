@@ -99,11 +99,16 @@ public final class SimNodeClient extends CommandNodeClient {
     this.ticker = ticker;
     this.delayNanos = delayNanos;
     this.healsAt = healsAt;
+    // A caller waiting for the pipeline (a close's wait for the replies in flight) runs the
+    // simulation's events until they came or its deadline, as a caller waiting for its round does.
     this.pipeline =
         new CommandPipeline<>(
             ticker,
             CommandPipeline.stallNanos(nodeTimeoutNanos),
-            () -> sim.after(0, process.event(sim, this::open)));
+            () -> sim.after(0, process.event(sim, this::open)),
+            null,
+            (done, deadlineNanos) ->
+                sim.runUntil(done, sim.now() + Math.max(0, deadlineNanos - ticker.read())));
     open();
   }
 
