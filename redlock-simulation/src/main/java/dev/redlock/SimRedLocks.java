@@ -6,6 +6,7 @@ import dev.redlock.internal.transport.NoticeLink;
 import dev.redlock.internal.transport.RoundLoop;
 import dev.redlock.internal.transport.Subscriber;
 import dev.redlock.internal.transport.Ticker;
+import java.nio.charset.StandardCharsets;
 import java.util.function.BiFunction;
 import java.util.function.IntFunction;
 
@@ -65,5 +66,22 @@ public final class SimRedLocks {
         .roundLoop(loop)
         .timing(timing)
         .build();
+  }
+
+  /**
+   * Returns {@code lease}'s token, the value its keys hold on the masters (as ISO-8859-1 text, as
+   * the simulation's observers read the commands): the checker's name for a lease.
+   *
+   * @param lease the lease
+   * @return its token
+   */
+  public static String token(Lease lease) {
+    try {
+      java.lang.reflect.Method token = lease.grant().getClass().getDeclaredMethod("token");
+      token.setAccessible(true);
+      return new String((byte[]) token.invoke(lease.grant()), StandardCharsets.ISO_8859_1);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("a lease's token cannot be read", e);
+    }
   }
 }

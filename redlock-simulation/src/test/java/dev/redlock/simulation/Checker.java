@@ -173,17 +173,40 @@ final class Checker {
    * live their TTL, but it holds nothing now; its async wait ends with it.
    */
   void crashed(int c) {
-    held[c] = null; // validUntil stays: no one else may be granted before it
-    java.util.Arrays.fill(firstLateVote[c], -1); // a new process checks every master at its start
-    locks[c] = null; // its process's lock, gone with it
-    queued.values().removeIf(entry -> entry[2] == c); // its waiters went with it
-    latestWaiter[c] = null;
-    holding[c] = null; // its interval runs to its keys' expiry
     if (pending.get(c) != null) {
       pending.set(c, null);
       endWait(c, asyncFrom[c], asyncMask[c]);
     }
+    gone(c);
     trace.add(sim.now() + " " + c + " crashed");
+  }
+
+  /**
+   * Client {@code c}'s RedLock closed by its program (a shutdown), a new one in its place: as after
+   * a crash, a lease it still held stays valid by its own measure, its keys live their TTL, and its
+   * lock is gone; but its async wait must have ended at the close (failed): a caller's future left
+   * pending would wait for ever.
+   */
+  void closed(int c) {
+    if (pending.get(c) != null && liveness == null) {
+      failedHere();
+      liveness =
+          String.format(
+              "seed %d step %d: client %d's async wait still pending after its RedLock closed",
+              seed, step, c);
+    }
+    gone(c);
+    trace.add(sim.now() + " " + c + " closed");
+  }
+
+  /** Client {@code c}'s RedLock gone, holding nothing (what it held lives on to its expiry). */
+  private void gone(int c) {
+    held[c] = null; // validUntil stays: no one else may be granted before it
+    java.util.Arrays.fill(firstLateVote[c], -1); // a new RedLock checks every master at its start
+    locks[c] = null; // its RedLock's lock, gone with it
+    queued.values().removeIf(entry -> entry[2] == c); // its waiters went with it
+    latestWaiter[c] = null;
+    holding[c] = null; // its interval runs to its keys' expiry
   }
 
   /**
@@ -518,8 +541,37 @@ final class Checker {
     released.get(m).add(token);
   }
 
+  // Per master, the tokens of the leases whose acquire ran there.
+  private final List<java.util.Set<String>> acquired = new ArrayList<>();
+
+  {
+    for (int m = 0; m < SimHarness.MASTERS; m++) {
+      acquired.add(new java.util.HashSet<>());
+    }
+  }
+
+  /**
+   * Client {@code c} released the lease whose token is {@code token}, then closed its RedLock, with
+   * every master healthy and reachable: a close waits for the commands in flight (up to the node
+   * timeout), so the release ran on every master where the lease's acquire ran.
+   */
+  void releasedBeforeClose(int c, String token) {
+    for (int m = 0; m < SimHarness.MASTERS && state == null; m++) {
+      if (acquired.get(m).contains(token) && !released.get(m).contains(token)) {
+        failedHere();
+        state =
+            String.format(
+                "seed %d step %d: client %d released a lease and closed its RedLock, and the"
+                    + " release never ran on master %d, where its acquire had (token %s): its key"
+                    + " stays for a TTL",
+                seed, step, c, m, token.substring(0, Math.min(8, token.length())));
+      }
+    }
+  }
+
   /** An acquire of the lease whose token is {@code token} ran on master {@code m}. */
   void acquireRan(int m, String token) {
+    acquired.get(m).add(token);
     if (state == null && released.get(m).contains(token)) {
       failedHere();
       state =

@@ -64,6 +64,13 @@ enum Fault {
    */
   CLIENT_CRASH,
   /**
+   * A client's program shuts down: it releases what it holds (or, one time in two, leaves a lease
+   * to its TTL) and closes its RedLock, its async wait, renewals and releases maybe in flight; a
+   * new RedLock takes its place in the same process. The close waits for its replies in flight on
+   * the simulation's time: the other clients' events run meanwhile.
+   */
+  CLIENT_CLOSE,
+  /**
    * An assumption broken on purpose: a master's clock set to run twice as fast from now on, far
    * beyond the drift factor, so its keys expire in half their TTL.
    */

@@ -95,13 +95,16 @@ final class Observers {
     }
     String script = SimNodeClient.SCRIPT_NAMES.get(args.get(1));
     int at = 3 + Integer.parseInt(args.get(2)); // the first argument after the keys
-    if (script == null || args.size() <= at + 1) {
+    if (script == null || args.size() <= at) {
       return;
     }
     String first = args.get(at);
     switch (script) {
-      case "release" -> check.releaseRan(master, first);
+      case "release" -> check.releaseRan(master, first); // at the gate, the token its one argument
       case "queue", "keyset" -> {
+        if (args.size() <= at + 1) {
+          return;
+        }
         if (first.equals("acquire")) {
           check.acquireRan(master, args.get(at + 1));
         } else if (first.equals("release")) {

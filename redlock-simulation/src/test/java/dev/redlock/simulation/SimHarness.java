@@ -61,6 +61,7 @@ final class SimHarness {
           Fault.SCRIPT_FLUSH,
           Fault.SUBSCRIBER_RESET,
           Fault.CLIENT_CRASH,
+          Fault.CLIENT_CLOSE,
           Fault.CLOCK_DRIFT,
           Fault.CLIENT_CLOCK_DRIFT,
           Fault.RESTART_KEEPING_DATA,
@@ -183,6 +184,7 @@ final class SimHarness {
     List<RedLock> clients = new ArrayList<>();
     int injected = 0;
     int crashes = 0;
+    int closes = 0;
     int isolations = 0;
     boolean unjudged = false; // a fault that may keep a majority away: progress not judged
     long steppedBack = 0; // microseconds, over every master
@@ -287,6 +289,9 @@ final class SimHarness {
       // With RESTART_FSYNC_SWITCHED, masters 2 to 4 run appendfsync everysec: their AOF on disk,
       // as of their last fsync, at most a second old.
       boolean everysec = schedule.stream().anyMatch(s -> s.fault() == Fault.RESTART_FSYNC_SWITCHED);
+      // Whether a client's close is the only fault: then every master stays healthy and reachable.
+      boolean closesOnly =
+          schedule.stream().allMatch(s -> s.fault() == null || s.fault() == Fault.CLIENT_CLOSE);
       SimMaster.Snapshot[] fsynced = new SimMaster.Snapshot[MASTERS];
       long[] fsyncedAt = new long[MASTERS];
       int awaitingAdmission = -1; // a master restarted empty, to admit once that is safe
@@ -468,6 +473,25 @@ final class SimHarness {
                 clients.set(c, start.apply(c)); // a new process, holding nothing
                 m = c;
               }
+              case CLIENT_CLOSE -> {
+                int c = next.other();
+                m = c;
+                if (check.isolated(c) || processes[c].pausedAt(sim.now())) {
+                  break; // its program takes no step now
+                }
+                String releasedToken = null;
+                if (check.held[c] != null && next.value() < 0.5) {
+                  releasedToken = SimRedLocks.token(check.held[c]);
+                  release(sim, check, c); // else left to its TTL, as a program may
+                }
+                clients.get(c).close(); // its async wait, renewals and releases maybe in flight
+                if (releasedToken != null && closesOnly) { // no other fault: every master reached
+                  check.releasedBeforeClose(c, releasedToken);
+                }
+                closes++;
+                check.closed(c);
+                clients.set(c, start.apply(c)); // a new RedLock, holding nothing
+              }
               case SCRIPT_FLUSH -> masters.get(m).execute("SCRIPT", "FLUSH");
               case CLOCK_DRIFT -> clocks.get(m).rate(0.995 + 0.01 * next.value());
               case CLOCK_TOO_FAST -> clocks.get(m).rate(2);
@@ -574,22 +598,7 @@ final class SimHarness {
               check.renewed(c);
             }
           } else if (next.release()) { // else it holds on, maybe past its validity
-            // Given up from the moment its release starts: other clients' async waits may be
-            // granted while this one waits for the release's replies.
-            Lease lease = check.held[c];
-            LeaseLock lock = check.locks[c];
-            check.releasing(c);
-            trace.add(sim.now() + " " + c + " releases");
-            if (lock == null) {
-              lease.close();
-            } else {
-              try {
-                lock.unlock(); // its renewal stopped, its lease released
-              } catch (LeaseLostException e) { // lost while held: released all the same
-                trace.add(sim.now() + " " + c + " lock lost");
-              }
-            }
-            trace.add(sim.now() + " " + c + " released");
+            release(sim, check, c);
           }
           if (!check.failed()) {
             sim.runFor(next.gapNanos());
@@ -682,6 +691,27 @@ final class SimHarness {
         }
       }
     }
+  }
+
+  /**
+   * Client {@code c} releases what it holds: given up from the moment its release starts (other
+   * clients' async waits may be granted while this one waits for the release's replies).
+   */
+  private static void release(Simulation sim, Checker check, int c) {
+    Lease lease = check.held[c];
+    LeaseLock lock = check.locks[c];
+    check.releasing(c);
+    check.trace.add(sim.now() + " " + c + " releases");
+    if (lock == null) {
+      lease.close();
+    } else {
+      try {
+        lock.unlock(); // its renewal stopped, its lease released
+      } catch (LeaseLostException e) { // lost while held: released all the same
+        check.trace.add(sim.now() + " " + c + " lock lost");
+      }
+    }
+    check.trace.add(sim.now() + " " + c + " released");
   }
 
   static Run run(long seed, int steps) throws Exception {
