@@ -184,7 +184,6 @@ final class SimHarness {
     List<RedLock> clients = new ArrayList<>();
     int injected = 0;
     int crashes = 0;
-    int closes = 0;
     int isolations = 0;
     boolean unjudged = false; // a fault that may keep a majority away: progress not judged
     long steppedBack = 0; // microseconds, over every master
@@ -477,6 +476,7 @@ final class SimHarness {
                 int c = next.other();
                 m = c;
                 if (check.isolated(c) || processes[c].pausedAt(sim.now())) {
+                  trace.add(sim.now() + " " + c + " not closed: cut off or paused");
                   break; // its program takes no step now
                 }
                 String releasedToken = null;
@@ -488,7 +488,6 @@ final class SimHarness {
                 if (releasedToken != null && closesOnly) { // no other fault: every master reached
                   check.releasedBeforeClose(c, releasedToken);
                 }
-                closes++;
                 check.closed(c);
                 clients.set(c, start.apply(c)); // a new RedLock, holding nothing
               }
