@@ -157,6 +157,35 @@ class AsyncWaitTest {
   }
 
   @Test
+  void anInterruptedCloseStillWaitsForTheRoundInFlightAndKeepsTheInterrupt() throws Exception {
+    for (FakeNode node : nodes) {
+      node.onSet = Answer.HANG;
+    }
+    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, LONG_WAIT);
+    await(() -> nodes.stream().allMatch(node -> node.hanging.size() == 1), "the round sent");
+    CompletableFuture<Boolean> interruptedAfterClose =
+        CompletableFuture.supplyAsync(
+            () -> {
+              Thread.currentThread().interrupt(); // as a shutdown hook's thread may be
+              redlock.close();
+              return Thread.interrupted();
+            });
+    await(() -> waiting.isDone(), "the close fails the pending wait first");
+    assertThrows(
+        TimeoutException.class,
+        () -> interruptedAfterClose.get(200, TimeUnit.MILLISECONDS),
+        "an interrupted close still waits for the round in flight");
+    for (FakeNode node : nodes) {
+      node.hanging.poll().complete(Vote.GRANTED);
+    }
+    assertTrue(
+        interruptedAfterClose.get(BOUND_SECONDS, TimeUnit.SECONDS),
+        "the close keeps the thread's interrupt");
+    assertEquals(nodes.size(), sent("RELEASE"), "the late grant was released on every master");
+    assertEquals(0, redlock.leasesHeld());
+  }
+
+  @Test
   void aWaitEndsWithTheFirstRoundDecidedAtItsDeadline() {
     taken(true);
     Duration wait = Duration.ofSeconds(1);

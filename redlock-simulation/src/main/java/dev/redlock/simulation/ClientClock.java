@@ -8,7 +8,7 @@ import dev.redlock.internal.transport.Ticker;
  * Its readings are what the client measures its leases' validity, its rounds' deadlines and its
  * timers with. Not thread-safe.
  */
-final class ClientClock implements Ticker {
+public final class ClientClock implements Ticker {
 
   private final Simulation sim;
   private double rate = 1;
@@ -56,8 +56,13 @@ final class ClientClock implements Ticker {
     return read() - excused;
   }
 
-  /** The simulation's time when this clock will read {@code reading}, at its present rate. */
-  long toSimulation(long reading) {
+  /**
+   * The simulation's time when this clock will read {@code reading}, at its present rate.
+   *
+   * @param reading a reading of this clock
+   * @return the simulation's time, in nanoseconds
+   */
+  public long toSimulation(long reading) {
     return (long) Math.ceil((reading - offset) / rate);
   }
 

@@ -528,13 +528,7 @@ final class Checker {
   // SO_LINGER 0), so a lease's acquire can reach a master after its release only if the client
   // sent it again (after a NOSCRIPT) although its release had run: it sets a key no one will
   // release, which keeps every other client out for a TTL.
-  private final List<java.util.Set<String>> released = new ArrayList<>();
-
-  {
-    for (int m = 0; m < SimHarness.MASTERS; m++) {
-      released.add(new java.util.HashSet<>());
-    }
-  }
+  private final List<java.util.Set<String>> released = perMaster();
 
   /** A release of the lease whose token is {@code token} ran on master {@code m} (no NOSCRIPT). */
   void releaseRan(int m, String token) {
@@ -542,12 +536,14 @@ final class Checker {
   }
 
   // Per master, the tokens of the leases whose acquire ran there.
-  private final List<java.util.Set<String>> acquired = new ArrayList<>();
+  private final List<java.util.Set<String>> acquired = perMaster();
 
-  {
+  private static List<java.util.Set<String>> perMaster() {
+    List<java.util.Set<String>> sets = new ArrayList<>();
     for (int m = 0; m < SimHarness.MASTERS; m++) {
-      acquired.add(new java.util.HashSet<>());
+      sets.add(new java.util.HashSet<>());
     }
+    return sets;
   }
 
   /**

@@ -254,14 +254,15 @@ final class AsyncLeases {
     while (!drained.isDone()) {
       long left = deadline - ticker.read();
       if (left <= 0) {
-        log.debug("async rounds still undecided at close");
+        if (log.isDebugEnabled()) {
+          log.debug("{} async rounds still undecided at close", undecided());
+        }
         break;
       }
       try {
         pauses.await(drained, left);
       } catch (InterruptedException e) {
-        interrupted = true;
-        break;
+        interrupted = true; // restored below; the close still waits until its deadline
       }
     }
     // A grant decided just before the close may be on its way to a caller whose future the close
@@ -277,6 +278,15 @@ final class AsyncLeases {
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  private int undecided() {
+    lock.lock();
+    try {
+      return inFlight;
+    } finally {
+      lock.unlock();
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.redlock.internal.transport;
 
+import dev.redlock.simulation.ClientClock;
 import dev.redlock.simulation.RespCodec;
 import dev.redlock.simulation.SimMaster;
 import dev.redlock.simulation.SimProcess;
@@ -73,7 +74,7 @@ public final class SimNodeClient extends CommandNodeClient {
    *
    * @param sim the simulation whose events carry the bytes
    * @param master the master
-   * @param ticker the client's clock
+   * @param clock the client's clock
    * @param nodeTimeoutNanos the master's node timeout (the pipeline's stall limit derives from it)
    * @param delayNanos each message's delay, one way
    * @param healsAt when a partition between this client and the master heals, on the simulation's
@@ -86,7 +87,7 @@ public final class SimNodeClient extends CommandNodeClient {
   public SimNodeClient(
       Simulation sim,
       SimMaster master,
-      Ticker ticker,
+      ClientClock clock,
       long nodeTimeoutNanos,
       LongSupplier delayNanos,
       LongSupplier healsAt,
@@ -96,19 +97,18 @@ public final class SimNodeClient extends CommandNodeClient {
     this.process = process;
     this.tamper = tamper;
     this.master = master;
-    this.ticker = ticker;
+    this.ticker = clock;
     this.delayNanos = delayNanos;
     this.healsAt = healsAt;
     // A caller waiting for the pipeline (a close's wait for the replies in flight) runs the
     // simulation's events until they came or its deadline, as a caller waiting for its round does.
     this.pipeline =
         new CommandPipeline<>(
-            ticker,
+            clock,
             CommandPipeline.stallNanos(nodeTimeoutNanos),
             () -> sim.after(0, process.event(sim, this::open)),
             null,
-            (done, deadlineNanos) ->
-                sim.runUntil(done, sim.now() + Math.max(0, deadlineNanos - ticker.read())));
+            (done, deadlineNanos) -> sim.runUntil(done, clock.toSimulation(deadlineNanos)));
     open();
   }
 
