@@ -44,7 +44,8 @@ import java.util.stream.Stream;
  * report's progress lines write it, it finds), {@code luamutation.threshold} (the least percentage
  * of mutants killed, of those run and valid, below which it exits 1; default 0), {@code
  * luamutation.strict} (exits 1 on a survivor {@code survivors.tsv} does not explain, a script whose
- * tests fail unmutated, or a missing covering class: what CI runs with).
+ * tests fail unmutated, or a missing covering class: what CI runs with), {@code
+ * luamutation.threads} (how many of a script's mutants run at once; default one per processor).
  */
 final class LuaMutationRun {
 
@@ -53,6 +54,14 @@ final class LuaMutationRun {
 
   /** Each script's tests' own time, times this, plus {@link #TIMEOUT_SLACK_SECONDS}. */
   private static final int TIMEOUT_FACTOR = 3;
+
+  /**
+   * How many mutants of a script run at once ({@code luamutation.threads}; default one per
+   * processor).
+   */
+  private static final int THREADS =
+      Math.max(
+          1, Integer.getInteger("luamutation.threads", Runtime.getRuntime().availableProcessors()));
 
   /**
    * Whether a kill is confirmed by running the killing class again ({@code luamutation.confirm}).
@@ -187,29 +196,59 @@ final class LuaMutationRun {
     }
     long timeoutSeconds = TIMEOUT_FACTOR * baseline.millis / 1000 + TIMEOUT_SLACK_SECONDS;
     sr.timeoutSeconds = timeoutSeconds;
-    int i = 0;
-    for (Mutant m : mutants) {
-      i++;
-      Result r;
-      String invalid = loadError(admin, m.text());
-      if (invalid != null) {
-        r = new Result(m, Outcome.INVALID, invalid, 0);
-      } else {
-        r = run(m, tests, work.resolve("m" + i), timeoutSeconds);
-        if (r.outcome == Outcome.KILLED && CONFIRM) {
-          r = confirm(r, tests, work.resolve("m" + i + "-again"), timeoutSeconds);
-        }
+    // The mutants run side by side (each in a JVM with its own redis-servers, on ports the testkit
+    // reserves), their results printed in order; the baseline above ran alone, and its time with
+    // TIMEOUT_FACTOR and the slack bounds each.
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(THREADS);
+    try {
+      List<java.util.concurrent.Future<Result>> running = new ArrayList<>();
+      int i = 0;
+      for (Mutant m : mutants) {
+        i++;
+        String invalid = loadError(admin, m.text());
+        Path dir = work.resolve("m" + i);
+        running.add(
+            pool.submit(
+                () -> {
+                  if (invalid != null) {
+                    return new Result(m, Outcome.INVALID, invalid, 0);
+                  }
+                  Result r = run(m, tests, dir, timeoutSeconds);
+                  if (r.outcome == Outcome.KILLED && CONFIRM) {
+                    r =
+                        confirm(
+                            r,
+                            tests,
+                            dir.resolveSibling(dir.getFileName() + "-again"),
+                            timeoutSeconds);
+                  }
+                  return r;
+                }));
       }
-      System.out.printf(
-          Locale.ROOT,
-          "[%s %d/%d] %s: %s %s%n",
-          script,
-          i,
-          mutants.size(),
-          m,
-          r.outcome,
-          r.outcome == Outcome.SURVIVED ? "" : r.detail);
-      sr.results.add(r);
+      for (int k = 0; k < running.size(); k++) {
+        Result r;
+        try {
+          r = running.get(k).get();
+        } catch (java.util.concurrent.ExecutionException e) {
+          if (e.getCause() instanceof IOException io) {
+            throw io;
+          }
+          throw new IllegalStateException(e.getCause());
+        }
+        System.out.printf(
+            Locale.ROOT,
+            "[%s %d/%d] %s: %s %s%n",
+            script,
+            k + 1,
+            mutants.size(),
+            r.mutant,
+            r.outcome,
+            r.outcome == Outcome.SURVIVED ? "" : r.detail);
+        sr.results.add(r);
+      }
+    } finally {
+      pool.shutdownNow();
     }
   }
 
