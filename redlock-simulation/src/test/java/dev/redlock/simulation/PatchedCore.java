@@ -47,10 +47,11 @@ final class PatchedCore {
     List<URL> urls = new ArrayList<>();
     urls.add(classes.toUri().toURL());
     for (String entry : classPath()) {
-      urls.add(Path.of(entry).toUri().toURL());
+      if (!isShared(entry)) {
+        urls.add(Path.of(entry).toUri().toURL());
+      }
     }
-    try (URLClassLoader loader =
-        new URLClassLoader(urls.toArray(URL[]::new), ClassLoader.getPlatformClassLoader())) {
+    try (URLClassLoader loader = new URLClassLoader(urls.toArray(URL[]::new), SHARED)) {
       Class<?> harness = loader.loadClass(Hunt.class.getName());
       if (harness == Hunt.class) {
         throw new IllegalStateException("the harness was not loaded apart");
@@ -64,6 +65,35 @@ final class PatchedCore {
         throw e.getCause() instanceof Exception cause ? cause : e;
       }
     }
+  }
+
+  /**
+   * The libraries that reference none of the project's classes (the Lua interpreter, the breakers,
+   * the logging API and its binding), loaded once for every hunt: so the interpreter's code the JIT
+   * compiled in one hunt serves the next (each hunt's own loader has the core and the harness).
+   */
+  private static final ClassLoader SHARED = sharedLibraries();
+
+  private static boolean isShared(String entry) {
+    String path = entry.replace(java.io.File.separatorChar, '/');
+    return path.contains("/org/luaj/")
+        || path.contains("/io/github/resilience4j/")
+        || path.contains("/io/vavr/")
+        || path.contains("/org/slf4j/");
+  }
+
+  private static ClassLoader sharedLibraries() {
+    List<URL> urls = new ArrayList<>();
+    for (String entry : classPath()) {
+      if (isShared(entry)) {
+        try {
+          urls.add(Path.of(entry).toUri().toURL());
+        } catch (java.net.MalformedURLException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+    }
+    return new URLClassLoader(urls.toArray(URL[]::new), ClassLoader.getPlatformClassLoader());
   }
 
   /** Compiles the edited files; returns the directory of their classes. */

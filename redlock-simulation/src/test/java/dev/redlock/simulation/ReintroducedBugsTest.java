@@ -10,7 +10,9 @@ import org.junit.jupiter.api.Test;
  * Item 6 of issue 33: bugs this project's code has had, or could have, put back by a switch of the
  * harness ({@link PatchedCore}: an edited copy of one core source file, in a class loader of its
  * own; never in the product), each found by the simulation within a fixed budget of seeds, and the
- * same hunt on the real core finding nothing. Prints each bug's seed and first failure.
+ * same hunt on the real core finding nothing. Prints each bug's seed and first failure. The hunts
+ * share nothing (each patched core has a class loader of its own), so they run side by side ({@code
+ * junit-platform.properties}).
  */
 class ReintroducedBugsTest {
 

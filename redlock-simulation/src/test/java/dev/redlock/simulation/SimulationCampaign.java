@@ -20,8 +20,8 @@ import java.util.Set;
  * ./mvnw -q -pl redlock-simulation -am -Pcampaign package -DskipTests -Dcampaign.args="SEEDS STEPS FAULT_EVERY"
  * </pre>
  *
- * <p>Exits 1 if any run within the assumptions broke a property, naming its seed. Not thread-safe:
- * one thread runs it.
+ * <p>Exits 1 if any run within the assumptions broke a property, naming its seed. Its seeds run on
+ * {@link #threads()} threads, each seed on one; the table is printed in order.
  */
 final class SimulationCampaign {
 
@@ -43,7 +43,7 @@ final class SimulationCampaign {
    * @param failures runs within the assumptions that broke a property
    * @param brokenViolations per family of {@link #BROKEN}, in its order: runs with a violation
    * @param brokenFencing runs of the {@link #BROKEN} families whose fencing tokens went back
-   * @param cpuSeconds the simulation thread's CPU time within the assumptions
+   * @param cpuSeconds the CPU time of the threads that ran the seeds within the assumptions
    * @param seconds the wall time of it all
    */
   record Totals(
@@ -99,20 +99,35 @@ final class SimulationCampaign {
     return run(families, seeds, steps, faultEvery, out);
   }
 
+  /**
+   * How many threads run a campaign's seeds: {@code -Dsimulation.threads}, else one per processor.
+   * Each run is on one thread and shares nothing with another, so they run side by side and each
+   * gives the same figures as alone.
+   */
+  static int threads() {
+    return Math.max(
+        1, Integer.getInteger("simulation.threads", Runtime.getRuntime().availableProcessors()));
+  }
+
+  /** One seed's run, its trace dropped, and the CPU time of the thread that ran it. */
+  private record Seeded(Run run, long cpuNanos) {}
+
   /** Runs {@code families} as {@link #run(int, int, int, PrintStream)} does. */
   static Totals run(
       List<Set<Fault>> families, int seeds, int steps, int faultEvery, PrintStream out)
       throws Exception {
+    int threads = threads();
     out.printf(
-        "simulation campaign: %d seeds of %d steps per family, a fault one step in %d%n",
-        seeds, steps, faultEvery);
+        "simulation campaign: %d seeds of %d steps per family, a fault one step in %d, on %d"
+            + " thread(s)%n",
+        seeds, steps, faultEvery, threads);
     out.println(
         "| family | tries | contended | near a fault | grants | faults | notices | violations |"
             + " fencing failures | waits late | state left | worst overrun ms | longest unserved ms,"
             + " polling |"
-            + " wake-ups | longest named ms | s |");
+            + " wake-ups | longest named ms | CPU s |");
     out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    java.lang.management.ThreadMXBean cpuClock = ManagementFactory.getThreadMXBean();
     long allTries = 0;
     long allContended = 0;
     long allNearFault = 0;
@@ -121,101 +136,140 @@ final class SimulationCampaign {
     int brokenFencing = 0;
     long cpu = 0;
     long start = System.nanoTime();
-    for (Set<Fault> family : families) {
-      boolean broken = !family.isEmpty() && BROKEN.containsAll(family);
-      long familyStart = System.nanoTime();
-      long familyCpu = threads.getCurrentThreadCpuTime();
-      long tries = 0;
-      long contended = 0;
-      long nearFault = 0;
-      long grants = 0;
-      long faults = 0;
-      long notices = 0;
-      int violations = 0;
-      int fencing = 0;
-      int late = 0;
-      int left = 0; // runs whose masters kept something past its bound
-      long worstOverrun = 0;
-      long[] unserved = new long[2]; // polling, wake-ups
-      long named = 0; // the longest a named waiter went without the resource
-      for (long seed = 1; seed <= seeds; seed++) {
-        Run run = SimHarness.run(seed, steps, family, faultEvery, b -> b, s -> s);
-        tries += run.tries();
-        contended += run.contended();
-        nearFault += run.nearFault();
-        grants += run.grants();
-        faults += run.faults();
-        notices += run.notices();
-        worstOverrun = Math.max(worstOverrun, run.worstOverrunNanos());
-        int engine = SimHarness.wakeUps(seed) ? 1 : 0;
-        unserved[engine] = Math.max(unserved[engine], run.longestUnservedNanos());
-        named = Math.max(named, run.longestNamedNanos());
-        String prefix = broken ? "expected, the assumption broken: " : "";
-        if (run.violation() != null) {
-          violations++;
-          if (!broken || violations == 1) {
-            out.println(prefix + "VIOLATION " + family + ": " + run.violation());
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(
+            threads,
+            task -> {
+              Thread thread = new Thread(task, "simulation-campaign");
+              thread.setDaemon(true);
+              return thread;
+            });
+    try {
+      // Every seed of every family queued at once, in order: the table is printed in order, each
+      // family's row once its seeds are done, while the threads go on with the next families.
+      List<List<java.util.concurrent.Future<Seeded>>> queued = new ArrayList<>();
+      for (Set<Fault> family : families) {
+        List<java.util.concurrent.Future<Seeded>> runs = new ArrayList<>();
+        for (long seed = 1; seed <= seeds; seed++) {
+          long s = seed;
+          runs.add(
+              pool.submit(
+                  () -> {
+                    long before = cpuClock.getCurrentThreadCpuTime();
+                    Run run = SimHarness.run(s, steps, family, faultEvery, b -> b, x -> x);
+                    return new Seeded(
+                        withoutTrace(run), cpuClock.getCurrentThreadCpuTime() - before);
+                  }));
+        }
+        queued.add(runs);
+      }
+      for (int f = 0; f < families.size(); f++) {
+        Set<Fault> family = families.get(f);
+        boolean broken = !family.isEmpty() && BROKEN.containsAll(family);
+        long familyCpu = 0;
+        long tries = 0;
+        long contended = 0;
+        long nearFault = 0;
+        long grants = 0;
+        long faults = 0;
+        long notices = 0;
+        int violations = 0;
+        int fencing = 0;
+        int late = 0;
+        int left = 0; // runs whose masters kept something past its bound
+        long worstOverrun = 0;
+        long[] unserved = new long[2]; // polling, wake-ups
+        long named = 0; // the longest a named waiter went without the resource
+        for (int i = 0; i < seeds; i++) {
+          Seeded seeded;
+          try {
+            seeded = queued.get(f).get(i).get();
+          } catch (java.util.concurrent.ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
+          }
+          Run run = seeded.run();
+          long seed = i + 1;
+          familyCpu += seeded.cpuNanos();
+          tries += run.tries();
+          contended += run.contended();
+          nearFault += run.nearFault();
+          grants += run.grants();
+          faults += run.faults();
+          notices += run.notices();
+          worstOverrun = Math.max(worstOverrun, run.worstOverrunNanos());
+          int engine = SimHarness.wakeUps(seed) ? 1 : 0;
+          unserved[engine] = Math.max(unserved[engine], run.longestUnservedNanos());
+          named = Math.max(named, run.longestNamedNanos());
+          String prefix = broken ? "expected, the assumption broken: " : "";
+          if (run.violation() != null) {
+            violations++;
+            if (!broken || violations == 1) {
+              out.println(prefix + "VIOLATION " + family + ": " + run.violation());
+            }
+          }
+          if (run.fencing() != null) {
+            fencing++;
+            out.println("FENCING " + family + ": " + run.fencing());
+          }
+          if (run.liveness() != null) {
+            late++;
+            out.println("LATE " + family + ": " + run.liveness());
+          }
+          if (run.order() != null) {
+            late++;
+            out.println("ORDER " + family + ": " + run.order());
+          }
+          if (run.state() != null) {
+            left++;
+            out.println("STATE " + family + ": " + run.state());
           }
         }
-        if (run.fencing() != null) {
-          fencing++;
-          out.println("FENCING " + family + ": " + run.fencing());
+        queued.set(f, List.of()); // done with: let its runs go
+        if (broken) {
+          brokenViolations.add(violations);
+          brokenFencing += fencing;
+        } else {
+          failures += violations + fencing + late + left;
+          allTries += tries;
+          allContended += contended;
+          allNearFault += nearFault;
+          cpu += familyCpu;
         }
-        if (run.liveness() != null) {
-          late++;
-          out.println("LATE " + family + ": " + run.liveness());
-        }
-        if (run.order() != null) {
-          late++;
-          out.println("ORDER " + family + ": " + run.order());
-        }
-        if (run.state() != null) {
-          left++;
-          out.println("STATE " + family + ": " + run.state());
-        }
+        out.printf(
+            "| %s%s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f"
+                + " | %.1f |%n",
+            family.isEmpty()
+                ? "none"
+                : family.size() == 1
+                    ? family.iterator().next()
+                    : family.equals(SimHarness.CALM)
+                        ? "calm " + family.size()
+                        : "all " + family.size(),
+            broken ? " (assumption broken)" : "",
+            tries,
+            contended,
+            nearFault,
+            grants,
+            faults,
+            notices,
+            violations,
+            fencing,
+            late,
+            left,
+            worstOverrun / 1e6,
+            unserved[0] / 1e6,
+            unserved[1] / 1e6,
+            named / 1e6,
+            familyCpu / 1e9);
       }
-      if (broken) {
-        brokenViolations.add(violations);
-        brokenFencing += fencing;
-      } else {
-        failures += violations + fencing + late + left;
-        allTries += tries;
-        allContended += contended;
-        allNearFault += nearFault;
-        cpu += threads.getCurrentThreadCpuTime() - familyCpu;
-      }
-      out.printf(
-          "| %s%s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f"
-              + " | %.1f |%n",
-          family.isEmpty()
-              ? "none"
-              : family.size() == 1
-                  ? family.iterator().next()
-                  : family.equals(SimHarness.CALM)
-                      ? "calm " + family.size()
-                      : "all " + family.size(),
-          broken ? " (assumption broken)" : "",
-          tries,
-          contended,
-          nearFault,
-          grants,
-          faults,
-          notices,
-          violations,
-          fencing,
-          late,
-          left,
-          worstOverrun / 1e6,
-          unserved[0] / 1e6,
-          unserved[1] / 1e6,
-          named / 1e6,
-          (System.nanoTime() - familyStart) / 1e9);
+    } finally {
+      pool.shutdownNow();
     }
     double seconds = (System.nanoTime() - start) / 1e9;
     double cpuSeconds = cpu / 1e9;
     out.printf(
         "within the assumptions: %d acquisitions tried (%d contended, %d within a second of a"
-            + " fault), %d runs failed; %.1f s of the simulation thread's CPU: %.0f per CPU-second;"
+            + " fault), %d runs failed; %.1f s of the simulation threads' CPU: %.0f per CPU-second;"
             + " everything in %.1f s%n",
         allTries, allContended, allNearFault, failures, cpuSeconds, allTries / cpuSeconds, seconds);
     return new Totals(
@@ -227,5 +281,27 @@ final class SimulationCampaign {
         brokenFencing,
         cpuSeconds,
         seconds);
+  }
+
+  /** {@code run} without its trace: a campaign keeps only its figures and failures. */
+  private static Run withoutTrace(Run run) {
+    return new Run(
+        List.of(),
+        run.tries(),
+        run.contended(),
+        run.nearFault(),
+        run.grants(),
+        run.faults(),
+        run.notices(),
+        run.events(),
+        run.violation(),
+        run.fencing(),
+        run.liveness(),
+        run.order(),
+        run.state(),
+        run.worstOverrunNanos(),
+        run.longestUnservedNanos(),
+        run.longestNamedNanos(),
+        run.failedAt());
   }
 }

@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The real RedLocks of {@link SimHarness} under each fault family, and under all at once: mutual
  * exclusion holds within the library's assumptions; and with an assumption broken on purpose (the
- * restart guard off while masters restart without their data), the checker shows it fail.
+ * restart guard off while masters restart without their data), the checker shows it fail. Each case
+ * is a simulation of its own, so they run side by side.
  */
 class SimulationFaultsTest {
 
