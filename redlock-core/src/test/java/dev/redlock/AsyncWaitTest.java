@@ -80,11 +80,7 @@ class AsyncWaitTest {
 
   @Test
   void aGrantThatLandsAfterTheCancelIsReleased() {
-    for (FakeNode node : nodes) {
-      node.onSet = Answer.HANG;
-    }
-    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, LONG_WAIT);
-    await(() -> nodes.stream().allMatch(node -> node.hanging.size() == 1), "the round sent");
+    CompletableFuture<Lease> waiting = aWaitWithItsRoundInFlight();
     assertTrue(waiting.cancel(false));
     for (FakeNode node : nodes) {
       node.hanging.poll().complete(Vote.GRANTED);
@@ -101,11 +97,7 @@ class AsyncWaitTest {
    */
   @Test
   void aWaitIsNoLongerPendingWhenItsFutureCompletes() throws Exception {
-    for (FakeNode node : nodes) {
-      node.onSet = Answer.HANG;
-    }
-    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, LONG_WAIT);
-    await(() -> nodes.stream().allMatch(node -> node.hanging.size() == 1), "the round sent");
+    CompletableFuture<Lease> waiting = aWaitWithItsRoundInFlight();
     CompletableFuture<Integer> pendingSeen = waiting.thenApply(l -> redlock.pendingAcquisitions());
     for (FakeNode node : nodes) {
       node.hanging.poll().complete(Vote.GRANTED);
@@ -127,13 +119,19 @@ class AsyncWaitTest {
     assertEquals(0, redlock.pendingAcquisitions());
   }
 
-  @Test
-  void aCloseWaitsForTheRoundInFlightAndReleasesItsGrantFirst() throws Exception {
+  /** An async wait whose first round every master holds unanswered. */
+  private CompletableFuture<Lease> aWaitWithItsRoundInFlight() {
     for (FakeNode node : nodes) {
       node.onSet = Answer.HANG;
     }
     CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, LONG_WAIT);
     await(() -> nodes.stream().allMatch(node -> node.hanging.size() == 1), "the round sent");
+    return waiting;
+  }
+
+  @Test
+  void aCloseWaitsForTheRoundInFlightAndReleasesItsGrantFirst() throws Exception {
+    CompletableFuture<Lease> waiting = aWaitWithItsRoundInFlight();
     CompletableFuture<Long> releasesAtClose =
         CompletableFuture.supplyAsync(
             () -> {
@@ -158,11 +156,7 @@ class AsyncWaitTest {
 
   @Test
   void anInterruptedCloseStillWaitsForTheRoundInFlightAndKeepsTheInterrupt() throws Exception {
-    for (FakeNode node : nodes) {
-      node.onSet = Answer.HANG;
-    }
-    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, LONG_WAIT);
-    await(() -> nodes.stream().allMatch(node -> node.hanging.size() == 1), "the round sent");
+    CompletableFuture<Lease> waiting = aWaitWithItsRoundInFlight();
     CompletableFuture<Boolean> interruptedAfterClose =
         CompletableFuture.supplyAsync(
             () -> {

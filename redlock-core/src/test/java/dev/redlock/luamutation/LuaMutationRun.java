@@ -234,6 +234,9 @@ final class LuaMutationRun {
           if (e.getCause() instanceof IOException io) {
             throw io;
           }
+          if (e.getCause() instanceof InterruptedException interrupted) {
+            throw interrupted;
+          }
           throw new IllegalStateException(e.getCause());
         }
         System.out.printf(
