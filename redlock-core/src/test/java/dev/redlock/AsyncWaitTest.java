@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -121,10 +122,15 @@ class AsyncWaitTest {
 
   /** An async wait whose first round every master holds unanswered. */
   private CompletableFuture<Lease> aWaitWithItsRoundInFlight() {
+    return aWaitWithItsRoundInFlight(redlock, nodes, TTL);
+  }
+
+  private static CompletableFuture<Lease> aWaitWithItsRoundInFlight(
+      RedLock on, List<FakeNode> nodes, Duration ttl) {
     for (FakeNode node : nodes) {
       node.onSet = Answer.HANG;
     }
-    CompletableFuture<Lease> waiting = redlock.acquireAsync("r", TTL, LONG_WAIT);
+    CompletableFuture<Lease> waiting = on.acquireAsync("r", ttl, LONG_WAIT);
     await(() -> nodes.stream().allMatch(node -> node.hanging.size() == 1), "the round sent");
     return waiting;
   }
@@ -177,6 +183,39 @@ class AsyncWaitTest {
         "the close keeps the thread's interrupt");
     assertEquals(nodes.size(), sent("RELEASE"), "the late grant was released on every master");
     assertEquals(0, redlock.leasesHeld());
+  }
+
+  @Test
+  void aCloseStopsWaitingForTheRoundInFlightOnceItsGraceIsOver() throws Exception {
+    // A node timeout far beyond the test's bound: the round cannot time out while it runs.
+    Duration nodeTimeout = Duration.ofMinutes(1);
+    Duration ttl = Duration.ofMinutes(5);
+    FakeCluster own = new FakeCluster();
+    RedLock slow =
+        own.builder(3).circuitBreakers(false).nodeTimeout(nodeTimeout).maxLeaseTime(ttl).build();
+    CompletableFuture<Lease> waiting = aWaitWithItsRoundInFlight(slow, own.nodes, ttl);
+    AtomicBoolean interruptKept = new AtomicBoolean();
+    Thread closing =
+        new Thread(
+            () -> {
+              slow.close();
+              interruptKept.set(Thread.interrupted());
+            },
+            "closing");
+    closing.setDaemon(true); // a close that never returns must not outlive the test
+    closing.start();
+    await(() -> waiting.isDone(), "the close fails the pending wait first");
+    await(
+        () -> closing.getState() == Thread.State.TIMED_WAITING,
+        "the close waiting for the round in flight");
+    // Its grace (the node timeout and 1 s) over on the RedLock's clock, to the nanosecond; the
+    // interrupt cuts the close's pause short, so it looks at the clock again now.
+    own.ticker.advance(nodeTimeout.plusSeconds(1));
+    closing.interrupt();
+    closing.join(TimeUnit.SECONDS.toMillis(BOUND_SECONDS));
+    // The masters never answer: the round is still in flight.
+    assertFalse(closing.isAlive(), "a close whose grace is over returns");
+    assertTrue(interruptKept.get(), "and keeps the thread's interrupt");
   }
 
   @Test
