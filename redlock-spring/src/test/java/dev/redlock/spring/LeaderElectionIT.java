@@ -103,7 +103,7 @@ class LeaderElectionIT {
     List<Member> members = new ArrayList<>();
     List<Handover> handovers = new ArrayList<>();
     long started = System.nanoTime();
-    long[] stoppingAt = {Long.MAX_VALUE}; // when the shutdown began
+    long stoppingAt = Long.MAX_VALUE; // when the shutdown began
     try (FaultProxyServer faults = FaultProxyServer.start()) {
       ToxiproxyClient toxiproxy = new ToxiproxyClient(faults.host(), faults.apiPort());
       try {
@@ -163,7 +163,7 @@ class LeaderElectionIT {
                   System.nanoTime()));
         }
       } finally {
-        stoppingAt[0] = System.nanoTime();
+        stoppingAt = System.nanoTime();
         // The followers first, then the leader: a leader stopped first releases the lock, and a
         // follower still running takes it at once (woken by the release) and is told it leads
         // before the stopped leader is told it no longer does, which the windows count as an
@@ -186,7 +186,7 @@ class LeaderElectionIT {
     List<Violation> violations = history.violations();
     List<Event> grants =
         history.events().stream().filter(e -> e.kind() == LeadershipHistory.Kind.GRANTED).toList();
-    List<String> unfaulted = movesWithoutAFault(grants, handovers, stoppingAt[0]);
+    List<String> unfaulted = movesWithoutAFault(grants, handovers, stoppingAt);
     print(seed, started, history.windows(), violations, handovers, members, unfaulted);
     List<Event> toACutOffLeader = new ArrayList<>();
     for (Handover handover : handovers) {
