@@ -42,6 +42,8 @@ final class Checker {
   final List<long[]> busy = new ArrayList<>();
   final long[][] holding = new long[CLIENTS][];
   final List<long[]> waits = new ArrayList<>(); // {from, to, mask, client}
+  // A set's waiter's place first in a queue, counted as a hold: {from, to, mask, client}.
+  final List<long[]> reservations = new ArrayList<>();
   // Turn notices, as published for a client that could hear them: {when, client, resource}.
   final List<long[]> namings = new ArrayList<>();
   // Rounds denied because too few masters could vote for their client: {when, client}.
@@ -295,6 +297,11 @@ final class Checker {
    */
   void endWait(int c, long from, int mask) {
     blockingMask[c] = 0;
+    for (long[] reservation : reservations) {
+      if (reservation[3] == c && reservation[1] > sim.now()) {
+        reservation[1] = sim.now(); // its wait is over: it keeps no place
+      }
+    }
     for (long[] isolation : isolations) { // any of its isolations, not only the last
       if (isolation[0] == c && from < isolation[2] && sim.now() >= isolation[1]) {
         return;
@@ -451,7 +458,9 @@ final class Checker {
   long longestUnservedWait() {
     int names = Workload.RESOURCES.size();
     List<long[]> changes = new ArrayList<>(); // {time, +1 or -1, mask, 0 busy or 1 waiting}
-    for (long[] b : busy) {
+    List<long[]> held = new ArrayList<>(busy);
+    held.addAll(reservations);
+    for (long[] b : held) {
       changes.add(new long[] {b[0], 1, b[2], 0});
       changes.add(new long[] {b[1], -1, b[2], 0});
     }
@@ -501,12 +510,19 @@ final class Checker {
   /** A release (or a yield) at a gate named client {@code c}'s waiter on resource {@code r}. */
   void named(int c, int r, String waiter) {
     namings.add(new long[] {sim.now(), c, r});
+    if (Integer.bitCount(blockingMask[c]) > 1 && (blockingMask[c] >> r & 1) == 1) {
+      // A set's waiter first in the queue of r keeps its place there (r free, the waiters behind
+      // it refused) while another of its resources is taken, until it has them all or yields
+      // (docs/fairness.md): r counts as held meanwhile, for the yield's bound at most.
+      reservations.add(new long[] {sim.now(), sim.now() + SimHarness.SET_HOLD_NANOS, 1L << r, c});
+    }
     trace.add(sim.now() + " " + c + " named for " + Workload.RESOURCES.get(r));
     inOrder(c, r, waiter);
   }
 
-  // Order at the gates: each waiter that asked at its gate (queue.lua's acquire) and has not left,
-  // with when it first asked there, its resource and its client; and each client's latest waiter.
+  // Order at the gates: each waiter that asked at its gate (queue.lua's acquire, or a set's join at
+  // each of its resources' gates) and has not left, per resource, with when it first asked there,
+  // its resource and its client; and each client's latest waiter.
   private final java.util.Map<String, long[]> queued = new java.util.HashMap<>();
   private final String[] latestWaiter = new String[CLIENTS];
   boolean orderJudged = true; // until the first fault: then a waiter may lose its place by rule
@@ -514,13 +530,13 @@ final class Checker {
 
   /** Client {@code c}'s {@code waiter} asked at the gate of resource {@code r}. */
   void queueAsk(int c, int r, String waiter) {
-    queued.putIfAbsent(waiter, new long[] {sim.now(), r, c});
+    queued.putIfAbsent(waiter + '@' + r, new long[] {sim.now(), r, c});
     latestWaiter[c] = waiter;
   }
 
-  /** {@code waiter} left its queue (granted, or its wait ended). */
-  void queueLeave(String waiter) {
-    queued.remove(waiter);
+  /** {@code waiter} left the queue of resource {@code r} (granted, or its wait ended). */
+  void queueLeave(int r, String waiter) {
+    queued.remove(waiter + '@' + r);
   }
 
   // Per master, the tokens of the leases whose release ran there. A connection's commands reach
@@ -588,10 +604,12 @@ final class Checker {
    * The gate's queue is first come, first served (docs/fairness.md): a waiter is named only when no
    * waiter that first asked at that gate before it still waits there (its client alive, waiting for
    * the resource with that waiter, never left). Judged in runs without faults, where no rule lets a
-   * live waiter lose its place (it goes stale by its own window only once its client stops asking).
+   * live waiter lose its place (it goes stale by its own window only once its client stops asking),
+   * but a set's: first in a queue while another of its resources stays taken, it yields its place
+   * by rule (docs/fairness.md), so a waiter on a set is never the one that asked before.
    */
   private void inOrder(int c, int r, String waiter) {
-    long[] named = queued.get(waiter);
+    long[] named = queued.get(waiter + '@' + r);
     if (!orderJudged || order != null || named == null) {
       return;
     }
@@ -601,7 +619,8 @@ final class Checker {
       if (other[1] == r
           && other[0] < named[0]
           && client != c
-          && entry.getKey().equals(latestWaiter[client])
+          && Integer.bitCount(blockingMask[client]) < 2
+          && entry.getKey().equals(latestWaiter[client] + '@' + r)
           && waitingFor(client, r)) {
         failedHere();
         order =
@@ -674,7 +693,9 @@ final class Checker {
    * anyone. A notice for a client not waiting for the resource is not counted, nor one after which
    * the client's rounds found too few masters able to vote for it (a matter of availability, not of
    * turns: a client started after a master's restart cannot tell that the run before lost nothing,
-   * and keeps it out for the restart guard's time).
+   * and keeps it out for the restart guard's time). Only waiters on one resource: a set's waiter
+   * named may find another of its resources taken, and keeps its place meanwhile (a reservation,
+   * judged by {@link #longestUnservedWait}).
    */
   long longestNamedWait() {
     long longest = 0;
@@ -683,13 +704,15 @@ final class Checker {
       int c = (int) naming[1];
       int bit = 1 << naming[2];
       long served = Long.MAX_VALUE;
+      boolean set = false;
       for (long[] w : waits) {
         if (w[3] == c && (w[2] & bit) != 0 && w[0] <= at && at < w[1]) {
           served = w[1];
+          set = Long.bitCount(w[2]) > 1;
         }
       }
-      if (served == Long.MAX_VALUE) {
-        continue; // not waiting for it then
+      if (served == Long.MAX_VALUE || set) {
+        continue; // not waiting for it then, or not such a waiter
       }
       for (long[] b : busy) {
         if (((int) b[2] & bit) != 0 && b[1] > at) {

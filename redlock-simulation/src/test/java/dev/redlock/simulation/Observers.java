@@ -63,14 +63,14 @@ final class Observers {
           if (waiter.length() != WAITER_LENGTH) {
             return; // not a queue's command (keyset.lua's acquire has no waiter)
           }
-          if (verb.equals("acquire")) {
+          int r = Workload.RESOURCES.indexOf(ascii(args.get(3)));
+          if (verb.equals("acquire") || verb.equals("join")) { // a set's waiter joins
             waiters.put(waiter.substring(0, CLIENT_NAME_LENGTH), node.process());
-            int r = Workload.RESOURCES.indexOf(ascii(args.get(3)));
             if (r >= 0) {
               check.queueAsk(client, r, waiter);
             }
           } else if (verb.equals("leave")) {
-            check.queueLeave(waiter);
+            check.queueLeave(r, waiter);
           }
         });
     return node;

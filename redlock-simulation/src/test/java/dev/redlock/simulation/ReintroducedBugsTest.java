@@ -185,8 +185,8 @@ class ReintroducedBugsTest {
                 noGroups,
                 new PatchedCore.JavaBug(
                     "dev/redlock/internal/lease/Turn.java",
-                    "return waiter != null && !unheard && queuedAs == null",
-                    "return waiter != null && queuedAs == null"),
+                    "return waiter != null && !set && !unheard && queuedAs == null",
+                    "return waiter != null && !set && queuedAs == null"),
                 new PatchedCore.JavaBug(
                     "dev/redlock/internal/lease/Turn.java",
                     "return gated && gating && !unheard ? masters.gateOf(key) : -1;",

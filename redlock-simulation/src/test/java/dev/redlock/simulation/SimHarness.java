@@ -92,6 +92,15 @@ final class SimHarness {
   static final long STALE_NANOS =
       2 * RedLock.DEFAULT_RETRY_DELAY.toNanos() + 2 * NODE_TIMEOUT_NANOS;
 
+  /**
+   * The longest a waiter on a set of resources, named first in the queue of one of them, may keep
+   * its place there (the resource free, the waiters behind it refused) while another of its
+   * resources is taken: until its first turn there is two stale windows old and it asks again (a
+   * retry delay and a half at most), when it yields its place (queue.lua, docs/fairness.md).
+   */
+  static final long SET_HOLD_NANOS =
+      2 * STALE_NANOS + 3 * RedLock.DEFAULT_RETRY_DELAY.toNanos() / 2;
+
   private SimHarness() {}
 
   /**

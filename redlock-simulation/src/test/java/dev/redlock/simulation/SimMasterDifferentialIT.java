@@ -248,6 +248,17 @@ class SimMasterDifferentialIT {
       steps.add(ask.apply(WAITERS[1], "600"));
     }
     steps.add(new String[] {"DEL", r});
+    // A set's waiter joins the queue (queue.lua's join): behind the two waiters there (0); first
+    // once they left, with the key free (1, told its turn, once); a waiter behind it refused with
+    // the key free; first again (1); then every one leaves.
+    steps.add(queueCall(queueScript, r, "join", "", "0", WAITERS[0], "3600000"));
+    steps.add(queueCall(queueScript, r, "leave", "", "0", WAITERS[1], "0"));
+    steps.add(queueCall(queueScript, r, "leave", "", "0", WAITERS[3], "0"));
+    steps.add(queueCall(queueScript, r, "join", "", "0", WAITERS[0], "3600000"));
+    steps.add(ask.apply(WAITERS[2], "3600000"));
+    steps.add(queueCall(queueScript, r, "join", "", "0", WAITERS[0], "3600000"));
+    steps.add(queueCall(queueScript, r, "leave", "", "0", WAITERS[0], "0"));
+    steps.add(queueCall(queueScript, r, "leave", "", "0", WAITERS[2], "0"));
     return steps;
   }
 
@@ -348,7 +359,7 @@ class SimMasterDifferentialIT {
         return queueCall(
             shas.get("queue.lua"),
             r,
-            random.nextInt(4) == 0 ? "leave" : "acquire",
+            pick(random, "leave", "join", "acquire", "acquire", "acquire", "acquire"),
             token,
             ttl,
             pick(random, WAITERS),

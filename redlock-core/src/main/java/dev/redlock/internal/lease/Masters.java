@@ -184,6 +184,19 @@ public final class Masters {
   }
 
   /**
+   * Queues {@code waiter}, a set's, among {@code key}'s waiters at master {@code gate} without
+   * setting the key ({@link Command.Join}), without waiting for the answer (a join that is lost is
+   * made again by the waiter's next round).
+   */
+  void join(int gate, byte[] key, byte[] waiter, long staleMillis) {
+    try {
+      nodes.get(gate).send(new Command.Join(key, waiter, staleMillis));
+    } catch (RuntimeException e) {
+      log.debug("the join of a queue at {} was not sent: {}", names.get(gate), e.toString());
+    }
+  }
+
+  /**
    * Takes {@code waiter} out of the queue of {@code key}'s waiters at master {@code gate}, without
    * waiting for the answer (a master that does not answer drops it when it goes stale).
    */

@@ -19,10 +19,16 @@ import java.util.concurrent.atomic.AtomicReference;
  * Masters#gateOf}), the name it queues under at the gate master (the same in each of its rounds),
  * and the leave it owes the queue when it stops waiting, granted or not (a waiter granted at the
  * gate stays first there until it leaves, so that a round that then fails elsewhere keeps its
- * place; it leaves before its lease is handed to the caller, so its own release never names it). A
- * multi-resource lease is gated but not queued (its resources' queues could disagree on order).
+ * place; it leaves before its lease is handed to the caller, so its own release never names it).
  * Used by one acquisition: its rounds run one after the other; the leave may come from another
  * thread (a cancel), so the fields are volatile and the leave is idempotent.
+ *
+ * <p>A multi-resource lease's rounds take every key of the set on each master at once ({@code
+ * keyset.lua}), so a set has no one gate to queue at (its own gate, by the set's hash, is asked
+ * first but queues nothing). Its waiter joins the queue of each of its resources at that resource's
+ * gate instead ({@link Command.Join}) after each refused round: while it is first there, the
+ * single-resource waiters behind it are refused, and that resource's release names it, so a set is
+ * not starved by queued single waiters (issue 32, R6).
  */
 final class Turn {
 
@@ -51,7 +57,9 @@ final class Turn {
   private final byte[] waiter;
   private volatile String name; // the waiter's, as a release names it: made when first asked
   private final boolean gating;
-  private final boolean set; // a multi-resource lease's, with wake-ups: gated, not queued
+  private final boolean set; // a multi-resource lease's, with wake-ups: joins its resources' queues
+  private final List<byte[]> members; // a set's resources; else null
+  private volatile int[] joinedAt; // a set's: the gate each resource was joined at, or -1; or null
   private volatile int queuedAt = -1; // the gate it queued at, or -1
   private volatile Outcome[] latest; // each master's latest answer in this acquisition's rounds
   private volatile String queuedAs; // see queuedAs()
@@ -105,7 +113,8 @@ final class Turn {
     this.key = key.bytes();
     this.gating = queue;
     this.set = queue && key instanceof LockKey.Set;
-    this.waiter = !queue || set ? null : waiterName(client, names);
+    this.members = set ? ((LockKey.Set) key).keys() : null;
+    this.waiter = queue ? waiterName(client, names) : null;
     // A waiter asks again at least every retry delay and a half, plus a round: twice that, and two
     // node timeouts, before one that stopped asking (it crashed) leaves by itself.
     this.staleMillis =
@@ -130,7 +139,7 @@ final class Turn {
    * gate's breaker is open: that round would have no gate, and only repeat the first.
    */
   boolean queueAtOnce() {
-    return waiter != null && !unheard && queuedAs == null && masters.gateOf(key) >= 0;
+    return waiter != null && !set && !unheard && queuedAs == null && masters.gateOf(key) >= 0;
   }
 
   /**
@@ -200,9 +209,14 @@ final class Turn {
     return !left;
   }
 
-  /** A release named this waiter first in the queue at its gate ({@link Wakeups}). */
+  /**
+   * A release named this waiter first in the queue at its gate ({@link Wakeups}). A set's waiter
+   * then retries as after a plain notice ({@link #noticed}): the release that named it ran at one
+   * resource's gate, and may not have reached the other masters yet.
+   */
   void named() {
-    naming.getAndUpdate(was -> new Naming(true, was.namedRound(), was.setRetries()));
+    naming.getAndUpdate(
+        was -> new Naming(true, was.namedRound(), set ? SET_RETRIES : was.setRetries()));
   }
 
   /**
@@ -245,7 +259,7 @@ final class Turn {
    * is a single resource's; else the plain acquire.
    */
   CompletableFuture<NodeReply> acquire(NodeClient node, int gate, Command.Acquire acquire) {
-    if (waiter == null) {
+    if (waiter == null || set) {
       return node.send(acquire);
     }
     if (left) {
@@ -280,7 +294,7 @@ final class Turn {
    */
   Attempt decided(int gate, Attempt attempt) {
     boolean queued =
-        gate >= 0 && waiter != null && attempt.outcomes().get(gate).vote() == Vote.TAKEN;
+        gate >= 0 && waiter != null && !set && attempt.outcomes().get(gate).vote() == Vote.TAKEN;
     queuedAs = queued ? name() : null;
     if (attempt.grant() == null && (set || gate >= 0)) {
       // Named (or, a set's, noticed) and not granted: the round may have overtaken the release on
@@ -302,6 +316,8 @@ final class Turn {
     }
     if (attempt.grant() != null) {
       leave(); // before the caller has the lease: its release must name the next waiter
+    } else if (set) {
+      join();
     }
     return withLatest(attempt);
   }
@@ -330,12 +346,47 @@ final class Turn {
   }
 
   /**
-   * The acquisition got its lease or stopped: if it queued at a gate, it leaves, without waiting
-   * for the answer (sent before any later command of this RedLock to that master, such as the
-   * lease's release). Idempotent.
+   * A set's round was refused: its waiter queues, or asks again to stay queued (a waiter that stops
+   * asking goes stale), at each of its resources' gates, without waiting for the answers. Not if it
+   * hears no notice (it polls) or stopped.
+   */
+  private void join() {
+    if (unheard || left) {
+      return;
+    }
+    int[] was = joinedAt;
+    int[] at = new int[members.size()];
+    for (int i = 0; i < at.length; i++) {
+      byte[] member = members.get(i);
+      int gate = masters.gateOf(member);
+      if (gate >= 0) {
+        masters.join(gate, member, waiter, staleMillis);
+      }
+      at[i] = gate >= 0 ? gate : was == null ? -1 : was[i]; // an open breaker's: joined before
+    }
+    joinedAt = at;
+    if (left) {
+      leave(); // a leave that ran meanwhile may have missed these joins: leave after them
+    }
+  }
+
+  /**
+   * The acquisition got its lease or stopped: if it queued at a gate (a set's, at its resources'),
+   * it leaves, without waiting for the answer (sent before any later command of this RedLock to
+   * that master, such as the lease's release). Idempotent.
    */
   void leave() {
     left = true;
+    int[] joined = joinedAt;
+    if (joined != null) {
+      joinedAt = null;
+      for (int i = 0; i < joined.length; i++) {
+        if (joined[i] >= 0) {
+          masters.leave(joined[i], members.get(i), waiter);
+        }
+      }
+      return;
+    }
     int gate = queuedAt;
     if (gate < 0) {
       return;

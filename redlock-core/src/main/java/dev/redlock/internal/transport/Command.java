@@ -18,6 +18,7 @@ import java.util.Objects;
 public sealed interface Command<R>
     permits Command.Acquire,
         Command.AcquireInTurn,
+        Command.Join,
         Command.Leave,
         Command.Fence,
         Command.Release,
@@ -43,6 +44,8 @@ public sealed interface Command<R>
     SHORTEN(Role.ENDING),
     /** {@link Notice}. */
     NOTICE(Role.ENDING),
+    /** {@link Join}. */
+    JOIN(Role.OTHER),
     /** {@link Leave}. */
     LEAVE(Role.OTHER),
     /** {@link Admit}. */
@@ -78,7 +81,7 @@ public sealed interface Command<R>
      * whatever a breaker says, since nothing else cleans up a live master's key.
      */
     ENDING,
-    /** Neither (leaving a queue, an admit, a diagnostic): goes straight through. */
+    /** Neither (joining or leaving a queue, an admit, a diagnostic): goes straight through. */
     OTHER
   }
 
@@ -151,6 +154,31 @@ public sealed interface Command<R>
     @Override
     public Kind kind() {
       return Kind.ACQUIRE_IN_TURN;
+    }
+  }
+
+  /**
+   * Queues {@code waiter}, a waiter on a set of resources, among {@code key}'s waiters at this
+   * master, its resource's gate ({@code queue.lua}'s join): while it is first, the waiters behind
+   * it are refused and a release names it, but the key is not set here (the set's own rounds take
+   * every key of the set on every master at once). First with the key free for the first time since
+   * it queued, it is told its turn at once, as a release would tell it. Answers GRANTED if it is
+   * first, else TAKEN; a client that keeps no queue answers GRANTED.
+   *
+   * @param key the resource's key (one of the set's)
+   * @param waiter the waiter, the same in each of its rounds
+   * @param staleMillis how long a waiter that stopped asking stays queued
+   */
+  record Join(byte[] key, byte[] waiter, long staleMillis) implements Command<NodeReply> {
+    /** Checks the arrays are there. */
+    public Join {
+      Objects.requireNonNull(key, "key");
+      Objects.requireNonNull(waiter, "waiter");
+    }
+
+    @Override
+    public Kind kind() {
+      return Kind.JOIN;
     }
   }
 

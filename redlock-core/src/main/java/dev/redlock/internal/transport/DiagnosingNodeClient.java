@@ -100,7 +100,7 @@ public final class DiagnosingNodeClient extends ForwardingNodeClient implements 
     switch (command.kind()) {
       case ACQUIRE, ACQUIRE_IN_TURN -> reply.whenComplete(heardAcquire);
       case FENCE, EXTEND, RELEASE, SHORTEN, NOTICE, ADMIT -> reply.whenComplete(heardOther);
-      case LEAVE, QUERY -> {
+      case JOIN, LEAVE, QUERY -> {
         // the queue's bookkeeping, and the preflight's diagnostics, which an ACL may forbid on
         // purpose: not watched
       }

@@ -40,7 +40,7 @@ public final class HandOffNodeClient extends ForwardingNodeClient {
             ? delegate.send(command)
             : (CompletableFuture<R>) heard(release.key().bytes(), delegate.send(release));
       }
-      case ACQUIRE, ACQUIRE_IN_TURN, FENCE, EXTEND, SHORTEN, NOTICE, LEAVE, ADMIT, QUERY ->
+      case ACQUIRE, ACQUIRE_IN_TURN, FENCE, EXTEND, SHORTEN, NOTICE, JOIN, LEAVE, ADMIT, QUERY ->
           delegate.send(command);
     };
   }

@@ -183,8 +183,9 @@ public final class NodeCommand {
   static NodeCommand of(Command<?> command) {
     return switch (command.kind()) {
       case ACQUIRE -> acquire((Command.Acquire) command);
-      case ACQUIRE_IN_TURN -> acquireInTurn((Command.AcquireInTurn) command);
-      case LEAVE -> leaveQueue((Command.Leave) command);
+      case ACQUIRE_IN_TURN -> QueueCommands.acquireInTurn((Command.AcquireInTurn) command);
+      case JOIN -> QueueCommands.join((Command.Join) command);
+      case LEAVE -> QueueCommands.leave((Command.Leave) command);
       case FENCE -> fence((Command.Fence) command);
       case RELEASE -> release((Command.Release) command);
       case NOTICE -> notice((Command.Notice) command);
@@ -263,50 +264,6 @@ public final class NodeCommand {
         new byte[][] {key, LuaScript.FENCE_COUNTER, LuaScript.DATASET_MARKER, LuaScript.ADMITTED},
         token,
         number(ttlMillis));
-  }
-
-  /**
-   * A waiter's acquire at its resource's gate master, in turn ({@code queue.lua}): as {@link
-   * #acquire} with fencing and the restart guard's reads, but the key is set only if {@code waiter}
-   * is the first still queued there; any other waiter is queued and refused as if the key were
-   * held. Answers as the key-set acquire does, so it is read as an {@link Kind#ACQUIRE_SET}.
-   */
-  private static NodeCommand acquireInTurn(Command.AcquireInTurn c) {
-    return new NodeCommand(
-        Kind.ACQUIRE_SET,
-        null,
-        LuaScript.QUEUE,
-        c.guardMillis(),
-        false,
-        queueKeys(c.key()),
-        ascii("acquire"),
-        c.token(),
-        number(c.ttlMillis()),
-        c.waiter(),
-        number(c.staleMillis()));
-  }
-
-  /** Takes {@code waiter} out of the queue at the resource's gate master: it stopped waiting. */
-  private static NodeCommand leaveQueue(Command.Leave c) {
-    return script(
-        LuaScript.QUEUE,
-        queueKeys(c.key()),
-        ascii("leave"),
-        new byte[0],
-        number(0),
-        c.waiter(),
-        number(0));
-  }
-
-  private static byte[][] queueKeys(byte[] key) {
-    return new byte[][] {
-      key,
-      LuaScript.FENCE_COUNTER,
-      LuaScript.DATASET_MARKER,
-      LuaScript.ADMITTED,
-      LuaScript.prefixed(LuaScript.QUEUE_PREFIX, key),
-      LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, key)
-    };
   }
 
   /** The fence script: stores a fencing token in the master's counter while the key holds ours. */
@@ -391,6 +348,14 @@ public final class NodeCommand {
    */
   static NodeCommand keySetScript(Kind kind, long guardMillis, byte[][] keys, byte[]... args) {
     return new NodeCommand(kind, null, LuaScript.KEY_SET, guardMillis, false, keys, args);
+  }
+
+  /**
+   * A call of the queue script, for {@link QueueCommands}: an ACQUIRE_SET (whose restart guard asks
+   * {@code guardMillis}) or a SCRIPT.
+   */
+  static NodeCommand queueScript(Kind kind, long guardMillis, byte[][] keys, byte[]... args) {
+    return new NodeCommand(kind, null, LuaScript.QUEUE, guardMillis, false, keys, args);
   }
 
   /** A read-only diagnostic command, e.g. {@code INFO replication} or {@code CONFIG GET x}. */

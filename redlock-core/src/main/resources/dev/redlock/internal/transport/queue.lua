@@ -9,10 +9,16 @@
 -- marker, KEYS[4] = the admitted server run, KEYS[5] = the resource's queue (a sorted set: waiter
 -- -> when it first asked, in microseconds), KEYS[6] = when each waiter goes stale (a sorted set
 -- likewise: when it last asked plus its own stale window).
--- ARGV[1] = 'acquire' or 'leave', ARGV[2] = the lease's token, ARGV[3] = its TTL in milliseconds,
--- ARGV[4] = the waiter, ARGV[5] = how long (ms) a waiter that has stopped asking stays queued.
+-- ARGV[1] = 'acquire', 'join' or 'leave', ARGV[2] = the lease's token, ARGV[3] = its TTL in
+-- milliseconds, ARGV[4] = the waiter, ARGV[5] = how long (ms) a waiter that has stopped asking
+-- stays queued.
 -- An acquire answers as keyset.lua's does: {time, 'OK' or false, {counter, marker, admitted}}; a
--- leave, 1 (the first waiter leaving while the key is free tells the next one its turn). A
+-- leave, 1 (the first waiter leaving while the key is free tells the next one its turn). A join
+-- queues a waiter on a set of resources (keyset.lua takes its keys on every master at once) as an
+-- acquire queues one: the waiters behind it are refused while it is first, and the release names
+-- it, but the key is never set here. It answers 1 if the waiter is first, else 0; first with the
+-- key free for the first time since it queued, it is told its turn at once, as a release would
+-- tell it, on its client's channel (the notice after that comes from a release, or its timer). A
 -- waiter stays first while granted here: if its round then fails on
 -- the other masters (it overtook the release there), it is still first when it asks again. It
 -- leaves when it calls 'leave' (it got its lease, or gave up), or once it is stale, ARGV[5] ms of
@@ -30,7 +36,8 @@
 -- once it is granted again more than twice ARGV[5] ms after that, with others queued, it yields
 -- its place: it goes to the back of the queue, is refused, and the waiter now first is told that
 -- it is its turn, as a release tells it. (Only commands of the minimal ACL: ZADD's XX LT CH says
--- whether the note is older than the bound.)
+-- whether the note is older than the bound.) A joined waiter's turns with the key free count as
+-- grants: one whose set stays out of reach (another of its resources held) yields likewise.
 local queue, seen, waiter = KEYS[5], KEYS[6], ARGV[4]
 local function tellTurn(head)
   local message = 'turn:' .. head
@@ -94,6 +101,11 @@ if turn and redis.call('GET', KEYS[1]) == false then
     if type(head) == 'table' and head.err == nil and head[1] ~= nil and head[1] ~= waiter then
       tellTurn(head[1])
     end
+  elseif ARGV[1] == 'join' then
+    -- Its first turn here with the key free since it queued: its client is told at once.
+    if redis.pcall('ZADD', seen, 'NX', -us, mark) == 1 then
+      tellTurn(waiter)
+    end
   else
     redis.pcall('ZADD', seen, 'NX', -us, mark) -- its first grant since it queued, if it is
     redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
@@ -109,5 +121,8 @@ end
 life = math.ceil(life / 1000)
 redis.pcall('PEXPIRE', queue, life)
 redis.pcall('PEXPIRE', seen, life)
+if ARGV[1] == 'join' then
+  return turn and 1 or 0
+end
 return {now, set, {redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]),
   redis.call('GET', KEYS[4])}}

@@ -50,6 +50,7 @@ class FitNodeClientTest {
       case RELEASE -> Command.release(LockKey.of(k), k);
       case SHORTEN -> new Command.Shorten(LockKey.of(k), k, 1);
       case NOTICE -> new Command.Notice(k, k);
+      case JOIN -> new Command.Join(k, k, 1);
       case LEAVE -> new Command.Leave(k, k);
       case ADMIT -> new Command.Admit();
       case QUERY -> new Command.Query(NodeCommand.Verb.INFO, "server");

@@ -103,7 +103,7 @@ public final class FakeNode implements NodeClient {
                   ((Command.Release) command).key().bytes(), ((Command.Release) command).token());
           case EXTEND -> extend((Command.Extend) command);
           case SHORTEN -> shorten((Command.Shorten) command);
-          case LEAVE, NOTICE -> CompletableFuture.completedFuture(NodeReply.of(Vote.GRANTED));
+          case JOIN, LEAVE, NOTICE -> CompletableFuture.completedFuture(NodeReply.of(Vote.GRANTED));
           case ADMIT -> admit();
           case QUERY -> query((Command.Query) command);
         };

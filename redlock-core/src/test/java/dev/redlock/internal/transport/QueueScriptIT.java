@@ -566,6 +566,56 @@ class QueueScriptIT {
   }
 
   /**
+   * A join queues a set's waiter (issue 32, R6) as an acquire queues one, but never sets the key:
+   * while it is first, the waiters behind it are refused even with the key free; first with the key
+   * free for the first time since it queued, it is told its turn at once, once; held or behind
+   * another, not. Its turns with the key free count as grants: past two stale windows, with others
+   * waiting, it yields to the next, who is told.
+   */
+  @Test
+  void aJoinedWaiterHoldsItsPlaceWithoutTheKeyAndYieldsAsAGrantedOne(RedisCluster cluster)
+      throws Exception {
+    RedisAdmin admin = cluster.node(0).admin();
+    String resource = "join-queue";
+    String clientA = "redlock:wake:@aaaaaaaaaaaaaaaa";
+    String clientB = "redlock:wake:@bbbbbbbbbbbbbbbb";
+    admin.command("SET", resource, OTHER);
+    try (Notices notices = new Notices(cluster, resource, clientA)) {
+      assertEquals(1L, join(admin, resource, A), "first, the key held");
+      assertEquals(List.of(), notices.messages(), "not told: the key is held");
+    }
+    admin.command("DEL", resource);
+    try (Notices notices = new Notices(cluster, resource, clientA)) {
+      assertEquals(1L, join(admin, resource, A), "first, the key free");
+      assertEquals(List.of("0 " + clientA + " turn:" + A + resource), notices.messages(), "told");
+    }
+    assertNull(admin.get(resource), "a join never sets the key");
+    try (Notices notices = new Notices(cluster, resource, clientA, clientB)) {
+      assertFalse(ask(admin, resource, B), "B behind A, refused with the key free");
+      assertEquals(0L, join(admin, resource, C), "C behind B");
+      assertEquals(1L, join(admin, resource, A), "A still first");
+      assertEquals(List.of(), notices.messages(), "told once only, and no one behind");
+    }
+    assertEquals(List.of(A, B, C), members(admin, queueKey(resource)), "the queue");
+    firstGrantedAgo(admin, resource, A, Duration.ofMillis(2 * WINDOW - 1_000));
+    assertEquals(1L, join(admin, resource, A), "within two windows, still first");
+    firstGrantedAgo(admin, resource, A, Duration.ofMillis(2 * WINDOW + 1_000));
+    try (Notices notices = new Notices(cluster, resource, clientB)) {
+      assertEquals(0L, join(admin, resource, A), "past two windows, with others waiting");
+      assertEquals(List.of(B, C, A), members(admin, queueKey(resource)), "the queue after");
+      assertEquals(List.of("0 " + clientB + " turn:" + B + resource), notices.messages(), "told");
+    }
+    assertNull(admin.get(resource), "the key still free");
+    assertTrue(ask(admin, resource, B), "B's turn");
+  }
+
+  /** queue.lua's join for {@code waiter} (the stale window {@link #WINDOW}): 1 if first, else 0. */
+  private static Object join(RedisAdmin admin, String resource, String waiter) {
+    return ScriptMasters.eval(
+        admin, "queue.lua", scriptKeys(resource), "join", "", "0", waiter, Long.toString(WINDOW));
+  }
+
+  /**
    * The keys the library sends queue.lua for {@code resource}: the lock's first, the queue's last.
    */
   private static List<String> scriptKeys(String resource) {
