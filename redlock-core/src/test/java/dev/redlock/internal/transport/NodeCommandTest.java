@@ -656,6 +656,23 @@ class NodeCommandTest {
           bytes("0")
         },
         NodeCommand.of(new Command.Leave(KEY, bytes("waiter"))).arguments());
+    assertArrayEquals(
+        new byte[][] {
+          LuaScript.QUEUE.sha1(),
+          bytes("6"),
+          KEY,
+          LuaScript.FENCE_COUNTER,
+          LuaScript.DATASET_MARKER,
+          LuaScript.ADMITTED,
+          LuaScript.prefixed(LuaScript.QUEUE_PREFIX, KEY),
+          LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, KEY),
+          bytes("join"),
+          new byte[0],
+          bytes("0"),
+          bytes("waiter"),
+          bytes("250")
+        },
+        NodeCommand.of(new Command.Join(KEY, bytes("waiter"), 250)).arguments());
     LockKey.Set set = LockKey.of(List.of(bytes("a")));
     assertArrayEquals(
         NodeCommand.of(Command.release(set, TOKEN)).arguments(),
