@@ -528,15 +528,20 @@ final class Checker {
   boolean orderJudged = true; // until the first fault: then a waiter may lose its place by rule
   String order; // the first waiter named before one that asked earlier and still waits
 
+  /** The key of {@code waiter}'s place in the queue of resource {@code r}. */
+  private static String placeOf(String waiter, int r) {
+    return waiter + '@' + r;
+  }
+
   /** Client {@code c}'s {@code waiter} asked at the gate of resource {@code r}. */
   void queueAsk(int c, int r, String waiter) {
-    queued.putIfAbsent(waiter + '@' + r, new long[] {sim.now(), r, c});
+    queued.putIfAbsent(placeOf(waiter, r), new long[] {sim.now(), r, c});
     latestWaiter[c] = waiter;
   }
 
   /** {@code waiter} left the queue of resource {@code r} (granted, or its wait ended). */
   void queueLeave(int r, String waiter) {
-    queued.remove(waiter + '@' + r);
+    queued.remove(placeOf(waiter, r));
   }
 
   // Per master, the tokens of the leases whose release ran there. A connection's commands reach
@@ -609,7 +614,7 @@ final class Checker {
    * by rule (docs/fairness.md), so a waiter on a set is never the one that asked before.
    */
   private void inOrder(int c, int r, String waiter) {
-    long[] named = queued.get(waiter + '@' + r);
+    long[] named = queued.get(placeOf(waiter, r));
     if (!orderJudged || order != null || named == null) {
       return;
     }
@@ -620,7 +625,7 @@ final class Checker {
           && other[0] < named[0]
           && client != c
           && Integer.bitCount(blockingMask[client]) < 2
-          && entry.getKey().equals(latestWaiter[client] + '@' + r)
+          && entry.getKey().equals(placeOf(latestWaiter[client], r))
           && waitingFor(client, r)) {
         failedHere();
         order =

@@ -166,20 +166,7 @@ final class SimulationCampaign {
       for (int f = 0; f < families.size(); f++) {
         Set<Fault> family = families.get(f);
         boolean broken = !family.isEmpty() && BROKEN.containsAll(family);
-        long familyCpu = 0;
-        long tries = 0;
-        long contended = 0;
-        long nearFault = 0;
-        long grants = 0;
-        long faults = 0;
-        long notices = 0;
-        int violations = 0;
-        int fencing = 0;
-        int late = 0;
-        int left = 0; // runs whose masters kept something past its bound
-        long worstOverrun = 0;
-        long[] unserved = new long[2]; // polling, wake-ups
-        long named = 0; // the longest a named waiter went without the resource
+        Tally tally = new Tally(family, broken);
         for (int i = 0; i < seeds; i++) {
           Seeded seeded;
           try {
@@ -187,80 +174,20 @@ final class SimulationCampaign {
           } catch (java.util.concurrent.ExecutionException e) {
             throw e.getCause() instanceof Exception cause ? cause : e;
           }
-          Run run = seeded.run();
-          long seed = i + 1;
-          familyCpu += seeded.cpuNanos();
-          tries += run.tries();
-          contended += run.contended();
-          nearFault += run.nearFault();
-          grants += run.grants();
-          faults += run.faults();
-          notices += run.notices();
-          worstOverrun = Math.max(worstOverrun, run.worstOverrunNanos());
-          int engine = SimHarness.wakeUps(seed) ? 1 : 0;
-          unserved[engine] = Math.max(unserved[engine], run.longestUnservedNanos());
-          named = Math.max(named, run.longestNamedNanos());
-          String prefix = broken ? "expected, the assumption broken: " : "";
-          if (run.violation() != null) {
-            violations++;
-            if (!broken || violations == 1) {
-              out.println(prefix + "VIOLATION " + family + ": " + run.violation());
-            }
-          }
-          if (run.fencing() != null) {
-            fencing++;
-            out.println("FENCING " + family + ": " + run.fencing());
-          }
-          if (run.liveness() != null) {
-            late++;
-            out.println("LATE " + family + ": " + run.liveness());
-          }
-          if (run.order() != null) {
-            late++;
-            out.println("ORDER " + family + ": " + run.order());
-          }
-          if (run.state() != null) {
-            left++;
-            out.println("STATE " + family + ": " + run.state());
-          }
+          tally.add(seeded, i + 1, out);
         }
         queued.set(f, List.of()); // done with: let its runs go
         if (broken) {
-          brokenViolations.add(violations);
-          brokenFencing += fencing;
+          brokenViolations.add(tally.violations);
+          brokenFencing += tally.fencing;
         } else {
-          failures += violations + fencing + late + left;
-          allTries += tries;
-          allContended += contended;
-          allNearFault += nearFault;
-          cpu += familyCpu;
+          failures += tally.violations + tally.fencing + tally.late + tally.left;
+          allTries += tally.tries;
+          allContended += tally.contended;
+          allNearFault += tally.nearFault;
+          cpu += tally.cpu;
         }
-        out.printf(
-            "| %s%s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f"
-                + " | %.1f |%n",
-            family.isEmpty()
-                ? "none"
-                : family.size() == 1
-                    ? family.iterator().next()
-                    : family.equals(SimHarness.CALM)
-                        ? "calm " + family.size()
-                        : "all " + family.size(),
-            broken ? " (assumption broken)" : "",
-            tries,
-            contended,
-            nearFault,
-            grants,
-            faults,
-            notices,
-            violations,
-            fencing,
-            late,
-            left,
-            worstOverrun / 1e6,
-            unserved[0] / 1e6,
-            unserved[1] / 1e6,
-            named / 1e6,
-            familyCpu / 1e9);
+        tally.printRow(out);
       }
     } finally {
       pool.shutdownNow();
@@ -281,6 +208,100 @@ final class SimulationCampaign {
         brokenFencing,
         cpuSeconds,
         seconds);
+  }
+
+  /** One family's figures over its seeds, and the failures it printed. */
+  private static final class Tally {
+    final Set<Fault> family;
+    final boolean broken;
+    long cpu;
+    long tries;
+    long contended;
+    long nearFault;
+    long grants;
+    long faults;
+    long notices;
+    int violations;
+    int fencing;
+    int late;
+    int left; // runs whose masters kept something past its bound
+    long worstOverrun;
+    final long[] unserved = new long[2]; // polling, wake-ups
+    long named; // the longest a named waiter went without the resource
+
+    Tally(Set<Fault> family, boolean broken) {
+      this.family = family;
+      this.broken = broken;
+    }
+
+    /** Adds the run of {@code seed}, printing its failures. */
+    void add(Seeded seeded, long seed, PrintStream out) {
+      Run run = seeded.run();
+      cpu += seeded.cpuNanos();
+      tries += run.tries();
+      contended += run.contended();
+      nearFault += run.nearFault();
+      grants += run.grants();
+      faults += run.faults();
+      notices += run.notices();
+      worstOverrun = Math.max(worstOverrun, run.worstOverrunNanos());
+      int engine = SimHarness.wakeUps(seed) ? 1 : 0;
+      unserved[engine] = Math.max(unserved[engine], run.longestUnservedNanos());
+      named = Math.max(named, run.longestNamedNanos());
+      String prefix = broken ? "expected, the assumption broken: " : "";
+      if (run.violation() != null) {
+        violations++;
+        if (!broken || violations == 1) {
+          out.println(prefix + "VIOLATION " + family + ": " + run.violation());
+        }
+      }
+      if (run.fencing() != null) {
+        fencing++;
+        out.println("FENCING " + family + ": " + run.fencing());
+      }
+      if (run.liveness() != null) {
+        late++;
+        out.println("LATE " + family + ": " + run.liveness());
+      }
+      if (run.order() != null) {
+        late++;
+        out.println("ORDER " + family + ": " + run.order());
+      }
+      if (run.state() != null) {
+        left++;
+        out.println("STATE " + family + ": " + run.state());
+      }
+    }
+
+    /** The family's row of the table. */
+    void printRow(PrintStream out) {
+      out.printf(
+          "| %s%s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f"
+              + " | %.1f |%n",
+          family.isEmpty()
+              ? "none"
+              : family.size() == 1
+                  ? family.iterator().next()
+                  : family.equals(SimHarness.CALM)
+                      ? "calm " + family.size()
+                      : "all " + family.size(),
+          broken ? " (assumption broken)" : "",
+          tries,
+          contended,
+          nearFault,
+          grants,
+          faults,
+          notices,
+          violations,
+          fencing,
+          late,
+          left,
+          worstOverrun / 1e6,
+          unserved[0] / 1e6,
+          unserved[1] / 1e6,
+          named / 1e6,
+          cpu / 1e9);
+    }
   }
 
   /** {@code run} without its trace: a campaign keeps only its figures and failures. */

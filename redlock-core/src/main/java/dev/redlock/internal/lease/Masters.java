@@ -189,11 +189,7 @@ public final class Masters {
    * made again by the waiter's next round).
    */
   void join(int gate, byte[] key, byte[] waiter, long staleMillis) {
-    try {
-      nodes.get(gate).send(new Command.Join(key, waiter, staleMillis));
-    } catch (RuntimeException e) {
-      log.debug("the join of a queue at {} was not sent: {}", names.get(gate), e.toString());
-    }
+    toQueue(gate, new Command.Join(key, waiter, staleMillis));
   }
 
   /**
@@ -201,10 +197,16 @@ public final class Masters {
    * waiting for the answer (a master that does not answer drops it when it goes stale).
    */
   void leave(int gate, byte[] key, byte[] waiter) {
+    toQueue(gate, new Command.Leave(key, waiter));
+  }
+
+  /** Sends {@code command} to the queue at master {@code gate}; its answer is not waited for. */
+  private void toQueue(int gate, Command<?> command) {
     try {
-      nodes.get(gate).send(new Command.Leave(key, waiter));
+      nodes.get(gate).send(command);
     } catch (RuntimeException e) {
-      log.debug("the leave of a queue at {} was not sent: {}", names.get(gate), e.toString());
+      log.debug(
+          "{} of a queue at {} was not sent: {}", command.kind(), names.get(gate), e.toString());
     }
   }
 

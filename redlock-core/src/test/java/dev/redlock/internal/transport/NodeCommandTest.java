@@ -640,43 +640,34 @@ class NodeCommandTest {
         new byte[][] {LuaScript.SHORTEN.sha1(), bytes("1"), KEY, TOKEN, bytes("900")},
         NodeCommand.of(new Command.Shorten(LockKey.of(KEY), TOKEN, 900)).arguments());
     assertArrayEquals(
-        new byte[][] {
-          LuaScript.QUEUE.sha1(),
-          bytes("6"),
-          KEY,
-          LuaScript.FENCE_COUNTER,
-          LuaScript.DATASET_MARKER,
-          LuaScript.ADMITTED,
-          LuaScript.prefixed(LuaScript.QUEUE_PREFIX, KEY),
-          LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, KEY),
-          bytes("leave"),
-          new byte[0],
-          bytes("0"),
-          bytes("waiter"),
-          bytes("0")
-        },
+        queueCall("leave", "0"),
         NodeCommand.of(new Command.Leave(KEY, bytes("waiter"))).arguments());
     assertArrayEquals(
-        new byte[][] {
-          LuaScript.QUEUE.sha1(),
-          bytes("6"),
-          KEY,
-          LuaScript.FENCE_COUNTER,
-          LuaScript.DATASET_MARKER,
-          LuaScript.ADMITTED,
-          LuaScript.prefixed(LuaScript.QUEUE_PREFIX, KEY),
-          LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, KEY),
-          bytes("join"),
-          new byte[0],
-          bytes("0"),
-          bytes("waiter"),
-          bytes("250")
-        },
+        queueCall("join", "250"),
         NodeCommand.of(new Command.Join(KEY, bytes("waiter"), 250)).arguments());
     LockKey.Set set = LockKey.of(List.of(bytes("a")));
     assertArrayEquals(
         NodeCommand.of(Command.release(set, TOKEN)).arguments(),
         NodeCommand.of(Command.releaseAtGate(set, TOKEN)).arguments());
+  }
+
+  /** The arguments of queue.lua's {@code op} for the waiter named "waiter" on {@link #KEY}. */
+  private static byte[][] queueCall(String op, String staleMillis) {
+    return new byte[][] {
+      LuaScript.QUEUE.sha1(),
+      bytes("6"),
+      KEY,
+      LuaScript.FENCE_COUNTER,
+      LuaScript.DATASET_MARKER,
+      LuaScript.ADMITTED,
+      LuaScript.prefixed(LuaScript.QUEUE_PREFIX, KEY),
+      LuaScript.prefixed(LuaScript.QUEUE_SEEN_PREFIX, KEY),
+      bytes(op),
+      new byte[0],
+      bytes("0"),
+      bytes("waiter"),
+      bytes(staleMillis)
+    };
   }
 
   @Test
