@@ -38,14 +38,15 @@ import java.util.stream.Stream;
  * unmutated script: if they fail there, its mutants are not run (they would all look killed).
  *
  * <p>System properties: {@code luamutation.scripts} (names, comma-separated; default all), {@code
- * luamutation.sample} (n: run only n mutants of each operator on each script, evenly spaced; 0, the
- * default, runs all), {@code luamutation.out} (default {@code target/lua-mutation}), {@code
- * luamutation.mutants} (a regular expression: run only the mutants whose description, as the
- * report's progress lines write it, it finds), {@code luamutation.threshold} (the least percentage
- * of mutants killed, of those run and valid, below which it exits 1; default 0), {@code
- * luamutation.strict} (exits 1 on a survivor {@code survivors.tsv} does not explain, a script whose
- * tests fail unmutated, or a missing covering class: what CI runs with), {@code
- * luamutation.threads} (how many of a script's mutants run at once; default one per processor).
+ * luamutation.sample} (n: run only n mutants of each operator on each script, evenly spaced, none
+ * of the known survivors of {@code survivors.tsv}; 0, the default, runs all), {@code
+ * luamutation.out} (default {@code target/lua-mutation}), {@code luamutation.mutants} (a regular
+ * expression: run only the mutants whose description, as the report's progress lines write it, it
+ * finds), {@code luamutation.threshold} (the least percentage of mutants killed, of those run and
+ * valid, below which it exits 1; default 0), {@code luamutation.strict} (exits 1 on a survivor
+ * {@code survivors.tsv} does not explain, a script whose tests fail unmutated, or a missing
+ * covering class: what CI runs with), {@code luamutation.threads} (how many of a script's mutants
+ * run at once; default one per processor).
  */
 final class LuaMutationRun {
 
@@ -110,6 +111,7 @@ final class LuaMutationRun {
     }
     long started = System.nanoTime();
     Report report = new Report(sample);
+    report.explained.putAll(explanations());
     try (RedisProcess redis = RedisProcess.start();
         RedisAdmin admin = redis.admin()) {
       for (String script : scripts) {
@@ -117,7 +119,6 @@ final class LuaMutationRun {
       }
     }
     report.elapsedSeconds = (System.nanoTime() - started) / 1_000_000_000L;
-    report.explained.putAll(explanations());
     String text = report.markdown();
     Files.writeString(out.resolve("report.md"), text, StandardCharsets.UTF_8);
     System.out.println(text);
@@ -162,7 +163,7 @@ final class LuaMutationRun {
     List<Mutant> mutants = LuaMutants.of(script, text);
     sr.generated = mutants.size();
     if (sample > 0) {
-      mutants = sample(mutants, sample);
+      mutants = sample(mutants, sample, report.explained.keySet());
     }
     String pick = System.getProperty("luamutation.mutants", "");
     if (!pick.isEmpty()) {
@@ -291,10 +292,19 @@ final class LuaMutationRun {
     };
   }
 
-  /** {@code n} mutants of each operator, evenly spaced among that operator's, in order. */
-  static List<Mutant> sample(List<Mutant> mutants, int n) {
+  /**
+   * {@code n} mutants of each operator, evenly spaced among that operator's, in order; a known
+   * survivor ({@code explained}: in {@code survivors.tsv}, keyed as {@link Mutant#key()}) is never
+   * chosen, since running it tells nothing new (and, surviving, it runs every covering test: half a
+   * minute of CI's sample). An edit of its line or of its change makes it unexplained, and it can
+   * be chosen again.
+   */
+  static List<Mutant> sample(List<Mutant> mutants, int n, java.util.Set<String> explained) {
     Map<Operator, List<Mutant>> byOperator = new EnumMap<>(Operator.class);
     for (Mutant m : mutants) {
+      if (explained.contains(m.key())) {
+        continue;
+      }
       byOperator.computeIfAbsent(m.operator(), o -> new ArrayList<>()).add(m);
     }
     List<Mutant> chosen = new ArrayList<>();
@@ -330,6 +340,8 @@ final class LuaMutationRun {
     Files.deleteIfExists(verdict);
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    // A short-lived JVM: the client compiler alone starts and warms up sooner on 2 cores.
+    command.add("-XX:TieredStopAtLevel=1");
     command.add("-cp");
     command.add(
         dir.resolve("classes") + File.pathSeparator + System.getProperty("java.class.path"));
@@ -510,7 +522,10 @@ final class LuaMutationRun {
       b.append(
           sample == 0
               ? "All mutants.\n"
-              : "A sample: at most " + sample + " mutant(s) of each operator on each script.\n");
+              : "A sample: at most "
+                  + sample
+                  + " mutant(s) of each operator on each script, none of the known survivors"
+                  + " (survivors.tsv).\n");
       b.append(
           String.format(
               Locale.ROOT,
