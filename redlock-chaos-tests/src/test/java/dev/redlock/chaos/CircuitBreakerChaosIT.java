@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Per-master circuit breakers while one master flaps for a minute under contention: its breaker
+ * Per-master circuit breakers while one master flaps for half a minute under contention: its breaker
  * opens while it is down (by refused connections, then by a black hole), is probed, closes when it
  * is back, and mutual exclusion holds throughout.
  */
@@ -33,7 +33,8 @@ class CircuitBreakerChaosIT {
   private static final Duration NODE_TIMEOUT = Duration.ofMillis(100);
   private static final Duration TTL = Duration.ofSeconds(1);
   private static final Duration BREAKER_WAIT = Duration.ofMillis(500);
-  private static final Duration RUN = Duration.ofSeconds(60);
+  /** 10 down phases (half refused connections, half a black hole), and as many up. */
+  private static final Duration RUN = Duration.ofSeconds(30);
   private static final Duration DOWN = Duration.ofMillis(1500);
   private static final Duration UP = Duration.ofMillis(1500);
   private static final int CLIENTS = 6;
@@ -154,7 +155,7 @@ class CircuitBreakerChaosIT {
     assertAll(
         () -> assertEquals(0, report.violations(), "overlapping leases"),
         () -> assertEquals(contention.increments(), contention.counter(), "lost updates"),
-        () -> assertTrue(downPhases.get() >= 15, "the master flapped: " + downPhases.get()),
+        () -> assertTrue(downPhases.get() >= 8, "the master flapped: " + downPhases.get()),
         () ->
             assertTrue(
                 count(transitions, "flapping OPEN") >= downPhases.get() * CLIENTS / 2,
