@@ -545,17 +545,30 @@ public final class NodeCommand {
 
   /**
    * Whether both commands are scripts of the same lease: the same key and the same token (fence,
-   * release, extend, shorten; the admit script belongs to no lease).
+   * release, extend, shorten; the admit script belongs to no lease), or the same key and the same
+   * waiter in its gate's queue (its acquires in turn, joins and leaves: a waiter's place is its
+   * own, and joins and leaves carry no token).
    */
   boolean sameLease(NodeCommand other) {
-    return ofLease()
-        && other.ofLease()
-        && Arrays.equals(token(), other.token())
-        && Arrays.equals(keys[0], other.keys[0]);
+    if (!ofLease() || !other.ofLease() || !Arrays.equals(keys[0], other.keys[0])) {
+      return false;
+    }
+    if (script == LuaScript.QUEUE
+        && other.script == LuaScript.QUEUE
+        && Arrays.equals(waiter(), other.waiter())) {
+      return true; // one waiter's place in the queue: its acquires in turn, joins and leaves
+    }
+    byte[] token = token();
+    return token.length > 0 && Arrays.equals(token, other.token()); // joins and leaves have none
   }
 
   private boolean ofLease() {
     return (kind == Kind.SCRIPT && script != LuaScript.ADMIT) || kind == Kind.ACQUIRE_SET;
+  }
+
+  /** The waiter of a queue script's call: its fourth argument ({@link QueueCommands}). */
+  private byte[] waiter() {
+    return args[3];
   }
 
   /**

@@ -610,6 +610,34 @@ class NodeCommandTest {
             .sameLease(NodeCommand.of(Command.releaseAtGate(LockKey.of(KEY), TOKEN))));
   }
 
+  /**
+   * A waiter's place in a gate's queue is its own: its joins, leaves and acquires in turn are one
+   * lease's commands (a leave that ran overtakes the same waiter's kept join), and another waiter's
+   * are not, although joins and leaves carry no token (before, any two of them on one key were one
+   * lease's, and one waiter's leave that ran dropped another's kept leave: a ghost in the queue).
+   */
+  @Test
+  void queueCommandsAreOneLeasesWhenTheyAreOneWaitersOnOneKey() {
+    byte[] first = bytes("waiter-1");
+    byte[] second = bytes("waiter-2");
+    NodeCommand leave = NodeCommand.of(new Command.Leave(KEY, first));
+    assertTrue(leave.sameLease(NodeCommand.of(new Command.Join(KEY, first, 10))));
+    assertTrue(
+        leave.sameLease(NodeCommand.of(new Command.AcquireInTurn(KEY, TOKEN, 1, 0, first, 1))));
+    assertFalse(leave.sameLease(NodeCommand.of(new Command.Leave(KEY, second))), "leaves");
+    assertFalse(leave.sameLease(NodeCommand.of(new Command.Join(KEY, second, 10))), "join");
+    assertFalse(
+        leave.sameLease(NodeCommand.of(new Command.Leave(bytes("other"), first))), "other key");
+    assertFalse(
+        leave.sameLease(NodeCommand.of(Command.releaseAtGate(LockKey.of(KEY), new byte[0]))),
+        "a release is no waiter's");
+    assertFalse(
+        NodeCommand.of(new Command.AcquireInTurn(KEY, TOKEN, 1, 0, first, 1))
+            .sameLease(
+                NodeCommand.of(new Command.AcquireInTurn(KEY, bytes("t2"), 1, 0, second, 1))),
+        "two waiters' acquires in turn");
+  }
+
   @Test
   void theReleasesAtTheGateAndAfterItCarryWhatTheScriptNeeds() {
     assertArrayEquals(
