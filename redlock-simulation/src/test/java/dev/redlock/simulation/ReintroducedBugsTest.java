@@ -183,7 +183,7 @@ class ReintroducedBugsTest {
    * so that every waiter is past it) queues at its gate all the same ({@code Turn}'s two {@code
    * unheard} checks removed): the release names it first in the queue, and it hears nothing until
    * its timer while the resource is free. The same bound with the fix (such a waiter does not
-   * queue) passes the same hunt.
+   * queue) passes the seeds the hunt ran.
    */
   @Test
   void aWaiterThatHearsNothingQueuesAtTheGate() throws Exception {
@@ -222,7 +222,8 @@ class ReintroducedBugsTest {
    * (the scripts before {@code 2e87985}, as Lua edits). Client 2 runs a retry delay of 5 ms and a
    * node timeout of 10 ms (a stale window of 30 ms) beside two clients on the defaults (200 ms,
    * asking every 25 to 75 ms): its asks drop their live waiters, and a waiter that asked later is
-   * named first (the order checker, runs without faults). The real scripts pass the same hunt.
+   * named first (the order checker, runs without faults). The real scripts pass the seeds the hunt
+   * ran.
    */
   @Test
   void aShortWindowDropsOtherClientsLiveWaiters() throws Exception {
@@ -305,7 +306,8 @@ class ReintroducedBugsTest {
   /**
    * {@code extend.lua} without its compare: an extend extends whatever key it finds. Its effect
    * needs a message held up by a partition (a renewal reaching a master late), so the hunt is 40
-   * seeds of 1,000 steps with a partition one step in three; the real script passes the same hunt.
+   * seeds of 1,000 steps with a partition one step in three; the real script passes the seeds the
+   * hunt ran.
    */
   @Test
   void anExtendThatDoesNotCompareItsToken() throws Exception {
@@ -333,7 +335,7 @@ class ReintroducedBugsTest {
    * without leaving stays first. A waiter cut off from every master but the gate ({@link
    * Fault#ISOLATED_WAITER}) is such a head: it is granted there and loses everywhere else, and the
    * waiters behind it are refused at the gate until its wait ends. The hunt: seeds of 1,000 steps
-   * with an isolated waiter one step in ten; the real script passes the same hunt.
+   * with an isolated waiter one step in ten; the real script passes the seeds the hunt ran.
    */
   @Test
   void aQueueHeadThatNeverYields() throws Exception {
@@ -363,7 +365,8 @@ class ReintroducedBugsTest {
    * reload made the scripts ready, so it is sent again after that release and sets a key no one
    * will release. It needs a slow link to the gate (the gate passed by, the round refused elsewhere
    * and its releases sent before the gate's NOSCRIPT came back) and a {@code SCRIPT FLUSH}: the
-   * hunt is both, 20 seeds of 1,000 steps, one step in three; the real core passes the same hunt.
+   * hunt is both, 20 seeds of 1,000 steps, one step in three; the real core passes the seeds the
+   * hunt ran.
    */
   @Test
   void aQueuedAcquireSentAgainAfterItsOwnRelease() throws Exception {
