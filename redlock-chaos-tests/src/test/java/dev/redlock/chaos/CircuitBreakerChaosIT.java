@@ -22,9 +22,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Per-master circuit breakers while one master flaps for half a minute under contention: its breaker
- * opens while it is down (by refused connections, then by a black hole), is probed, closes when it
- * is back, and mutual exclusion holds throughout.
+ * Per-master circuit breakers while one master flaps for half a minute under contention: its
+ * breaker opens while it is down (by refused connections, then by a black hole), is probed, closes
+ * when it is back, and mutual exclusion holds throughout.
  */
 class CircuitBreakerChaosIT {
 
@@ -33,8 +33,10 @@ class CircuitBreakerChaosIT {
   private static final Duration NODE_TIMEOUT = Duration.ofMillis(100);
   private static final Duration TTL = Duration.ofSeconds(1);
   private static final Duration BREAKER_WAIT = Duration.ofMillis(500);
+
   /** 10 down phases (half refused connections, half a black hole), and as many up. */
   private static final Duration RUN = Duration.ofSeconds(30);
+
   private static final Duration DOWN = Duration.ofMillis(1500);
   private static final Duration UP = Duration.ofMillis(1500);
   private static final int CLIENTS = 6;
