@@ -9,9 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.redlock.Lease;
 import dev.redlock.RedLock;
 import dev.redlock.RedLocks;
+import dev.redlock.testkit.Poll;
 import dev.redlock.testkit.RedisAdmin;
 import dev.redlock.testkit.RedisCluster;
 import dev.redlock.testkit.RedisClusterExtension;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -150,7 +152,14 @@ class ReleaseScriptIT {
 
       // The gate does not take it (its key was gone): the next master tells the waiters.
       Lease lease = redlock.tryAcquire(resource, RedLocks.TTL).orElseThrow();
-      cluster.node(gate).admin().command("DEL", resource);
+      // The grant came from a majority: the gate's SET may still be on its way, and landing after
+      // the DEL below, it would take the release (CI failed so once under load).
+      RedisAdmin gateAdmin = cluster.node(gate).admin();
+      Poll.until(
+          Duration.ofSeconds(5),
+          () -> gateAdmin.get(resource) != null,
+          () -> "the gate set the lease's key");
+      gateAdmin.command("DEL", resource);
       long[] before = ScriptMasters.scriptCalls(cluster, next);
       lease.release();
       ScriptMasters.awaitScripts(cluster, before, 2, next); // the release, then the notice
