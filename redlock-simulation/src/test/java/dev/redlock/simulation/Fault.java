@@ -142,5 +142,13 @@ enum Fault {
    * An assumption broken on purpose: a master's wall clock stepped forward by 1 to 10 s (an NTP
    * step, an operator's {@code date -s}): its keys expire at once or early.
    */
-  MASTER_CLOCK_JUMP
+  MASTER_CLOCK_JUMP,
+  /**
+   * Not a fault: a burst of steady contention, drawn as one. For a second, the two other clients
+   * take the first resource in turn, each holding it 1 to 10 ms and asking again (async) as soon as
+   * its release is answered, while this step's client waits (blocking, up to a second) for a set
+   * that includes it: a set's waiter must get its turn among queued single waiters (R6), within
+   * {@link Checker#OVERTAKEN_BOUND} grants to others. Started only when no client holds or waits.
+   */
+  STEADY_CONTENTION
 }

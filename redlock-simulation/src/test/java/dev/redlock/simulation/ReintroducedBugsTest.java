@@ -269,6 +269,25 @@ class ReintroducedBugsTest {
   }
 
   /**
+   * R6: a set's waiter never queues at its resources' gates ({@code Turn}'s join after a refused
+   * round removed, as before {@code e19dd4f}): among single waiters that keep the resource asked
+   * for ({@link Fault#STEADY_CONTENTION}), every release names a queued single waiter, and the
+   * set's rounds, at its timer, find the resource taken again and again (the overtaking checker).
+   */
+  @Test
+  void aSetsWaiterNeverQueues() throws Exception {
+    found(
+        "R6: a set's waiter never queues",
+        List.of(
+            new PatchedCore.JavaBug(
+                "dev/redlock/internal/lease/Turn.java",
+                "    } else if (set) {\n      join();\n    }\n",
+                "    }\n")),
+        "STEADY_CONTENTION",
+        10);
+  }
+
+  /**
    * A waiter that stops (granted, out of time, cancelled) never leaves its queue at the gate: the
    * next release names it, and the waiters behind it wait for it to go stale while the resource is
    * free.

@@ -66,7 +66,8 @@ final class SimHarness {
           Fault.CLIENT_CLOCK_DRIFT,
           Fault.RESTART_KEEPING_DATA,
           Fault.CLIENT_CLOCK_JUMP,
-          Fault.UNFIT_MASTER);
+          Fault.UNFIT_MASTER,
+          Fault.STEADY_CONTENTION);
 
   /** The longest one-way delay of a message on the simulated network. */
   static final long MAX_DELAY_NANOS = 500_000;
@@ -329,6 +330,7 @@ final class SimHarness {
             injected++;
             check.lastFault = sim.now();
             check.orderJudged = false;
+            check.overtakenJudged &= fault == Fault.STEADY_CONTENTION; // contention, not a fault
             unjudged |= !CALM.contains(fault) && fault != Fault.ISOLATED_WAITER;
             check.fitnessJudged &=
                 CALM.contains(fault) || fault == Fault.PARTITION || fault == Fault.MASTER_PAUSE;
@@ -552,6 +554,21 @@ final class SimHarness {
                   tampers[next.other()][m] =
                       SimNodeClient.Tamper.values()[
                           SimNodeClient.Tamper.ERROR.ordinal() + (int) (next.value() * 4)];
+              case STEADY_CONTENTION -> {
+                SteadyContention.run(
+                    sim,
+                    check,
+                    clients,
+                    next.other(),
+                    m,
+                    next.value(),
+                    x ->
+                        check.pending.get(x) != null
+                            || check.isolated(x)
+                            || processes[x].pausedAt(sim.now()),
+                    x -> release(sim, check, x));
+                m = next.other();
+              }
               case MASTER_CLOCK_JUMP -> {
                 for (m = 2; m < MASTERS; m++) { // a majority's clocks, stepped at once
                   clocks.get(m).step(1_000_000 + (long) (next.value() * 9_000_000));
@@ -705,7 +722,7 @@ final class SimHarness {
    * Client {@code c} releases what it holds: given up from the moment its release starts (other
    * clients' async waits may be granted while this one waits for the release's replies).
    */
-  private static void release(Simulation sim, Checker check, int c) {
+  static void release(Simulation sim, Checker check, int c) {
     Lease lease = check.held[c];
     LeaseLock lock = check.locks[c];
     check.releasing(c);

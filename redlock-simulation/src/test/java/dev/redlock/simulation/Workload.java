@@ -169,6 +169,7 @@ final class Workload {
     int mask = mask(names);
     if (step.op() == Op.WAIT || step.op() == Op.WITH_LOCK) {
       check.blockingMask[c] = mask; // waiting until its wait ends
+      check.overtaken[c] = 0;
     }
     try {
       switch (step.op()) {
