@@ -288,6 +288,35 @@ class ReintroducedBugsTest {
   }
 
   /**
+   * A notice dropped while a waiter runs its round: the wake that ends the waiter's next pause
+   * armed after the round ({@code Wait.decided} taking a fresh {@code next()}) instead of before
+   * it, so a release that names the waiter while its round runs wakes nothing, and the named waiter
+   * sleeps until its timer. The bug of {@code f11a410} was this loss by a race of two threads; on
+   * one thread it is this order. Among single waiters that keep the resource asked for ({@link
+   * Fault#STEADY_CONTENTION}, one step in 5, 1,000 steps), notices land during rounds often enough
+   * (the named-waiter checker).
+   */
+  @Test
+  void aNoticeDuringTheRoundIsDropped() throws Exception {
+    String bug = "a notice dropped while a waiter runs its round";
+    String faults = "STEADY_CONTENTION";
+    String found =
+        PatchedCore.hunt(
+            List.of(
+                new PatchedCore.JavaBug(
+                    "dev/redlock/internal/lease/Wait.java",
+                    "    CompletableFuture<Void> woken = wake;\n",
+                    "    CompletableFuture<Void> woken = entered == null ? null : entered.next();\n")),
+            faults,
+            SEEDS,
+            1_000,
+            5);
+    System.out.printf("| %s | %s | %s |%n", bug, faults, found);
+    assertNotNull(found, bug + ": no seed of " + SEEDS + " found it");
+    assertNull(Hunt.hunt(faults, seedOf(found), 1_000, 5), "the real core failed the same seeds");
+  }
+
+  /**
    * A waiter that stops (granted, out of time, cancelled) never leaves its queue at the gate: the
    * next release names it, and the waiters behind it wait for it to go stale while the resource is
    * free.
