@@ -192,4 +192,19 @@ class SimulationFaultsTest {
       assertNull(run.fencing(), "with the restart guard on: " + run.fencing());
     }
   }
+
+  /**
+   * A regression seed: a fitness check whose answers came 630 ms after it read the master's policy
+   * (fit, 210 ms before the master turned evicting) dated its verdict from its answers, so the next
+   * check came an interval after them, and the evicting master voted for that client 10.5 s after
+   * it turned, past the re-check's interval (before the fix in {@code FitNodeClient.check}: "seed
+   * 20 step 726: master 2, unfit for 10578 ms, voted for client 0 260 ms after its re-check
+   * began"). A verdict is now as old as the check that read it.
+   */
+  @Test
+  void aSlowFitnessCheckDoesNotStretchAnUnfitMastersVotes() throws Exception {
+    Set<Fault> faults = EnumSet.of(Fault.UNFIT_MASTER, Fault.PARTITION, Fault.STEADY_CONTENTION);
+    Run run = SimHarness.run(20, 1_000, faults, 2, b -> b, s -> s);
+    assertNull(run.failure(), run.failure());
+  }
 }

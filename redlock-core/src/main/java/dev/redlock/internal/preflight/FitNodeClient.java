@@ -101,16 +101,19 @@ public final class FitNodeClient extends ForwardingNodeClient {
     if (!checking.compareAndSet(false, true)) {
       return;
     }
+    long began = ticker.read();
     Preflight.Probe probe = preflight.start(delegate, name, datacenter);
     probe
         .done()
         .whenComplete(
             (v, e) -> {
               boolean reached = judge(probe.result());
-              // Not reached: checked again at the next use a tenth of the interval on.
+              // A verdict is as old as the check's first read: the next is due an interval after
+              // this one began, however long its answers took. Not reached: checked again at the
+              // next use a tenth of the interval on.
               long now = ticker.read();
               checkedAtNanos =
-                  reached ? now : now - (intervalNanos - Math.max(1, intervalNanos / 10));
+                  reached ? began : now - (intervalNanos - Math.max(1, intervalNanos / 10));
               checking.set(false);
               firstCheck.complete(null);
             });

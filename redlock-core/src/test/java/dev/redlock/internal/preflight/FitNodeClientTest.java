@@ -224,6 +224,59 @@ class FitNodeClientTest {
   }
 
   /**
+   * A verdict is as old as the check that read it: the next check is due an interval after the last
+   * one began, however long its answers took. (The simulation, seed 20 of unfit masters, partitions
+   * and steady contention one step in 2: a check read the master's policy 210 ms before it turned
+   * evicting, its answers came 630 ms later, and the master voted for that client 10.5 s after it
+   * turned, past the interval; a vote was due to stop within it.)
+   */
+  @Test
+  void theNextCheckIsDueAnIntervalAfterTheLastBeganHoweverLongItsAnswersTook() {
+    FakeTicker ticker = new FakeTicker();
+    FakeNode node = new FakeNode(ticker);
+    List<Runnable> held = new ArrayList<>();
+    boolean[] holding = {false};
+    NodeClient slow =
+        new dev.redlock.internal.transport.ForwardingNodeClient(node) {
+          @Override
+          public <R> CompletableFuture<R> send(Command<R> command) {
+            CompletableFuture<R> answer = node.send(command); // read now, as the master does
+            if (!holding[0]) {
+              return answer;
+            }
+            CompletableFuture<R> late = new CompletableFuture<>();
+            held.add(() -> answer.whenComplete((r, e) -> complete(late, r, e)));
+            return late;
+          }
+        };
+    FitNodeClient client = recheckingEvery(slow, ticker);
+    assertTrue(client.permits(), "fit at first");
+
+    holding[0] = true;
+    ticker.advance(INTERVAL.plusNanos(1));
+    assertTrue(client.permits(), "the re-check begins; fit until it says otherwise");
+    assertFalse(held.isEmpty(), "the re-check's reads are on their way");
+    node.queries.put("CONFIG GET maxmemory", List.of("maxmemory", "67108864"));
+    node.queries.put("CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "allkeys-lru"));
+    ticker.advance(INTERVAL.dividedBy(5)); // its answers, read before the change, come late
+    holding[0] = false;
+    held.forEach(Runnable::run);
+    assertTrue(client.permits(), "fit as the re-check read it");
+
+    ticker.advance(INTERVAL.minus(INTERVAL.dividedBy(5)).plusNanos(1)); // past an interval since
+    client.permits(); // the next use checks again
+    assertFalse(client.permits(), "evicting: found an interval after the last check began");
+  }
+
+  private static <R> void complete(CompletableFuture<R> future, R value, Throwable error) {
+    if (error != null) {
+      future.completeExceptionally(error);
+    } else {
+      future.complete(value);
+    }
+  }
+
+  /**
    * A re-check that reaches the master but cannot read the setting that made it unfit (the
    * connection lost half-way) does not find it fixed: it stays out.
    */
