@@ -646,12 +646,20 @@ final class SimHarness {
       // Judged without faults and with calm ones only: a crashed waiter's place in a queue holds
       // the others back until it goes stale, and up to two of the three clients can be crashed
       // waiters queued ahead of a live one (the second may crash just before the first is dropped);
-      // a waiter that cannot win, until it yields (two stale
-      // windows after its first grant at the gate); any other calm fault may cost a round.
+      // a waiter that cannot win, until it yields (two stale windows after its first grant at the
+      // gate): a waiter cut off, or one whose client too few masters could vote for (kept out by
+      // its restart guard, or unfit), up to two of them one after the other (seed 20 of the calm
+      // faults and steady contention one step in 3: two such heads, 832 ms against 575); any other
+      // calm fault may cost a round.
+      long unwinnable =
+          Math.min(
+              CLIENTS - 1,
+              (isolations > 0 ? 1 : 0)
+                  + check.unavailable.stream().mapToLong(denial -> denial[1]).distinct().count());
       long bound =
           UNSERVED_BOUND_NANOS
               + Math.min(crashes, CLIENTS - 1) * STALE_NANOS
-              + (isolations > 0 ? 2 * STALE_NANOS : 0)
+              + unwinnable * 2 * STALE_NANOS
               + (injected > crashes ? NODE_TIMEOUT_NANOS : 0);
       if (!unjudged && unserved > bound) {
         check.lateAtTheEnd(
