@@ -296,6 +296,7 @@ final class Checker {
    * for, if any.
    */
   void endWait(int c, long from, int mask) {
+    long began = from;
     if (Integer.bitCount(blockingMask[c]) > 1) {
       trace.add(sim.now() + " " + c + " overtaken " + overtaken[c]);
     }
@@ -318,7 +319,7 @@ final class Checker {
         from = denial[0];
       }
     }
-    waits.add(new long[] {from, sim.now(), mask, c});
+    waits.add(new long[] {from, sim.now(), mask, c, began});
   }
 
   boolean spun; // the simulation wedged: its clients cannot be closed
@@ -549,7 +550,7 @@ final class Checker {
 
   /** A release (or a yield) at a gate named client {@code c}'s waiter on resource {@code r}. */
   void named(int c, int r, String waiter) {
-    namings.add(new long[] {sim.now(), c, r});
+    namings.add(new long[] {sim.now(), c, r, firstAsked.getOrDefault(waiter, -1L)});
     if (Integer.bitCount(blockingMask[c]) > 1 && (blockingMask[c] >> r & 1) == 1) {
       // A set's waiter first in the queue of r keeps its place there (r free, the waiters behind
       // it refused) while another of its resources is taken, until it has them all or yields
@@ -573,8 +574,14 @@ final class Checker {
     return waiter + '@' + r;
   }
 
+  // When each waiter first asked at a gate: a naming is of the wait under way only if its waiter
+  // first asked after that wait began (a client whose wait ended may start the next at once, and
+  // a naming of the one that ended may come after).
+  private final java.util.Map<String, Long> firstAsked = new java.util.HashMap<>();
+
   /** Client {@code c}'s {@code waiter} asked at the gate of resource {@code r}. */
   void queueAsk(int c, int r, String waiter) {
+    firstAsked.putIfAbsent(waiter, sim.now());
     queued.putIfAbsent(placeOf(waiter, r), new long[] {sim.now(), r, c});
     latestWaiter[c] = waiter;
   }
@@ -735,12 +742,14 @@ final class Checker {
    * The longest a waiter named by a turn notice went without the resource, on the simulation's
    * time: from the notice's publishing, while that client still waited for the resource, to the
    * first of its wait's end (granted, run out, cancelled, crashed) and a grant of the resource to
-   * anyone. A notice for a client not waiting for the resource is not counted, nor one after which
-   * the client's rounds found too few masters able to vote for it (a matter of availability, not of
-   * turns: a client started after a master's restart cannot tell that the run before lost nothing,
-   * and keeps it out for the restart guard's time). Only waiters on one resource: a set's waiter
-   * named may find another of its resources taken, and keeps its place meanwhile (a reservation,
-   * judged by {@link #longestUnservedWait}).
+   * anyone. A notice for a client not waiting for the resource is not counted, nor one that names
+   * the waiter of an earlier wait of that client (a wait that ended just before the next began: the
+   * steady contention's workers ask again at once), nor one after which the client's rounds found
+   * too few masters able to vote for it (a matter of availability, not of turns: a client started
+   * after a master's restart cannot tell that the run before lost nothing, and keeps it out for the
+   * restart guard's time). Only waiters on one resource: a set's waiter named may find another of
+   * its resources taken, and keeps its place meanwhile (a reservation, judged by {@link
+   * #longestUnservedWait}).
    */
   long longestNamedWait() {
     long longest = 0;
@@ -751,7 +760,7 @@ final class Checker {
       long served = Long.MAX_VALUE;
       boolean set = false;
       for (long[] w : waits) {
-        if (w[3] == c && (w[2] & bit) != 0 && w[0] <= at && at < w[1]) {
+        if (w[3] == c && (w[2] & bit) != 0 && w[0] <= at && at < w[1] && naming[3] >= w[4]) {
           served = w[1];
           set = Long.bitCount(w[2]) > 1;
         }
