@@ -523,7 +523,6 @@ final class Checker {
   static final int OVERTAKEN_BOUND = 8;
 
   final int[] overtaken = new int[CLIENTS]; // per client: grants to others during its set's wait
-  int worstOvertaken;
   boolean overtakenJudged = true; // until a fault other than steady contention
 
   /** Client {@code c} was granted {@link #heldMask}: a grant to others for a set's waiter. */
@@ -533,7 +532,6 @@ final class Checker {
         continue;
       }
       overtaken[w]++;
-      worstOvertaken = Math.max(worstOvertaken, overtaken[w]);
       if (overtaken[w] > OVERTAKEN_BOUND
           && overtakenJudged
           && SimHarness.wakeUps(seed)
@@ -550,7 +548,8 @@ final class Checker {
 
   /** A release (or a yield) at a gate named client {@code c}'s waiter on resource {@code r}. */
   void named(int c, int r, String waiter) {
-    namings.add(new long[] {sim.now(), c, r, firstAsked.getOrDefault(waiter, -1L)});
+    // A waiter whose ask no observer saw is taken for the wait under way: judged, as before.
+    namings.add(new long[] {sim.now(), c, r, firstAsked.getOrDefault(waiter, Long.MAX_VALUE)});
     if (Integer.bitCount(blockingMask[c]) > 1 && (blockingMask[c] >> r & 1) == 1) {
       // A set's waiter first in the queue of r keeps its place there (r free, the waiters behind
       // it refused) while another of its resources is taken, until it has them all or yields
