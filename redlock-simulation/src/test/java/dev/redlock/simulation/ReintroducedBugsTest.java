@@ -30,10 +30,23 @@ class ReintroducedBugsTest {
 
   private static void found(
       String bug, List<PatchedCore.JavaBug> edits, String faults, int faultEvery) throws Exception {
-    String found = hunt(bug, edits, faults, faultEvery);
-    assertNotNull(found, bug + ": no seed of " + SEEDS + " found it");
+    found(bug, edits, faults, SEEDS, STEPS, faultEvery);
+  }
+
+  /** As {@link #found(String, List, String, int)}, over {@code seeds} seeds of {@code steps}. */
+  private static void found(
+      String bug,
+      List<PatchedCore.JavaBug> edits,
+      String faults,
+      int seeds,
+      int steps,
+      int faultEvery)
+      throws Exception {
+    String found = PatchedCore.hunt(edits, faults, seeds, steps, faultEvery);
+    System.out.printf("| %s | %s | %s |%n", bug, faults.isEmpty() ? "none" : faults, found);
+    assertNotNull(found, bug + ": no seed of " + seeds + " found it");
     assertNull(
-        Hunt.hunt(faults, seedOf(found), STEPS, faultEvery), "the real core failed the same seeds");
+        Hunt.hunt(faults, seedOf(found), steps, faultEvery), "the real core failed the same seeds");
   }
 
   /**
@@ -159,23 +172,18 @@ class ReintroducedBugsTest {
    */
   @Test
   void aRecheckCutOffByARestartClearsTheVerdict() throws Exception {
-    String bug = "a re-check that reaches nothing taken as fit for an interval";
-    String faults = "RESTART_KEEPING_DATA,UNFIT_MASTER";
-    String found =
-        PatchedCore.hunt(
-            List.of(
-                new PatchedCore.JavaBug(
-                    "dev/redlock/internal/preflight/FitNodeClient.java",
-                    "        if (check.verdict() == Verdict.FAIL) {\n          return false;",
-                    "        if (check.verdict() == Verdict.FAIL) {\n          unfit = null;\n"
-                        + "          failing = null;\n          return true;")),
-            faults,
-            80,
-            1_000,
-            10);
-    System.out.printf("| %s | %s | %s |%n", bug, faults, found);
-    assertNotNull(found, bug + ": no seed of 80 found it");
-    assertNull(Hunt.hunt(faults, seedOf(found), 1_000, 10), "the real core failed the same seeds");
+    found(
+        "a re-check that reaches nothing taken as fit for an interval",
+        List.of(
+            new PatchedCore.JavaBug(
+                "dev/redlock/internal/preflight/FitNodeClient.java",
+                "        if (check.verdict() == Verdict.FAIL) {\n          return false;",
+                "        if (check.verdict() == Verdict.FAIL) {\n          unfit = null;\n"
+                    + "          failing = null;\n          return true;")),
+        "RESTART_KEEPING_DATA,UNFIT_MASTER",
+        80,
+        1_000,
+        10);
   }
 
   /**
@@ -298,22 +306,17 @@ class ReintroducedBugsTest {
    */
   @Test
   void aNoticeDuringTheRoundIsDropped() throws Exception {
-    String bug = "a notice dropped while a waiter runs its round";
-    String faults = "STEADY_CONTENTION";
-    String found =
-        PatchedCore.hunt(
-            List.of(
-                new PatchedCore.JavaBug(
-                    "dev/redlock/internal/lease/Wait.java",
-                    "    CompletableFuture<Void> woken = wake;\n",
-                    "    CompletableFuture<Void> woken = entered == null ? null : entered.next();\n")),
-            faults,
-            SEEDS,
-            1_000,
-            5);
-    System.out.printf("| %s | %s | %s |%n", bug, faults, found);
-    assertNotNull(found, bug + ": no seed of " + SEEDS + " found it");
-    assertNull(Hunt.hunt(faults, seedOf(found), 1_000, 5), "the real core failed the same seeds");
+    found(
+        "a notice dropped while a waiter runs its round",
+        List.of(
+            new PatchedCore.JavaBug(
+                "dev/redlock/internal/lease/Wait.java",
+                "    CompletableFuture<Void> woken = wake;\n",
+                "    CompletableFuture<Void> woken = entered == null ? null : entered.next();\n")),
+        "STEADY_CONTENTION",
+        SEEDS,
+        1_000,
+        5);
   }
 
   /**
