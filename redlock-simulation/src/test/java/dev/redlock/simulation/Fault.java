@@ -144,10 +144,10 @@ enum Fault {
    */
   MASTER_CLOCK_JUMP,
   /**
-   * Not a fault: a burst of steady contention, drawn as one. For a second, the two other clients
-   * take the first resource in turn, each holding it 1 to 10 ms and asking again (async) as soon as
-   * its release is answered, while this step's client waits (blocking, up to a second) for a set
-   * that includes it: a set's waiter must get its turn among queued single waiters (R6), within
+   * Not a fault: a burst of steady contention, drawn as one. While this step's client waits
+   * (blocking, up to a second) for a set that includes the first resource, the two other clients
+   * take that resource in turn, each holding it 1 to 10 ms and asking again (async) as soon as its
+   * release is answered: a set's waiter must get its turn among queued single waiters (R6), within
    * {@link Checker#OVERTAKEN_BOUND} grants to others. Started only when no client holds or waits.
    */
   STEADY_CONTENTION

@@ -23,8 +23,14 @@ final class SteadyContention {
   /** How long the set's waiter waits: the burst lasts as long. */
   static final long WAIT_NANOS = 1_000_000_000L;
 
-  /** The sets that include the first resource ({@link Workload#TARGETS}). */
-  private static final int[] SETS = {6, 8};
+  /** The targets that are sets including the first resource ({@link Workload#TARGETS}). */
+  private static final int[] SETS =
+      java.util.stream.IntStream.range(0, Workload.TARGETS.size())
+          .filter(
+              t ->
+                  Workload.TARGETS.get(t).size() > 1
+                      && Workload.TARGETS.get(t).contains(Workload.RESOURCES.get(0)))
+          .toArray();
 
   private final Simulation sim;
   private final Checker check;

@@ -234,19 +234,14 @@ class FitNodeClientTest {
   void theNextCheckIsDueAnIntervalAfterTheLastBeganHoweverLongItsAnswersTook() {
     FakeTicker ticker = new FakeTicker();
     FakeNode node = new FakeNode(ticker);
-    List<Runnable> held = new ArrayList<>();
+    CompletableFuture<Void> answersCome = new CompletableFuture<>();
     boolean[] holding = {false};
     NodeClient slow =
         new dev.redlock.internal.transport.ForwardingNodeClient(node) {
           @Override
           public <R> CompletableFuture<R> send(Command<R> command) {
             CompletableFuture<R> answer = node.send(command); // read now, as the master does
-            if (!holding[0]) {
-              return answer;
-            }
-            CompletableFuture<R> late = new CompletableFuture<>();
-            held.add(() -> answer.whenComplete((r, e) -> complete(late, r, e)));
-            return late;
+            return holding[0] ? answer.thenCombine(answersCome, (r, come) -> r) : answer;
           }
         };
     FitNodeClient client = recheckingEvery(slow, ticker);
@@ -255,25 +250,17 @@ class FitNodeClientTest {
     holding[0] = true;
     ticker.advance(INTERVAL.plusNanos(1));
     assertTrue(client.permits(), "the re-check begins; fit until it says otherwise");
-    assertFalse(held.isEmpty(), "the re-check's reads are on their way");
+    assertTrue(answersCome.getNumberOfDependents() > 0, "the re-check's reads are on their way");
     node.queries.put("CONFIG GET maxmemory", List.of("maxmemory", "67108864"));
     node.queries.put("CONFIG GET maxmemory-policy", List.of("maxmemory-policy", "allkeys-lru"));
     ticker.advance(INTERVAL.dividedBy(5)); // its answers, read before the change, come late
     holding[0] = false;
-    held.forEach(Runnable::run);
+    answersCome.complete(null);
     assertTrue(client.permits(), "fit as the re-check read it");
 
     ticker.advance(INTERVAL.minus(INTERVAL.dividedBy(5)).plusNanos(1)); // past an interval since
     client.permits(); // the next use checks again
     assertFalse(client.permits(), "evicting: found an interval after the last check began");
-  }
-
-  private static <R> void complete(CompletableFuture<R> future, R value, Throwable error) {
-    if (error != null) {
-      future.completeExceptionally(error);
-    } else {
-      future.complete(value);
-    }
   }
 
   /**
