@@ -578,13 +578,19 @@ final class QuorumRound implements Landing, AwaitedRound {
     }
 
     /**
-     * Whether {@code elapsedNanos} measures how fast the masters answer: no master's timeout and no
-     * gate wait is part of it. A round that waited one out measures the wait; counted in the
-     * average round time that sizes the gate wait, the hand-off pause and the spread of retries,
-     * one paused master would lengthen each of them (and a longer gate wait, the next gated round).
+     * Whether {@code elapsedNanos} measures how fast the masters answer: some master answered, and
+     * no master's timeout and no gate wait is part of it. A round that waited one out measures the
+     * wait; counted in the average round time that sizes the gate wait, the hand-off pause and the
+     * spread of retries, one paused master would lengthen each of them (and a longer gate wait, the
+     * next gated round). A round that no master answered (decided by this client's own failures:
+     * masters excluded as unfit, skipped by open breakers, a full queue) measures no round trip:
+     * counted, such rounds would drag the average toward nothing, and a named waiter whose rounds
+     * all fail so would retry with no pause between them.
      */
     boolean timedByAnswers() {
-      return !gateWaitPassed && count(Vote.TIMED_OUT) == 0;
+      return !gateWaitPassed
+          && count(Vote.TIMED_OUT) == 0
+          && count(Vote.GRANTED) + count(Vote.TAKEN) + count(Vote.GONE) + count(Vote.RESTARTED) > 0;
     }
 
     /** When the round was decided, on the ticker. */

@@ -246,6 +246,31 @@ class GatedRoundTest {
     assertFalse(atDeadline.timedByAnswers(), "its time is a node timeout");
   }
 
+  /**
+   * A round decided by this client's own failures, no master's answer (masters excluded as unfit, a
+   * full queue, open breakers: each fails at once), took no round trip: timed, it would drag the
+   * average round time toward nothing, and with it the spread of a named waiter's retries, so that
+   * the waiter retried in a hot loop (the simulation's seed 30 of a fitness rollout: 100,000 rounds
+   * at one instant).
+   */
+  @Test
+  void aRoundNoMasterAnsweredDoesNotTimeTheMasters() {
+    QuorumRound local = start(-1);
+    for (int i : new int[] {0, 1, 3}) {
+      sent.get(i).completeExceptionally(new NodeUnavailableException("unfit: excluded"));
+    }
+    Tally failedAtOnce = freeze(local);
+    assertFalse(failedAtOnce.reachedQuorum());
+    assertFalse(failedAtOnce.timedByAnswers(), "no master answered: no round trip to time");
+
+    QuorumRound oneAnswer = start(-1);
+    sent.get(0).completeExceptionally(new NodeUnavailableException("unfit: excluded"));
+    sent.get(1).completeExceptionally(new NodeUnavailableException("unfit: excluded"));
+    sent.get(3).complete(reply(Vote.TAKEN));
+    sent.get(4).completeExceptionally(new NodeUnavailableException("unfit: excluded"));
+    assertTrue(freeze(oneAnswer).timedByAnswers(), "a master's answer decided it with the rest");
+  }
+
   @Test
   void clientsThatConfigureTheMastersInAnotherOrderPickTheSameGate() {
     FakeTicker ticker = new FakeTicker();
