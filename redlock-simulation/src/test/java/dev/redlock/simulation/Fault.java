@@ -150,5 +150,13 @@ enum Fault {
    * release is answered: a set's waiter must get its turn among queued single waiters (R6), within
    * {@link Checker#OVERTAKEN_BOUND} grants to others. Started only when no client holds or waits.
    */
-  STEADY_CONTENTION
+  STEADY_CONTENTION,
+  /**
+   * An operator's change rolled out to a majority of masters, half a second apart: each made unfit
+   * as {@link #UNFIT_MASTER} makes one, for 11 to 31 s (past the fitness re-check's interval), then
+   * configured back. While a majority is excluded no lease can be granted: a client's rounds probe
+   * the excluded masters, which must still refuse every vote, a waiter's acquire in turn at its
+   * gate included (R4). Started only when no master is unfit.
+   */
+  UNFIT_ROLLOUT
 }

@@ -333,7 +333,10 @@ final class SimHarness {
             check.overtakenJudged &= fault == Fault.STEADY_CONTENTION; // contention, not a fault
             unjudged |= !CALM.contains(fault) && fault != Fault.ISOLATED_WAITER;
             check.fitnessJudged &=
-                CALM.contains(fault) || fault == Fault.PARTITION || fault == Fault.MASTER_PAUSE;
+                CALM.contains(fault)
+                    || fault == Fault.PARTITION
+                    || fault == Fault.MASTER_PAUSE
+                    || fault == Fault.UNFIT_ROLLOUT;
             switch (fault) {
               case PARTITION -> {
                 healsAt[next.other()][m] = sim.now() + (long) (next.value() * 1_000_000_000);
@@ -526,26 +529,28 @@ final class SimHarness {
                 }
               }
               case UNFIT_MASTER -> {
-                if (java.util.Arrays.stream(check.unfitSince).anyMatch(t -> t >= 0)) {
+                if (java.util.Arrays.stream(unfitUntil).anyMatch(t -> t > sim.now())) {
                   break; // one master unfit at a time: four still make a majority
                 }
                 long until = sim.now() + 1_000_000_000L + (long) (next.value() * 20_000_000_000L);
-                check.unfitSince[m] = sim.now();
-                unfitUntil[m] = until;
-                SimMaster master = masters.get(m);
-                master.config("maxmemory", "1073741824");
-                master.config("maxmemory-policy", "allkeys-lru");
-                int unfit = m;
-                sim.after(
-                    until - sim.now(),
-                    () -> {
-                      if (sim.now() >= unfitUntil[unfit]) { // fixed: no later fault extended it
-                        master.config("maxmemory", "0");
-                        master.config("maxmemory-policy", "noeviction");
-                        check.fit(unfit);
-                        trace.add(sim.now() + " master " + unfit + " fit again");
-                      }
-                    });
+                unfit(sim, check, masters.get(m), m, unfitUntil, until, trace);
+              }
+              case UNFIT_ROLLOUT -> {
+                if (java.util.Arrays.stream(unfitUntil).anyMatch(t -> t > sim.now())) {
+                  break; // after the last unfit master is back
+                }
+                // Masters m, m + 1 and m + 2 in turn, half a second apart, each for 11 to 31 s.
+                long lasts = 11_000_000_000L + (long) (next.value() * 20_000_000_000L);
+                for (int k = 0; k < ROLLED_OUT; k++) {
+                  int u = (m + k) % MASTERS;
+                  long from = k * ROLLOUT_STEP_NANOS;
+                  unfitUntil[u] = sim.now() + from + lasts; // no lone UNFIT_MASTER meanwhile
+                  sim.after(
+                      from,
+                      () ->
+                          unfit(
+                              sim, check, masters.get(u), u, unfitUntil, sim.now() + lasts, trace));
+                }
               }
               case REPLY_CUT ->
                   tampers[next.other()][m] =
@@ -730,6 +735,40 @@ final class SimHarness {
    * Client {@code c} releases what it holds: given up from the moment its release starts (other
    * clients' async waits may be granted while this one waits for the release's replies).
    */
+  /** How many masters {@link Fault#UNFIT_ROLLOUT} makes unfit: a majority. */
+  static final int ROLLED_OUT = MASTERS / 2 + 1;
+
+  /** The time between two masters' turns in {@link Fault#UNFIT_ROLLOUT}. */
+  static final long ROLLOUT_STEP_NANOS = 500_000_000L;
+
+  /**
+   * Makes master {@code m} unfit ({@code maxmemory} with {@code allkeys-lru}) until {@code until},
+   * then fit again, unless a later fault moved its end.
+   */
+  private static void unfit(
+      Simulation sim,
+      Checker check,
+      SimMaster master,
+      int m,
+      long[] unfitUntil,
+      long until,
+      List<String> trace) {
+    check.unfitSince[m] = sim.now();
+    unfitUntil[m] = until;
+    master.config("maxmemory", "1073741824");
+    master.config("maxmemory-policy", "allkeys-lru");
+    sim.after(
+        until - sim.now(),
+        () -> {
+          if (sim.now() >= unfitUntil[m]) { // fixed: no later fault extended it
+            master.config("maxmemory", "0");
+            master.config("maxmemory-policy", "noeviction");
+            check.fit(m);
+            trace.add(sim.now() + " master " + m + " fit again");
+          }
+        });
+  }
+
   static void release(Simulation sim, Checker check, int c) {
     Lease lease = check.held[c];
     LeaseLock lock = check.locks[c];
