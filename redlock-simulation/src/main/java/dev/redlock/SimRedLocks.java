@@ -1,14 +1,17 @@
 package dev.redlock;
 
 import dev.redlock.internal.lease.Timing;
+import dev.redlock.internal.preflight.FitNodeClient;
 import dev.redlock.internal.transport.NodeClient;
 import dev.redlock.internal.transport.NoticeLink;
 import dev.redlock.internal.transport.RoundLoop;
 import dev.redlock.internal.transport.Subscriber;
 import dev.redlock.internal.transport.Ticker;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.function.BiFunction;
 import java.util.function.IntFunction;
+import java.util.function.IntPredicate;
 
 /**
  * Builds a RedLock whose masters are simulated: the builder's hooks that the core keeps for tests
@@ -66,6 +69,28 @@ public final class SimRedLocks {
         .roundLoop(loop)
         .timing(timing)
         .build();
+  }
+
+  /**
+   * Which masters {@code redlock}'s fitness checks exclude from voting now (unfit, with {@code
+   * excludeUnfitMasters} on): the checker's view of what the library decided, read from the
+   * masters' clients it built.
+   *
+   * @param redlock a RedLock built here
+   * @return whether master {@code m} is excluded now
+   */
+  public static IntPredicate excluded(RedLock redlock) {
+    try {
+      java.lang.reflect.Field masters = redlock.coordinator.getClass().getDeclaredField("masters");
+      masters.setAccessible(true);
+      Object all = masters.get(redlock.coordinator);
+      java.lang.reflect.Field nodes = all.getClass().getDeclaredField("nodes");
+      nodes.setAccessible(true);
+      List<?> clients = (List<?>) nodes.get(all);
+      return m -> clients.get(m) instanceof FitNodeClient fit && fit.exclusion() != null;
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("the masters' clients moved: " + e, e);
+    }
   }
 
   /**

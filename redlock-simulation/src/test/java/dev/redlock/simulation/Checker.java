@@ -141,6 +141,48 @@ final class Checker {
     }
   }
 
+  // Per client and master: when the client last sent the master a command that carries a vote
+  // while its own fitness checks excluded that master (-1: never).
+  final long[][] voteWhileExcluded = new long[CLIENTS][SimHarness.MASTERS];
+
+  {
+    for (long[] row : voteWhileExcluded) {
+      java.util.Arrays.fill(row, -1);
+    }
+  }
+
+  /**
+   * Client {@code c} sent master {@code m} a command past its fitness decorator: one that carries a
+   * vote ({@code vote}), while its fitness checks excluded {@code m} ({@code excluded}), is noted.
+   */
+  void sent(int c, int m, boolean vote, boolean excluded) {
+    if (vote && excluded) {
+      voteWhileExcluded[c][m] = sim.now();
+    }
+  }
+
+  /**
+   * Client {@code c} was granted a lease by a round of {@code elapsedNanos}: no master that client
+   * excluded as unfit may have voted in it (an excluded master refuses every vote, a waiter's
+   * acquire in turn at its gate included: R4). A grant whose round sent such a master a vote is
+   * one.
+   */
+  void votedAfterExclusion(int c, List<dev.redlock.NodeOutcome> outcomes, long elapsedNanos) {
+    long began = sim.now() - elapsedNanos - 1_000_000; // and a millisecond: the client's clock
+    for (int m = 0; m < outcomes.size(); m++) {
+      if (outcomes.get(m).status() == dev.redlock.NodeOutcome.Status.GRANTED
+          && voteWhileExcluded[c][m] >= began
+          && liveness == null) {
+        failedHere();
+        liveness =
+            String.format(
+                "seed %d step %d: master %d voted for client %d, which excluded it as unfit (its"
+                    + " vote sent %d us before the grant)",
+                seed, step, m, c, (sim.now() - voteWhileExcluded[c][m]) / 1_000);
+      }
+    }
+  }
+
   /** Client {@code c} is cut off from master {@code m} until {@code until}. */
   void cutOff(int c, int m, long until) {
     lateFrom[c][m] = Math.max(lateFrom[c][m], until + RECHECK_AFTER_RESTART_NANOS);
@@ -149,6 +191,7 @@ final class Checker {
   /** Master {@code m} restarted: a re-check it cut off is made again later. */
   void restarted(int m) {
     restarts.add(new long[] {sim.now(), m});
+
     for (long[] row : lateFrom) {
       row[m] = Math.max(row[m], sim.now() + RECHECK_AFTER_RESTART_NANOS);
     }
@@ -160,6 +203,7 @@ final class Checker {
   /** Master {@code m} is fit again. */
   void fit(int m) {
     unfitSince[m] = -1;
+
     fitAt[m] = sim.now();
     for (long[] row : firstLateVote) {
       row[m] = -1;

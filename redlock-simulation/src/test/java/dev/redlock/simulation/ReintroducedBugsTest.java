@@ -162,6 +162,31 @@ class ReintroducedBugsTest {
   }
 
   /**
+   * R4: an excluded unfit master votes through a waiter's acquire in turn ({@code FitNodeClient}
+   * forwarding {@code AcquireInTurn} while it refuses every other vote, as before {@code da81fdb}).
+   * A gated round skips an excluded gate, so the acquire in turn reaches it only as the probe of a
+   * named waiter's round at once when the masters it lets vote cannot make a quorum: a fitness
+   * rollout to a majority, while another client, whose re-checks come later, still takes the lock
+   * and its release at the gate names the waiter. Found by the checker of votes sent past a
+   * client's own exclusion.
+   */
+  @Test
+  void anExcludedGateVotesThroughAnAcquireInTurn() throws Exception {
+    found(
+        "R4: an excluded gate votes through an acquire in turn",
+        List.of(
+            new PatchedCore.JavaBug(
+                "dev/redlock/internal/preflight/FitNodeClient.java",
+                "yield reason != null ? CompletableFuture.failedFuture(reason) :",
+                "yield reason != null && command.kind() != Command.Kind.ACQUIRE_IN_TURN"
+                    + " ? CompletableFuture.failedFuture(reason) :")),
+        "UNFIT_ROLLOUT,STEADY_CONTENTION",
+        20,
+        1_000,
+        3);
+  }
+
+  /**
    * A fitness re-check that reaches nothing (sent on a connection the master's restart had just
    * ended) taken as a verdict of fit, and the next one made a whole interval later, as before
    * {@code FitNodeClient} kept the last verdict and checked again soon: an evicting master votes

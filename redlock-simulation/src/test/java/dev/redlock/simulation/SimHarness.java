@@ -216,71 +216,86 @@ final class SimHarness {
                         50_000
                             + sim.random().nextInt((int) MAX_DELAY_NANOS - 50_000)
                             + (slowUntil[client][i] > sim.now() ? latency[client][i] : 0);
-            return SimRedLocks.build(
-                settingsOf
-                    .apply(client)
-                    .apply(
-                        RedLock.builder()
-                            .nodes(nodes)
-                            .wakeUps(wakeUps(seed))
-                            .listener(
-                                new RedLockListener() {
-                                  @Override
-                                  public void acquired(
-                                      String resource,
-                                      List<NodeOutcome> outcomes,
-                                      Duration elapsed) {
-                                    check.voted(client, outcomes);
-                                  }
+            // Which masters this RedLock's fitness checks exclude: read once it is built.
+            java.util.function.IntPredicate[] excludes = {m -> false};
+            RedLock built =
+                SimRedLocks.build(
+                    settingsOf
+                        .apply(client)
+                        .apply(
+                            RedLock.builder()
+                                .nodes(nodes)
+                                .wakeUps(wakeUps(seed))
+                                .listener(
+                                    new RedLockListener() {
+                                      @Override
+                                      public void acquired(
+                                          String resource,
+                                          List<NodeOutcome> outcomes,
+                                          Duration elapsed) {
+                                        check.voted(client, outcomes);
+                                        check.votedAfterExclusion(
+                                            client, outcomes, elapsed.toNanos());
+                                      }
 
-                                  @Override
-                                  public void denied(
-                                      String resource,
-                                      RedLockListener.Denial reason,
-                                      List<NodeOutcome> outcomes,
-                                      Duration elapsed) {
-                                    if (reason == RedLockListener.Denial.UNAVAILABLE) {
-                                      check.unavailable(client);
-                                    }
-                                    if (Observers.TRACE_MASTERS) {
-                                      trace.add(sim.now() + " " + client + " denied " + outcomes);
-                                    }
-                                  }
+                                      @Override
+                                      public void denied(
+                                          String resource,
+                                          RedLockListener.Denial reason,
+                                          List<NodeOutcome> outcomes,
+                                          Duration elapsed) {
+                                        if (reason == RedLockListener.Denial.UNAVAILABLE) {
+                                          check.unavailable(client);
+                                        }
+                                        if (Observers.TRACE_MASTERS) {
+                                          trace.add(
+                                              sim.now() + " " + client + " denied " + outcomes);
+                                        }
+                                      }
 
-                                  @Override
-                                  public void extended(
-                                      String resource,
-                                      List<NodeOutcome> outcomes,
-                                      Duration elapsed) {
-                                    check.renewed(client); // a renewal, or an extend
-                                  }
-                                })),
-                clock,
-                i ->
-                    Observers.observeQueueing(
-                        nodeClients[client][i] =
-                            new SimNodeClient(
-                                sim,
-                                masters.get(i),
-                                clock,
-                                NODE_TIMEOUT_NANOS,
-                                delay.apply(i),
-                                () -> healsAt[client][i],
-                                process,
-                                () -> {
-                                  SimNodeClient.Tamper next = tampers[client][i];
-                                  tampers[client][i] = SimNodeClient.Tamper.NONE;
-                                  return next;
-                                }),
-                        waiters,
-                        check,
-                        client),
-                new SimLoop(sim, clock, process),
-                SimLoop.timing(sim, clock, process),
-                (i, listener) ->
-                    pubsubs
-                        .get(i)
-                        .link(listener, delay.apply(i), () -> healsAt[client][i], process));
+                                      @Override
+                                      public void extended(
+                                          String resource,
+                                          List<NodeOutcome> outcomes,
+                                          Duration elapsed) {
+                                        check.renewed(client); // a renewal, or an extend
+                                      }
+                                    })),
+                    clock,
+                    i ->
+                        new dev.redlock.internal.transport.ObservedNodeClient(
+                            Observers.observeQueueing(
+                                nodeClients[client][i] =
+                                    new SimNodeClient(
+                                        sim,
+                                        masters.get(i),
+                                        clock,
+                                        NODE_TIMEOUT_NANOS,
+                                        delay.apply(i),
+                                        () -> healsAt[client][i],
+                                        process,
+                                        () -> {
+                                          SimNodeClient.Tamper next = tampers[client][i];
+                                          tampers[client][i] = SimNodeClient.Tamper.NONE;
+                                          return next;
+                                        }),
+                                waiters,
+                                check,
+                                client),
+                            kind ->
+                                check.sent(
+                                    client,
+                                    i,
+                                    kind.role() == dev.redlock.internal.transport.Command.Role.VOTE,
+                                    excludes[0].test(i))),
+                    new SimLoop(sim, clock, process),
+                    SimLoop.timing(sim, clock, process),
+                    (i, listener) ->
+                        pubsubs
+                            .get(i)
+                            .link(listener, delay.apply(i), () -> healsAt[client][i], process));
+            excludes[0] = SimRedLocks.excluded(built);
+            return built;
           };
       for (int c = 0; c < CLIENTS; c++) {
         clientClocks.add(new ClientClock(sim));
