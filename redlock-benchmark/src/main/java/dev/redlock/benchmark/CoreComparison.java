@@ -258,8 +258,15 @@ final class CoreComparison {
       return out.toString().trim();
     }
 
-    /** Acquire+release per second with {@code threads} threads for {@code millis}. */
+    /**
+     * Acquire+release per second with {@code threads} threads for {@code millis}. In the warm-up
+     * ({@code prefix} "warm-up"), a cold JVM's first rounds can time out on 2 cores (the JIT runs
+     * beside 32 threads): they are counted and printed, not fatal. In a measured block any failure
+     * ends the run.
+     */
     double rate(int threads, long millis, String prefix) throws InterruptedException {
+      boolean warmUp = prefix.equals("warm-up");
+      AtomicLong unavailable = new AtomicLong();
       AtomicLong done = new AtomicLong();
       AtomicReference<Throwable> failed = new AtomicReference<>();
       CountDownLatch end = new CountDownLatch(threads);
@@ -272,8 +279,22 @@ final class CoreComparison {
                   long n = 0;
                   try {
                     for (long i = 0; System.nanoTime() - stop < 0; i++) {
-                      Optional<?> lease =
-                          (Optional<?>) tryAcquire.invoke(redlock, mine + i % KEYS_PER_THREAD, TTL);
+                      Optional<?> lease;
+                      try {
+                        lease =
+                            (Optional<?>)
+                                tryAcquire.invoke(redlock, mine + i % KEYS_PER_THREAD, TTL);
+                      } catch (InvocationTargetException e) {
+                        if (warmUp
+                            && e.getCause()
+                                .getClass()
+                                .getSimpleName()
+                                .equals("QuorumUnavailableException")) {
+                          unavailable.incrementAndGet();
+                          continue;
+                        }
+                        throw e;
+                      }
                       if (lease.isPresent()) {
                         ((AutoCloseable) lease.get()).close();
                         n++;
@@ -292,6 +313,11 @@ final class CoreComparison {
         thread.start();
       }
       end.await();
+      if (unavailable.get() > 0) {
+        System.out.printf(
+            "%s: %d warm-up acquisitions found too few masters in time (cold JIT)%n",
+            name, unavailable.get());
+      }
       if (failed.get() != null) {
         throw new IllegalStateException(name + " failed: " + failed.get(), failed.get());
       }
