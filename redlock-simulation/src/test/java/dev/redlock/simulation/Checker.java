@@ -191,7 +191,6 @@ final class Checker {
   /** Master {@code m} restarted: a re-check it cut off is made again later. */
   void restarted(int m) {
     restarts.add(new long[] {sim.now(), m});
-
     for (long[] row : lateFrom) {
       row[m] = Math.max(row[m], sim.now() + RECHECK_AFTER_RESTART_NANOS);
     }
@@ -203,7 +202,6 @@ final class Checker {
   /** Master {@code m} is fit again. */
   void fit(int m) {
     unfitSince[m] = -1;
-
     fitAt[m] = sim.now();
     for (long[] row : firstLateVote) {
       row[m] = -1;
@@ -249,6 +247,7 @@ final class Checker {
   private void gone(int c) {
     held[c] = null; // validUntil stays: no one else may be granted before it
     java.util.Arrays.fill(firstLateVote[c], -1); // a new RedLock checks every master at its start
+    java.util.Arrays.fill(voteWhileExcluded[c], -1); // its votes were the old RedLock's
     locks[c] = null; // its RedLock's lock, gone with it
     queued.values().removeIf(entry -> entry[2] == c); // its waiters went with it
     latestWaiter[c] = null;
