@@ -51,6 +51,10 @@ final class CoreComparison {
 
   private static final Duration TTL = Duration.ofSeconds(10);
   private static final int KEYS_PER_THREAD = 64;
+
+  /** The prefix of the warm-up block's keys, which marks that block. */
+  private static final String WARM_UP = "warm-up";
+
   private static final Pattern COMMAND_STATS =
       Pattern.compile("cmdstat_([^:]+):calls=(\\d+),usec=(\\d+),.*");
 
@@ -260,12 +264,12 @@ final class CoreComparison {
 
     /**
      * Acquire+release per second with {@code threads} threads for {@code millis}. In the warm-up
-     * ({@code prefix} "warm-up"), a cold JVM's first rounds can time out on 2 cores (the JIT runs
-     * beside 32 threads): they are counted and printed, not fatal. In a measured block any failure
-     * ends the run.
+     * ({@code prefix} {@link CoreComparison#WARM_UP}), a cold JVM's first rounds can time out on 2
+     * cores (the JIT runs beside 32 threads): they are counted and printed, not fatal. In a
+     * measured block any failure ends the run.
      */
     double rate(int threads, long millis, String prefix) throws InterruptedException {
-      boolean warmUp = prefix.equals("warm-up");
+      boolean warmUp = prefix.equals(WARM_UP);
       AtomicLong unavailable = new AtomicLong();
       AtomicLong done = new AtomicLong();
       AtomicReference<Throwable> failed = new AtomicReference<>();
@@ -360,7 +364,7 @@ final class CoreComparison {
         }
         Build build = Build.open(jar, dependencies);
         builds.add(build);
-        build.rate(threads, Math.min(millis, 1_500), "warm-up"); // JIT and connections
+        build.rate(threads, Math.min(millis, 1_500), WARM_UP); // JIT and connections
       }
       System.out.printf(
           "%d rounds of %s s, %d threads, keys of their own, acquire+release per second%n",

@@ -588,9 +588,17 @@ final class QuorumRound implements Landing, AwaitedRound {
      * all fail so would retry with no pause between them.
      */
     boolean timedByAnswers() {
-      return !gateWaitPassed
-          && count(Vote.TIMED_OUT) == 0
-          && count(Vote.GRANTED) + count(Vote.TAKEN) + count(Vote.GONE) + count(Vote.RESTARTED) > 0;
+      return !gateWaitPassed && count(Vote.TIMED_OUT) == 0 && someAnswered();
+    }
+
+    /** Whether some master's answer decided the round with the rest (its reply is kept). */
+    private boolean someAnswered() {
+      for (NodeReply reply : replies) {
+        if (reply != null) {
+          return true;
+        }
+      }
+      return false;
     }
 
     /** When the round was decided, on the ticker. */
