@@ -42,7 +42,9 @@ if value == ARGV[1] then
     return 3
   elseif ARGV[2] ~= 'quiet' then
     local message = redis.sha1hex(ARGV[1])
-    if KEYS[2] ~= nil then
+    -- PTTL first: an integer, where the queue's ZRANGE builds a table; -2 when no one queues,
+    -- the uncontended release.
+    if KEYS[2] ~= nil and redis.pcall('PTTL', KEYS[2]) ~= -2 then
       local head = redis.pcall('ZRANGE', KEYS[2], 0, 0)
       if KEYS[3] ~= nil and type(head) == 'table' and head.err == nil and head[1] ~= nil then
         local now = redis.call('TIME')

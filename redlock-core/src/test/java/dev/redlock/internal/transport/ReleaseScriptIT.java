@@ -126,6 +126,44 @@ class ReleaseScriptIT {
   }
 
   /**
+   * With no one queued, the release at the gate reads no queue: it asks the queue's {@code PTTL}
+   * (an integer) and skips the {@code ZRANGE} (a table built for nothing), the costliest part of
+   * the uncontended release there (issue 32: 4.0 against 3.4 microseconds a call). The queue is
+   * still read, and its first waiter named, once someone queues.
+   */
+  @Test
+  void anUncontendedReleaseAtTheGateReadsNoQueue(RedisCluster cluster) throws Exception {
+    String resource = "uncontended";
+    int gate = ScriptMasters.findGate(cluster, resource);
+    for (int i = 0; i < 5; i++) {
+      cluster.node(i).admin().command("DEL", resource);
+    }
+    RedisAdmin admin = cluster.node(gate).admin();
+    try (RedLock redlock = ScriptMasters.redlock(cluster)) {
+      admin.command("CONFIG", "RESETSTAT");
+      releaseOnEveryMaster(cluster, redlock, resource);
+      assertEquals(1L, calls(admin, "pttl"), "the queue's PTTL asked at the gate");
+      assertEquals(0L, calls(admin, "zrange"), "the queue read with no one in it");
+      String waiter = "aaaaaaaaaaaaaaaabbbbbbbbbbbbbbbb";
+      admin.command("ZADD", "redlock:queue:" + resource, "0", waiter);
+      releaseOnEveryMaster(cluster, redlock, resource);
+      assertEquals(1L, calls(admin, "zrange"), "the queue read once someone queued");
+    }
+  }
+
+  /** How many times {@code command} ran on the master since its statistics were reset. */
+  private static long calls(RedisAdmin admin, String command) {
+    String info = (String) admin.command("INFO", "commandstats");
+    for (String line : info.split("\r?\n")) {
+      if (line.startsWith("cmdstat_" + command + ":calls=")) {
+        String calls = line.substring(line.indexOf('=') + 1);
+        return Long.parseLong(calls.substring(0, calls.indexOf(',')));
+      }
+    }
+    return 0;
+  }
+
+  /**
    * The release on the master after the gate by name (where the waiters listen too) is quiet, and
    * says whether clients listen there; the waiters are told there only if the gate did not take the
    * release (here: its key was already gone), by a notice after the delete.
