@@ -63,6 +63,9 @@ final class Turn {
   private volatile int queuedAt = -1; // the gate it queued at, or -1
   private volatile Outcome[] latest; // each master's latest answer in this acquisition's rounds
   private volatile String queuedAs; // see queuedAs()
+  private volatile int gatedRound; // how many calls to the gate in turn it has made
+  private volatile int passedRound; // the round decided before its gate answered, or 0
+  private volatile int queuedLate; // the latest round whose gate answered that it queued, or 0
   private volatile boolean left; // the acquisition stopped
   private volatile boolean unheard; // its waiter hears no notice: it must not queue
   private final AtomicReference<Naming> naming = new AtomicReference<>(Naming.NONE);
@@ -176,7 +179,8 @@ final class Turn {
   /**
    * The name this acquisition is queued under at its gate, if its last round was refused there in
    * turn (it waits for a release to name it); else null: it was not queued, or was granted, or the
-   * gate did not answer. Read by {@link Wakeups} as notices come.
+   * gate did not answer (until it does: a refusal that comes after the round was decided queues it
+   * too). Read by {@link Wakeups} as notices come.
    */
   String queuedAs() {
     return queuedAs;
@@ -268,6 +272,9 @@ final class Turn {
           new NodeUnavailableException("not asked: the acquisition stopped"));
     }
     queuedAt = gate;
+    int round = gatedRound + 1; // its rounds run one after another: one writer
+    gatedRound = round;
+    passedRound = 0;
     CompletableFuture<NodeReply> reply =
         node.send(
             new Command.AcquireInTurn(
@@ -277,6 +284,12 @@ final class Turn {
                 acquire.guardMillis(),
                 waiter,
                 staleMillis));
+    reply.thenAccept(
+        answer -> {
+          if (answer.status() == Vote.TAKEN) {
+            queuedLate(round);
+          }
+        });
     if (left) {
       // A leave that ran meanwhile may have read queuedAt before it was set, or sent its leave
       // ahead of this acquire: leave again, after it, so that no ghost is left at the gate.
@@ -293,9 +306,21 @@ final class Turn {
    * exception that ends the wait then says what every master answered, not just the gate.
    */
   Attempt decided(int gate, Attempt attempt) {
-    boolean queued =
-        gate >= 0 && waiter != null && !set && attempt.outcomes().get(gate).vote() == Vote.TAKEN;
+    boolean inTurn = gate >= 0 && waiter != null && !set;
+    Vote atGate = inTurn ? attempt.outcomes().get(gate).vote() : null;
+    boolean queued = atGate == Vote.TAKEN;
     queuedAs = queued ? name() : null;
+    if (atGate == Vote.PENDING && attempt.grant() == null) {
+      // Decided without its gate (slow: passed by): it may have queued there all the same, which
+      // the gate's answer says when it comes (queuedLate), or said already.
+      int round = gatedRound;
+      passedRound = round;
+      if (queuedLate == round) {
+        queuedAs = name();
+      }
+    } else {
+      passedRound = 0;
+    }
     if (attempt.grant() == null && (set || gate >= 0)) {
       // Named (or, a set's, noticed) and not granted: the round may have overtaken the release on
       // some masters (a round is decided once a majority refused, often before the master that ran
@@ -367,6 +392,22 @@ final class Turn {
     joinedAt = at;
     if (left) {
       leave(); // a leave that ran meanwhile may have missed these joins: leave after them
+    }
+  }
+
+  /**
+   * The gate answered this acquisition's {@code round} in turn: refused, it queued the waiter. If
+   * that round was decided before the answer came (the gate was slow, and passed by), the waiter is
+   * queued after all: it sleeps through notices that name others, and the next release there names
+   * it, as when the gate answers in time. Without this, a slow gate's waiter took every other
+   * waiter's turn notice for a plain one and asked again (a {@code WakeUpNoticesIT} flake under
+   * load). Either order of the answer and the decision ends queued: each writes its mark before it
+   * reads the other's.
+   */
+  private void queuedLate(int round) {
+    queuedLate = round;
+    if (passedRound == round && !left) {
+      queuedAs = name();
     }
   }
 

@@ -34,11 +34,14 @@ class TurnTest {
 
   private final FakeTicker ticker = new FakeTicker();
   private final List<Recording> nodes = new ArrayList<>();
+  private final List<FakeNode> fakes = new ArrayList<>();
   private final Masters masters;
 
   TurnTest() {
     for (int i = 0; i < NAMES.size(); i++) {
-      nodes.add(new Recording(new FakeNode(ticker)));
+      FakeNode fake = new FakeNode(ticker);
+      fakes.add(fake);
+      nodes.add(new Recording(fake));
     }
     masters = FakeMasters.of(nodes, NAMES, ticker);
   }
@@ -76,6 +79,38 @@ class TurnTest {
     assertNull(turn.queuedAs(), "a round without a gate queues nowhere");
     turn.decided(gate, refused(gate, Vote.GONE));
     assertNull(turn.queuedAs(), "the gate did not refuse in turn");
+  }
+
+  /**
+   * A round decided before its gate answered (a slow gate, passed by: the others refused) leaves
+   * the waiter unqueued; the gate's refusal in turn, when it comes, queues it after all, whichever
+   * comes first, the answer or the decision. An older round's late answer changes nothing.
+   */
+  @Test
+  void aGateThatRefusesAfterItsRoundWasDecidedStillQueuesTheWaiter() {
+    byte[] key = bytes("r");
+    Turn turn = turn(key);
+    int gate = masters.gateOf(key);
+    FakeNode slow = fakes.get(gate);
+    slow.onSet = FakeNode.Answer.HANG;
+    turn.acquire(nodes.get(gate), gate, plain(key));
+    turn.decided(gate, refused(gate, Vote.PENDING));
+    assertNull(turn.queuedAs(), "not heard from the gate yet");
+    slow.hanging.poll().complete(Vote.TAKEN);
+    assertEquals(turn.name(), turn.queuedAs(), "the gate's refusal came after: queued there");
+
+    turn.acquire(nodes.get(gate), gate, plain(key));
+    slow.hanging.poll().complete(Vote.TAKEN); // after the round was decided, before it was told
+    turn.decided(gate, refused(gate, Vote.PENDING));
+    assertEquals(turn.name(), turn.queuedAs(), "the refusal came before the decision was taken");
+
+    turn.acquire(nodes.get(gate), gate, plain(key));
+    turn.decided(gate, refused(gate, Vote.PENDING));
+    CompletableFuture<Vote> older = slow.hanging.poll();
+    turn.acquire(nodes.get(gate), gate, plain(key));
+    turn.decided(gate, refused(gate, Vote.GONE));
+    older.complete(Vote.TAKEN);
+    assertNull(turn.queuedAs(), "an older round's answer, after a newer round was decided");
   }
 
   @Test
