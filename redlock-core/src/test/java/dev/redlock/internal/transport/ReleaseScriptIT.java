@@ -142,25 +142,16 @@ class ReleaseScriptIT {
     try (RedLock redlock = ScriptMasters.redlock(cluster)) {
       admin.command("CONFIG", "RESETSTAT");
       releaseOnEveryMaster(cluster, redlock, resource);
-      assertEquals(1L, calls(admin, "pttl"), "the queue's PTTL asked at the gate");
-      assertEquals(0L, calls(admin, "zrange"), "the queue read with no one in it");
+      assertEquals(
+          1L, ScriptMasters.stat(admin, "pttl", "calls"), "the queue's PTTL asked at the gate");
+      assertEquals(
+          0L, ScriptMasters.stat(admin, "zrange", "calls"), "the queue read with no one in it");
       String waiter = "aaaaaaaaaaaaaaaabbbbbbbbbbbbbbbb";
       admin.command("ZADD", "redlock:queue:" + resource, "0", waiter);
       releaseOnEveryMaster(cluster, redlock, resource);
-      assertEquals(1L, calls(admin, "zrange"), "the queue read once someone queued");
+      assertEquals(
+          1L, ScriptMasters.stat(admin, "zrange", "calls"), "the queue read once someone queued");
     }
-  }
-
-  /** How many times {@code command} ran on the master since its statistics were reset. */
-  private static long calls(RedisAdmin admin, String command) {
-    String info = (String) admin.command("INFO", "commandstats");
-    for (String line : info.split("\r?\n")) {
-      if (line.startsWith("cmdstat_" + command + ":calls=")) {
-        String calls = line.substring(line.indexOf('=') + 1);
-        return Long.parseLong(calls.substring(0, calls.indexOf(',')));
-      }
-    }
-    return 0;
   }
 
   /**

@@ -191,7 +191,7 @@ class ScriptCacheIT {
         admin.command("SCRIPT", "KILL");
         assertTrue(scriptEnded.await(5, TimeUnit.SECONDS), "the busy script ended");
         assertTrue(
-            stat(admin, "script|load", "rejected_calls") >= LuaScript.ALL.size(),
+            ScriptMasters.stat(admin, "script|load", "rejected_calls") >= LuaScript.ALL.size(),
             "the handshake's SCRIPT LOADs met BUSY: " + admin.command("INFO", "commandstats"));
         assertLaterScriptsGoBySha(redlock, admin);
       }
@@ -231,7 +231,7 @@ class ScriptCacheIT {
       try (RedLock redlock = redlock(cluster.uris())) { // its handshakes run now
         assertTrue(loading(admin), "still loading after the first handshakes");
         assertTrue(
-            stat(admin, "script|load", "rejected_calls") >= LuaScript.ALL.size(),
+            ScriptMasters.stat(admin, "script|load", "rejected_calls") >= LuaScript.ALL.size(),
             "the handshake's SCRIPT LOADs met LOADING: " + admin.command("INFO", "commandstats"));
         Poll.until(
             Duration.ofSeconds(30),
@@ -263,8 +263,10 @@ class ScriptCacheIT {
       assertTrue(lease.extend(Duration.ofSeconds(30)));
       lease.close();
       RedLocks.eventually("released on master 0", () -> !admin.exists("job"));
-      assertTrue(stat(admin, "eval", "calls") >= 2, "the extend and the release went by EVAL");
-      assertEquals(0, stat(admin, "evalsha", "calls"), "and nothing by EVALSHA");
+      assertTrue(
+          ScriptMasters.stat(admin, "eval", "calls") >= 2,
+          "the extend and the release went by EVAL");
+      assertEquals(0, ScriptMasters.stat(admin, "evalsha", "calls"), "and nothing by EVALSHA");
     } finally {
       admin.command("ACL", "DELUSER", "noscripts");
     }
@@ -340,17 +342,19 @@ class ScriptCacheIT {
           return status == Status.GRANTED || status == Status.TAKEN;
         },
         () -> "master 0 answers scripts");
-    long byBody = stat(admin, "eval", "calls");
-    long bySha = stat(admin, "evalsha", "calls");
+    long byBody = ScriptMasters.stat(admin, "eval", "calls");
+    long bySha = ScriptMasters.stat(admin, "evalsha", "calls");
     Lease lease = redlock.tryAcquire("job", RedLocks.TTL).orElseThrow();
     for (int i = 0; i < 3; i++) {
       assertTrue(lease.extend(Duration.ofSeconds(30)));
     }
     lease.close();
     RedLocks.eventually("released on master 0", () -> !admin.exists("job"));
-    assertEquals(byBody, stat(admin, "eval", "calls"), "no script sent whole to master 0");
+    assertEquals(
+        byBody, ScriptMasters.stat(admin, "eval", "calls"), "no script sent whole to master 0");
     assertTrue(
-        stat(admin, "evalsha", "calls") >= bySha + 4, "extends and release by EVALSHA on master 0");
+        ScriptMasters.stat(admin, "evalsha", "calls") >= bySha + 4,
+        "extends and release by EVALSHA on master 0");
   }
 
   private static boolean answersBusy(RedisAdmin admin) {
@@ -364,21 +368,6 @@ class ScriptCacheIT {
 
   private static boolean loading(RedisAdmin admin) {
     return String.valueOf(admin.command("INFO", "persistence")).contains("loading:1");
-  }
-
-  /** One field of a command's line in {@code INFO commandstats}; 0 if it has none yet. */
-  static long stat(RedisAdmin admin, String command, String field) {
-    String prefix = "cmdstat_" + command + ":";
-    for (String line : String.valueOf(admin.command("INFO", "commandstats")).split("\r\n")) {
-      if (line.startsWith(prefix)) {
-        for (String pair : line.substring(prefix.length()).split(",")) {
-          if (pair.startsWith(field + "=")) {
-            return Long.parseLong(pair.substring(field.length() + 1));
-          }
-        }
-      }
-    }
-    return 0;
   }
 
   private static Vote answer(CompletableFuture<NodeReply> reply) throws Exception {

@@ -98,19 +98,22 @@ final class ScriptMasters {
    * {@code INFO commandstats}.
    */
   static long scriptCalls(RedisAdmin admin) {
-    String info = (String) admin.command("INFO", "commandstats");
-    long calls = 0;
-    for (String line : info.split("\r?\n")) {
-      if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-        String stats = line.substring(line.indexOf(':') + 1);
-        for (String field : stats.split(",")) {
-          if (field.startsWith("calls=")) {
-            calls += Long.parseLong(field.substring("calls=".length()));
+    return stat(admin, "evalsha", "calls") + stat(admin, "eval", "calls");
+  }
+
+  /** One field of a command's line in {@code INFO commandstats}; 0 if it has none yet. */
+  static long stat(RedisAdmin admin, String command, String field) {
+    String prefix = "cmdstat_" + command + ":";
+    for (String line : String.valueOf(admin.command("INFO", "commandstats")).split("\r?\n")) {
+      if (line.startsWith(prefix)) {
+        for (String pair : line.substring(prefix.length()).split(",")) {
+          if (pair.startsWith(field + "=")) {
+            return Long.parseLong(pair.substring(field.length() + 1));
           }
         }
       }
     }
-    return calls;
+    return 0;
   }
 
   /** Each of {@code masters}' script calls so far, in the order given. */
