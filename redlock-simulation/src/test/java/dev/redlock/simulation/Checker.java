@@ -183,6 +183,67 @@ final class Checker {
     }
   }
 
+  // Per client, the masters each token of its rounds in flight was sent an acquire (a bit per
+  // master), the latest rounds' only; and those of its async acquisition's rounds when it was
+  // cancelled, with when.
+  private final List<java.util.Map<String, Integer>> asked = askedPerClient();
+  private final List<java.util.Map<String, Integer>> askedBeforeCancel = askedPerClient();
+  private final long[] cancelledAt = new long[CLIENTS];
+
+  private static List<java.util.Map<String, Integer>> askedPerClient() {
+    List<java.util.Map<String, Integer>> maps = new ArrayList<>();
+    for (int c = 0; c < CLIENTS; c++) {
+      maps.add(
+          new java.util.LinkedHashMap<>() {
+            @Override
+            protected boolean removeEldestEntry(java.util.Map.Entry<String, Integer> eldest) {
+              return size() > 64; // a client's rounds in flight are a handful
+            }
+          });
+    }
+    return maps;
+  }
+
+  /**
+   * Client {@code c} sent master {@code m} an acquire of its round with token {@code token}. A
+   * round of an acquisition cancelled since asks no master it had not asked before the cancel (R7:
+   * a gate that answers after the cancel must not open the round to the others; docs/fairness.md):
+   * it would only take a lock no one wants, for about a round. Sent again to a master it asked
+   * before (a script reloaded) is the same ask.
+   */
+  void acquireSent(int c, int m, String token) {
+    Integer before = askedBeforeCancel.get(c).get(token);
+    if (before != null) {
+      if ((before >> m & 1) == 0 && liveness == null) {
+        failedHere();
+        liveness =
+            String.format(
+                "seed %d step %d: client %d's async acquisition, cancelled %d us before, sent master"
+                    + " %d an acquire (token %s) that it had not sent before the cancel: a lock no"
+                    + " one wants",
+                seed,
+                step,
+                c,
+                (sim.now() - cancelledAt[c]) / 1_000,
+                m,
+                token.substring(0, Math.min(8, token.length())));
+      }
+      return;
+    }
+    asked.get(c).merge(token, 1 << m, (a, b) -> a | b);
+  }
+
+  /**
+   * Client {@code c}'s async acquisition was cancelled: the rounds it had sent are its (a client
+   * waiting asynchronously runs no other acquisition).
+   */
+  void cancelled(int c) {
+    askedBeforeCancel.get(c).clear();
+    askedBeforeCancel.get(c).putAll(asked.get(c));
+    asked.get(c).clear();
+    cancelledAt[c] = sim.now();
+  }
+
   /** Client {@code c} is cut off from master {@code m} until {@code until}. */
   void cutOff(int c, int m, long until) {
     lateFrom[c][m] = Math.max(lateFrom[c][m], until + RECHECK_AFTER_RESTART_NANOS);

@@ -345,6 +345,29 @@ class ReintroducedBugsTest {
   }
 
   /**
+   * R7: a gate that answers after the acquisition was cancelled still opens the round to the other
+   * masters ({@code QuorumRound}'s {@code wanted} check gone, as before {@code ef93fd1}): they
+   * grant a lock no one wants, which the failed round's cleanup releases about a round later, so no
+   * bound on waits sees it. Found by the checker of acquires a cancelled acquisition sends to
+   * masters it had not asked before its cancel, when a cancel lands while a waiter's round waits
+   * for its gate: async waiters that keep the resource asked for ({@link Fault#STEADY_CONTENTION}).
+   */
+  @Test
+  void aGateAnsweringAfterTheCancelOpensTheRound() throws Exception {
+    found(
+        "R7: a gate answering after the cancel still opens the round",
+        List.of(
+            new PatchedCore.JavaBug(
+                "dev/redlock/internal/lease/QuorumRound.java",
+                "} else if (!wanted.getAsBoolean()) {",
+                "} else if (false) {")),
+        "STEADY_CONTENTION",
+        SEEDS,
+        1_000,
+        5);
+  }
+
+  /**
    * A waiter that stops (granted, out of time, cancelled) never leaves its queue at the gate: the
    * next release names it, and the waiters behind it wait for it to go stale while the resource is
    * free.

@@ -282,12 +282,19 @@ final class SimHarness {
                                 waiters,
                                 check,
                                 client),
-                            kind ->
-                                check.sent(
-                                    client,
-                                    i,
-                                    kind.role() == dev.redlock.internal.transport.Command.Role.VOTE,
-                                    excludes[0].test(i))),
+                            command -> {
+                              check.sent(
+                                  client,
+                                  i,
+                                  dev.redlock.internal.transport.ObservedNodeClient.isVote(command),
+                                  excludes[0].test(i));
+                              String token =
+                                  dev.redlock.internal.transport.ObservedNodeClient.acquireToken(
+                                      command);
+                              if (token != null) {
+                                check.acquireSent(client, i, token);
+                              }
+                            }),
                     new SimLoop(sim, clock, process),
                     SimLoop.timing(sim, clock, process),
                     (i, listener) ->
@@ -622,6 +629,7 @@ final class SimHarness {
             if (next.release()) { // the async wait, cancelled: what it was granted is released
               check.pending.get(c).cancel(true);
               check.pending.set(c, null);
+              check.cancelled(c);
               check.endWait(c, check.asyncFrom[c], check.asyncMask[c]);
               trace.add(sim.now() + " " + c + " cancelled");
             }

@@ -1,5 +1,6 @@
 package dev.redlock.internal.transport;
 
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
@@ -10,22 +11,49 @@ import java.util.function.Consumer;
  */
 public final class ObservedNodeClient extends ForwardingNodeClient {
 
-  private final Consumer<Command.Kind> observer;
+  private final Consumer<Command<?>> observer;
 
   /**
    * Wraps {@code delegate}.
    *
    * @param delegate the client the commands go to
-   * @param observer told of each command's kind as it is sent
+   * @param observer told of each command as it is sent
    */
-  public ObservedNodeClient(NodeClient delegate, Consumer<Command.Kind> observer) {
+  public ObservedNodeClient(NodeClient delegate, Consumer<Command<?>> observer) {
     super(delegate);
     this.observer = observer;
   }
 
+  /**
+   * Whether {@code command} asks for a vote ({@link Command.Role#VOTE}).
+   *
+   * @param command a command sent
+   * @return whether it is an acquire, a fence or an extend
+   */
+  public static boolean isVote(Command<?> command) {
+    return command.kind().role() == Command.Role.VOTE;
+  }
+
+  /**
+   * The round's token of an acquire (a plain one, or a waiter's in turn), or null for any other
+   * command.
+   *
+   * @param command a command sent
+   * @return the token, or null
+   */
+  public static String acquireToken(Command<?> command) {
+    byte[] token = null;
+    if (command instanceof Command.Acquire acquire) {
+      token = acquire.token();
+    } else if (command instanceof Command.AcquireInTurn inTurn) {
+      token = inTurn.token();
+    }
+    return token == null ? null : new String(token, StandardCharsets.ISO_8859_1);
+  }
+
   @Override
   public <R> CompletableFuture<R> send(Command<R> command) {
-    observer.accept(command.kind());
+    observer.accept(command);
     return delegate.send(command);
   }
 }
