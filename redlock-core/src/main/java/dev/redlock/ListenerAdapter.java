@@ -19,9 +19,32 @@ final class ListenerAdapter implements Listener {
   private static final CircuitState[] STATES = CircuitState.values();
 
   private final RedLockListener listener;
+  // whether the user's listener overrides releaseCompleted: if not, no release wakes the event
+  // thread to call the no-op default
+  private final boolean releaseCompleted;
 
   ListenerAdapter(RedLockListener listener) {
     this.listener = listener;
+    this.releaseCompleted =
+        overrides(listener, "releaseCompleted", String.class, List.class, Duration.class);
+  }
+
+  /**
+   * Whether {@code listener}'s class has its own {@code method} rather than {@link
+   * RedLockListener}'s no-op default; true if that cannot be told.
+   */
+  static boolean overrides(RedLockListener listener, String method, Class<?>... parameters) {
+    try {
+      return listener.getClass().getMethod(method, parameters).getDeclaringClass()
+          != RedLockListener.class;
+    } catch (NoSuchMethodException | SecurityException e) {
+      return true;
+    }
+  }
+
+  @Override
+  public boolean hearsReleaseCompleted() {
+    return releaseCompleted;
   }
 
   @Override

@@ -16,6 +16,10 @@ import java.util.List;
  * masters' replies, even one that calls back into the RedLock. A listener that throws is logged at
  * WARN and otherwise ignored: it can never fail or change a lock operation. Implementations must be
  * thread-safe.
+ *
+ * <p>A listener that does not override {@link #releaseCompleted} costs no call on the event thread
+ * per release: one that only watches the circuit breakers, say, is told nothing per lock operation
+ * off the caller's thread.
  */
 public interface RedLockListener {
 

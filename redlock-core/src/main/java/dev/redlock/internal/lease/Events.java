@@ -108,6 +108,14 @@ public final class Events {
     return listener != NONE;
   }
 
+  /**
+   * Whether the listener hears {@link Listener#releaseCompleted}: a release's final answers are
+   * gathered and handed to the event thread only if so.
+   */
+  boolean releasesCompletedHeard() {
+    return listener != NONE && listener.hearsReleaseCompleted();
+  }
+
   /** Tells the listener now, on this thread. */
   void emit(Consumer<Listener> event) {
     if (listener == NONE) {

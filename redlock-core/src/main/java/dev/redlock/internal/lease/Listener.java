@@ -78,6 +78,16 @@ public interface Listener {
   default void releaseCompleted(String resource, List<Outcome> outcomes, long elapsedNanos) {}
 
   /**
+   * Whether {@link #releaseCompleted} does anything: if not, a release puts no call on the event
+   * thread (each would wake that thread, once per release, for nothing).
+   *
+   * @return true unless this listener is known to ignore it
+   */
+  default boolean hearsReleaseCompleted() {
+    return true;
+  }
+
+  /**
    * A master's circuit breaker changed state; on the event thread.
    *
    * @param node the master's {@code host:port}

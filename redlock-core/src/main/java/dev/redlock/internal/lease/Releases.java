@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li><b>Late answers are told.</b> Every master's final answer reaches the listener ({@link
- *       Listener#releaseCompleted}) on the event thread, once all are in.
+ *       Listener#releaseCompleted}) on the event thread, once all are in; to a listener that does
+ *       not hear that call ({@link Listener#hearsReleaseCompleted}), nothing is handed.
  *   <li><b>A release that failed or was dropped is sent again</b> (a refused connection, the byte
  *       cap, a link dropped with the release in flight), after 100 ms and then doubling to 1 s, so
  *       it goes out once the master's link is back. The release is its lease's last command and
@@ -414,7 +415,7 @@ final class Releases implements AutoCloseable {
       if (wasFollowed) {
         done(this);
       }
-      boolean tell = resource != null && events.enabled();
+      boolean tell = resource != null && events.releasesCompletedHeard();
       if (!tell && !(failed && log.isDebugEnabled())) {
         return; // the common case: nobody to tell, nothing to log
       }

@@ -114,15 +114,7 @@ class ReleasesFollowTest {
   @Test
   void theListenerHearsTheFinalAnswersOnlyOnceEveryMasterGaveOne() throws InterruptedException {
     nodes.get(4).onRelease = Answer.HANG;
-    Releases.Job job =
-        releases.start(
-            "r",
-            grantedOn(Set.of(0, 1, 2, 3, 4)),
-            farFuture(),
-            (n, now) -> n.send(Command.release(LockKey.of(KEY), TOKEN)));
-    for (int i = 0; i < nodes.size(); i++) {
-      job.send(nodes.get(i), i);
-    }
+    releaseOnEvery(releases, Set.of(0, 1, 2, 3, 4));
     events.awaitTold(TimeUnit.SECONDS.toNanos(5));
     assertTrue(completed.isEmpty(), "told before master 4 answered: " + completed);
     nodes.get(4).hanging.poll().complete(Vote.GRANTED);
@@ -132,19 +124,55 @@ class ReleasesFollowTest {
     outcomes.forEach(o -> assertEquals(Vote.GRANTED, o.vote(), outcomes::toString));
   }
 
+  /**
+   * A listener that does not hear {@code releaseCompleted} is handed nothing when a release's last
+   * master answers: the event thread, on which that call would run, is not woken for it.
+   */
   @Test
-  void aMasterThatRefusedTheReleaseAndHoldsNothingIsToldWithItsFailure()
-      throws InterruptedException {
-    nodes.get(4).onRelease = Answer.FAIL;
+  void aListenerThatIgnoresTheFinalAnswersIsHandedNothing() {
+    for (boolean hears : new boolean[] {false, true}) {
+      VirtualTimers eventThread = new VirtualTimers(ticker);
+      Events told =
+          new Events(
+              new Listener() {
+                @Override
+                public boolean hearsReleaseCompleted() {
+                  return hears;
+                }
+              },
+              eventThread);
+      try (Releases own =
+          new Releases(
+              FakeMasters.of(nodes, List.of("m0", "m1", "m2", "m3", "m4"), ticker),
+              told,
+              Timing.REAL.timers())) {
+        releaseOnEvery(own, Set.of(0, 1, 2, 3, 4));
+        assertEquals(
+            hears ? 1 : 0, eventThread.pending(), "calls for the event thread, hears " + hears);
+      }
+    }
+  }
+
+  /**
+   * Starts a release of the lease whose acquire was {@code granted} and sends it to every master.
+   */
+  private void releaseOnEvery(Releases on, Set<Integer> granted) {
     Releases.Job job =
-        releases.start(
+        on.start(
             "r",
-            grantedOn(Set.of(0, 1, 2, 3)),
+            grantedOn(granted),
             farFuture(),
             (n, now) -> n.send(Command.release(LockKey.of(KEY), TOKEN)));
     for (int i = 0; i < nodes.size(); i++) {
       job.send(nodes.get(i), i);
     }
+  }
+
+  @Test
+  void aMasterThatRefusedTheReleaseAndHoldsNothingIsToldWithItsFailure()
+      throws InterruptedException {
+    nodes.get(4).onRelease = Answer.FAIL;
+    releaseOnEvery(releases, Set.of(0, 1, 2, 3));
     List<Outcome> outcomes = completed.poll(5, TimeUnit.SECONDS);
     assertTrue(outcomes != null, "told within 5 s");
     assertEquals(Vote.FAILED, outcomes.get(4).vote());
