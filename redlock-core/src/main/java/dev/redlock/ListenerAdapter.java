@@ -33,7 +33,8 @@ final class ListenerAdapter implements Listener {
    * Whether {@code listener}'s class has its own {@code method} rather than {@link
    * RedLockListener}'s no-op default; true if that cannot be told.
    */
-  static boolean overrides(RedLockListener listener, String method, Class<?>... parameters) {
+  private static boolean overrides(
+      RedLockListener listener, String method, Class<?>... parameters) {
     try {
       return listener.getClass().getMethod(method, parameters).getDeclaringClass()
           != RedLockListener.class;

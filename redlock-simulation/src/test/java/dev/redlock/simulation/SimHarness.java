@@ -286,7 +286,8 @@ final class SimHarness {
                               check.sent(
                                   client,
                                   i,
-                                  dev.redlock.internal.transport.ObservedNodeClient.isVote(command),
+                                  command.kind().role()
+                                      == dev.redlock.internal.transport.Command.Role.VOTE,
                                   excludes[0].test(i));
                               String token =
                                   dev.redlock.internal.transport.ObservedNodeClient.acquireToken(

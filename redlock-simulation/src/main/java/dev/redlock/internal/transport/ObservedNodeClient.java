@@ -25,16 +25,6 @@ public final class ObservedNodeClient extends ForwardingNodeClient {
   }
 
   /**
-   * Whether {@code command} asks for a vote ({@link Command.Role#VOTE}).
-   *
-   * @param command a command sent
-   * @return whether it is an acquire, a fence or an extend
-   */
-  public static boolean isVote(Command<?> command) {
-    return command.kind().role() == Command.Role.VOTE;
-  }
-
-  /**
    * The round's token of an acquire (a plain one, or a waiter's in turn), or null for any other
    * command.
    *
