@@ -77,6 +77,57 @@ class NewUserIT {
     }
   }
 
+  /**
+   * A client the restart guard keeps out of every master sets no key while it waits: its first
+   * round told it when each master votes, and its rounds after that ask no one (a client that
+   * cannot win would take the masters the others need). An admission made elsewhere ends that.
+   */
+  @Test
+  void aClientTheGuardKeepsOutSetsNoKeyWhileItWaits(RedisCluster cluster)
+      throws InterruptedException {
+    try (RedLock redlock = RedLock.builder().nodes(cluster.uris()).build();
+        RedLock operator = RedLock.builder().nodes(cluster.uris()).build()) {
+      Duration ttl = Duration.ofSeconds(10);
+      long before = sets(cluster); // since each server started: other tests' too
+      assertThrows(
+          QuorumUnavailableException.class,
+          () -> redlock.acquire("orders:42", ttl, Duration.ofMillis(20)));
+      // Its first round ran two SETs on each master, its acquire's and the dataset-birth marker's
+      // that the guard had stored (admit.lua); the rounds after it, none.
+      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+      while (sets(cluster) < before + 10 && System.nanoTime() - deadline < 0) {
+        Thread.onSpinWait();
+      }
+      assertEquals(before + 10, sets(cluster));
+      QuorumUnavailableException e =
+          assertThrows(
+              QuorumUnavailableException.class,
+              () -> redlock.acquire("orders:42", ttl, Duration.ofMillis(200)));
+      assertEquals(
+          before + 10, sets(cluster), "acquires sent while the guard kept every master out");
+      assertTrue(e.getMessage().contains("the restart guard does not count"), e.getMessage());
+
+      operator.admitFreshNodes();
+      try (Lease lease = redlock.acquire("orders:42", ttl, Duration.ofSeconds(5))) {
+        assertTrue(lease.isValid());
+      }
+    }
+  }
+
+  /** The SET commands every master has run so far: the acquire is one. */
+  private static long sets(RedisCluster cluster) {
+    long sets = 0;
+    for (int i = 0; i < 5; i++) {
+      String stats = String.valueOf(cluster.node(i).admin().command("INFO", "commandstats"));
+      for (String line : stats.split("\r?\n")) {
+        if (line.startsWith("cmdstat_set:calls=")) {
+          sets += Long.parseLong(line.substring("cmdstat_set:calls=".length(), line.indexOf(',')));
+        }
+      }
+    }
+    return sets;
+  }
+
   private static Check admission(Inspection.Master master) {
     return master.checks().stream()
         .filter(c -> c.name().equals("admission"))

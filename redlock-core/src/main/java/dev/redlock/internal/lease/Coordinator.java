@@ -68,6 +68,7 @@ public final class Coordinator {
   private final Contention contention;
   private final Tokens tokens = new Tokens();
   private final Stalls stalls; // says that a wait goes on without a quorum
+  private final Abstentions abstentions; // the masters an acquire does not ask
   private final AtomicBoolean closed = new AtomicBoolean();
   private final ReentrantLock renewerLock = new ReentrantLock();
   private Renewer renewer; // guarded by renewerLock; created by the first renewal
@@ -125,6 +126,7 @@ public final class Coordinator {
     this.contention = contention;
     this.masters = masters;
     this.stalls = new Stalls(masters.ticker(), Stalls.INTERVAL_NANOS);
+    this.abstentions = new Abstentions(masters.nodes(), masters.quorum(), masters.ticker());
     contention.hearFrom(masters::heardFor);
     this.events = events;
     this.preflight = preflight;
@@ -397,13 +399,15 @@ public final class Coordinator {
    * turn ({@link Turn#acquire}). With fencing, it also reads each master's fence counter and clock.
    * With the restart guard, each answer's vote is the guard's ({@link RestartGuardRule#judge}):
    * decided in the quorum layer, from what the codec read, by the round as it records the answer
-   * ({@link Masters.Call#judge}), with no stage of its own per master.
+   * ({@link QuorumRound.Verdict#judge}), with no stage of its own per master. A master whose vote
+   * cannot count is not asked ({@link Abstentions}).
    */
   private Masters.Call acquireCall(LockKey key, byte[] token, long ttlMillis, Turn turn, int gate) {
     long guardMillis = settings.guardMillis();
     Command.Acquire acquire =
         new Command.Acquire(key, token, ttlMillis, settings.fencing(), guardMillis);
-    if (guardMillis == 0) {
+    NodeReply[] known = abstentions.known();
+    if (guardMillis == 0 && known == null) {
       return (node, i) -> i == gate ? turn.acquire(node, gate, acquire) : node.send(acquire);
     }
     return new Masters.Call() {
@@ -413,8 +417,15 @@ public final class Coordinator {
       }
 
       @Override
-      public NodeReply judge(NodeReply answer) {
-        return RestartGuardRule.judge(answer, guardMillis);
+      public NodeReply judge(int i, NodeReply answer) {
+        return guardMillis == 0
+            ? answer
+            : abstentions.judged(i, RestartGuardRule.judge(answer, guardMillis));
+      }
+
+      @Override
+      public NodeReply known(int i) {
+        return known == null ? null : known[i];
       }
     };
   }
@@ -539,6 +550,7 @@ public final class Coordinator {
     long deadline =
         masters.ticker().read() + settings.connectTimeoutNanos() + masters.nodeTimeoutNanos();
     Tally tally = masters.all((node, i) -> node.send(new Command.Admit()), deadline);
+    abstentions.clear(); // the next round asks every master; the guard judges their votes anew
     List<Outcome> outcomes = AdmissionReport.explained(tally.outcomes());
     log.info("admission: {}", AdmissionReport.summary(outcomes));
     for (Outcome outcome : outcomes) {

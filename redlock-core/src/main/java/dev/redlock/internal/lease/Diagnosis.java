@@ -1,6 +1,7 @@
 package dev.redlock.internal.lease;
 
 import dev.redlock.internal.preflight.FitNodeClient;
+import dev.redlock.internal.transport.RestartGuardRule;
 import dev.redlock.internal.transport.Trouble;
 import dev.redlock.internal.transport.Vote;
 import java.util.ArrayList;
@@ -11,8 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Why a round reached no quorum, in words that say what to do: one sentence per kind of trouble
@@ -20,9 +19,6 @@ import java.util.regex.Pattern;
  * exceptions' messages are built from it, and it is tested on its own.
  */
 public final class Diagnosis {
-
-  /** Where the guard's refusals say when the master votes: {@code votes in 57 s}. */
-  private static final Pattern VOTES_IN = Pattern.compile("votes in (\\d+) s");
 
   private Diagnosis() {}
 
@@ -39,6 +35,7 @@ public final class Diagnosis {
     int granted = 0;
     int timedOut = 0;
     int pending = 0;
+    int notAsked = 0;
     int taken = 0;
     List<Outcome> unfit = new ArrayList<>();
     Map<String, List<Outcome>> otherFailures = new LinkedHashMap<>();
@@ -48,7 +45,13 @@ public final class Diagnosis {
       switch (outcome.vote()) {
         case GRANTED -> granted++;
         case TIMED_OUT -> timedOut++;
-        case PENDING -> pending++;
+        case PENDING -> {
+          if (outcome.detail().isEmpty()) {
+            pending++;
+          } else {
+            notAsked++; // the round asked no one: too few could vote (QuorumRound.NOT_ASKED)
+          }
+        }
         case TAKEN, GONE -> taken++;
         case FAILED -> {
           if (outcome.detail().startsWith(FitNodeClient.UNFIT)) {
@@ -96,6 +99,11 @@ public final class Diagnosis {
     }
     if (taken > 0) {
       out.append("; ").append(masters(taken)).append(" refused: the lock is held there");
+    }
+    if (notAsked > 0) {
+      out.append("; ")
+          .append(masters(notAsked))
+          .append(" not asked: the others leave too few masters that may vote for this client");
     }
     if (pending > 0) {
       out.append("; ")
@@ -226,9 +234,9 @@ public final class Diagnosis {
   private static String restartGuard(List<Outcome> masters, String count, long guardMillis) {
     long latest = -1;
     for (Outcome outcome : masters) {
-      Matcher in = VOTES_IN.matcher(outcome.detail());
-      if (in.find()) {
-        latest = Math.max(latest, Long.parseLong(in.group(1)));
+      long in = RestartGuardRule.votesInSeconds(outcome.detail());
+      if (in >= 0) {
+        latest = Math.max(latest, in);
       } else if (guardMillis > 0) {
         latest = Math.max(latest, TimeUnit.MILLISECONDS.toSeconds(guardMillis + 999));
       }

@@ -41,18 +41,14 @@ public final class Masters {
 
   private static final Logger log = LoggerFactory.getLogger(Masters.class);
 
-  /** One master's part of a round. */
+  /**
+   * One master's part of a round; as a {@link QuorumRound.Verdict}, what each answer counts as (the
+   * restart guard's vote for an acquire) and which masters are not asked: every one asked and every
+   * answer as it is, unless the call says otherwise.
+   */
   @FunctionalInterface
-  interface Call {
+  interface Call extends QuorumRound.Verdict {
     CompletableFuture<NodeReply> send(NodeClient node, int index);
-
-    /**
-     * What a master's answer counts as, applied by the round as it records the answer (the restart
-     * guard's vote for an acquire): the answer itself unless the call says otherwise.
-     */
-    default NodeReply judge(NodeReply answer) {
-      return answer;
-    }
   }
 
   private final List<NodeClient> nodes;
@@ -424,7 +420,7 @@ public final class Masters {
 
   private QuorumRound start(Call call, int gate, BooleanSupplier wanted) {
     if (gate < 0) {
-      NodeClient[] chosen = choose(-1, false);
+      NodeClient[] chosen = choose(-1, false, call);
       return QuorumRound.start(
           names,
           timeoutNanos,
@@ -434,7 +430,7 @@ public final class Masters {
           i -> send(call, chosen, i),
           -1,
           () -> true,
-          call::judge);
+          call);
     }
     // A breaker's permission is asked only for a call that is sent: the gate's now, the others'
     // when the gate opens (a half-open breaker counts its permissions, and one asked for a call
@@ -456,13 +452,13 @@ public final class Masters {
                 : CompletableFuture.failedFuture(node.skipped());
           }
           if (others[0] == null) {
-            others[0] = choose(gate, gateAsked[0]);
+            others[0] = choose(gate, gateAsked[0], call);
           }
           return send(call, others[0], i);
         },
         gate,
         wanted,
-        call::judge);
+        call);
   }
 
   private CompletableFuture<NodeReply> send(Call call, NodeClient[] chosen, int i) {
@@ -475,21 +471,22 @@ public final class Masters {
    * The client to call on each master but {@code gate} (-1: every master), or null to skip it: its
    * own client where its breaker lets the call through, its probe where not but the round needs it
    * for a quorum. The gate counts as let through only if it was asked ({@code gateAsked}): one
-   * skipped (its breaker open, or unfit) leaves the others to make the quorum alone.
+   * skipped (its breaker open, or unfit) leaves the others to make the quorum alone. A master the
+   * call does not ask ({@link QuorumRound.Verdict#known}) is neither chosen nor asked permission.
    */
-  private NodeClient[] choose(int gate, boolean gateAsked) {
+  private NodeClient[] choose(int gate, boolean gateAsked, Call call) {
     int n = nodes.size();
     NodeClient[] chosen = new NodeClient[n];
     int permitted = gateAsked ? 1 : 0;
     for (int i = 0; i < n; i++) {
-      if (i != gate && nodes.get(i).permits()) {
+      if (i != gate && call.known(i) == null && nodes.get(i).permits()) {
         chosen[i] = nodes.get(i);
         permitted++;
       }
     }
     if (permitted < quorum) {
       for (int i = 0; i < n; i++) {
-        if (i != gate && chosen[i] == null) {
+        if (i != gate && chosen[i] == null && call.known(i) == null) {
           chosen[i] = nodes.get(i).probe();
         }
       }

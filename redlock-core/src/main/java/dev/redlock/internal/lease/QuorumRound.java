@@ -21,7 +21,6 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntFunction;
-import java.util.function.UnaryOperator;
 
 /**
  * One parallel round of a command on every master, and the vote count.
@@ -45,6 +44,42 @@ import java.util.function.UnaryOperator;
  * masters among themselves.
  */
 final class QuorumRound implements Landing, AwaitedRound {
+
+  /**
+   * What each master's part of a round counts as: its answer as judged (the restart guard's vote,
+   * for an acquire), or, for a master not asked at all, the answer it is known to give.
+   */
+  interface Verdict {
+    /** Every master asked, every answer as it is. */
+    Verdict AS_ANSWERED = new Verdict() {};
+
+    /**
+     * What master {@code node}'s answer counts as, applied as the round records it.
+     *
+     * @param node the master's index
+     * @param answer its answer
+     * @return the answer itself, unless the verdict says otherwise
+     */
+    default NodeReply judge(int node, NodeReply answer) {
+      return answer;
+    }
+
+    /**
+     * The answer master {@code node} is known to give, counted without asking it (the round sends
+     * it nothing, so the command certainly left nothing there); {@link #NOT_ASKED} to leave it
+     * unasked and unheard (PENDING); null to ask it. Asked before the master's command is made.
+     *
+     * @param node the master's index
+     * @return the known answer, {@link #NOT_ASKED}, or null
+     */
+    default NodeReply known(int node) {
+      return null;
+    }
+  }
+
+  /** A master the round leaves unasked and unheard ({@link Verdict#known}): PENDING. */
+  static final NodeReply NOT_ASKED =
+      new NodeReply(Vote.PENDING, 0, 0, "not asked: too few masters may vote for this client");
 
   enum Mode {
     /** Decided at a majority of grants, or once a majority can no longer grant. */
@@ -85,7 +120,8 @@ final class QuorumRound implements Landing, AwaitedRound {
   // whether the acquisition still wants the round: read when the gate answers (a stopped one's
   // round asks no one else)
   private final BooleanSupplier wanted;
-  private final UnaryOperator<NodeReply> verdict; // what an answer counts as (the guard's vote)
+  private final Verdict verdict; // what an answer counts as (the guard's vote); who is not asked
+  private boolean[] unasked; // guarded by lock: masters sent nothing ({@link Verdict#known}); lazy
   private boolean gateWaitPassed; // guarded by lock: the others were asked for want of the gate
   private int granted; // guarded by lock
   private int refused; // guarded by lock: any answer other than GRANTED
@@ -104,7 +140,7 @@ final class QuorumRound implements Landing, AwaitedRound {
       Ticker ticker,
       int gate,
       BooleanSupplier wanted,
-      UnaryOperator<NodeReply> verdict) {
+      Verdict verdict) {
     this.names = names;
     this.wanted = wanted;
     this.verdict = verdict;
@@ -135,15 +171,7 @@ final class QuorumRound implements Landing, AwaitedRound {
       Ticker ticker,
       IntFunction<CompletableFuture<NodeReply>> command) {
     return start(
-        names,
-        timeoutNanos,
-        quorum,
-        mode,
-        ticker,
-        command,
-        -1,
-        () -> true,
-        UnaryOperator.identity());
+        names, timeoutNanos, quorum, mode, ticker, command, -1, () -> true, Verdict.AS_ANSWERED);
   }
 
   /**
@@ -165,7 +193,7 @@ final class QuorumRound implements Landing, AwaitedRound {
       IntFunction<CompletableFuture<NodeReply>> command,
       int gate,
       BooleanSupplier wanted,
-      UnaryOperator<NodeReply> verdict) {
+      Verdict verdict) {
     QuorumRound round =
         new QuorumRound(names, timeoutNanos, quorum, mode, ticker, gate, wanted, verdict);
     if (gate < 0) {
@@ -186,6 +214,11 @@ final class QuorumRound implements Landing, AwaitedRound {
   }
 
   private void send(int node, IntFunction<CompletableFuture<NodeReply>> command) {
+    NodeReply known = verdict.known(node);
+    if (known != null) {
+      decline(node, known);
+      return;
+    }
     CompletableFuture<NodeReply> reply;
     try {
       reply = command.apply(node);
@@ -194,7 +227,27 @@ final class QuorumRound implements Landing, AwaitedRound {
     }
     // The verdict is applied here, as the answer is recorded: no stage of its own per master.
     reply.whenComplete(
-        (answer, error) -> record(node, error == null ? verdict.apply(answer) : null, error));
+        (answer, error) ->
+            record(node, error == null ? verdict.judge(node, answer) : null, error, true));
+  }
+
+  /**
+   * Counts master {@code node} as {@code known} without asking it: sent nothing, it is left
+   * nothing; its answer is no master's reply (no round trip measured), and PENDING stays unheard.
+   */
+  private void decline(int node, NodeReply known) {
+    lock.lock();
+    try {
+      if (unasked == null) {
+        unasked = new boolean[names.size()];
+      }
+      unasked[node] = true;
+      if (known.status() != Vote.PENDING) {
+        record(node, known, null, false); // the lock is reentrant
+      }
+    } finally {
+      lock.unlock();
+    }
   }
 
   /**
@@ -235,7 +288,7 @@ final class QuorumRound implements Landing, AwaitedRound {
     return startNanos;
   }
 
-  private void record(int node, NodeReply answer, Throwable error) {
+  private void record(int node, NodeReply answer, Throwable error, boolean asked) {
     long now = ticker.read();
     boolean wake;
     Tally tally = null;
@@ -254,9 +307,11 @@ final class QuorumRound implements Landing, AwaitedRound {
         details[node] = describe(error);
       } else {
         statuses[node] = answer.status();
-        replies[node] = answer;
-        answered++;
         details[node] = answer.detail();
+        if (asked) {
+          replies[node] = answer;
+          answered++;
+        }
       }
       answeredAt[node] = now - startNanos;
       if (statuses[node] == Vote.GRANTED) {
@@ -454,9 +509,10 @@ final class QuorumRound implements Landing, AwaitedRound {
       if (status == null) {
         // Past its own node timeout (or the round's deadline), a master that has not answered
         // timed out; before, the round was decided without it.
-        status = late || elapsed >= timeoutNanos[i] ? Vote.TIMED_OUT : Vote.PENDING;
+        boolean asked = unasked == null || !unasked[i];
+        status = asked && (late || elapsed >= timeoutNanos[i]) ? Vote.TIMED_OUT : Vote.PENDING;
         at = now - startNanos;
-        detail = "";
+        detail = asked ? "" : NOT_ASKED.detail();
       }
       outcomes.add(new Outcome(names.get(i), status, at, detail));
     }
@@ -474,8 +530,8 @@ final class QuorumRound implements Landing, AwaitedRound {
   public boolean mayHaveRun(int node) {
     lock.lock();
     try {
-      if (sent != null && !sent[node]) {
-        return false; // behind a gate that never opened
+      if (sent != null && !sent[node] || unasked != null && unasked[node]) {
+        return false; // behind a gate that never opened, or not asked
       }
       Vote answer = answers[node];
       return answer == null
@@ -491,8 +547,8 @@ final class QuorumRound implements Landing, AwaitedRound {
   public boolean leftNothing(int node) {
     lock.lock();
     try {
-      if (sent != null && !sent[node]) {
-        return true; // behind a gate that never opened
+      if (sent != null && !sent[node] || unasked != null && unasked[node]) {
+        return true; // behind a gate that never opened, or not asked
       }
       Vote answer = answers[node];
       return (answer == Vote.TAKEN || answer == Vote.GONE) && !lostInFlight[node];

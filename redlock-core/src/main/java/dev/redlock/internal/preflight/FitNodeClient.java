@@ -239,7 +239,8 @@ public final class FitNodeClient extends ForwardingNodeClient {
    * The reason this master may not vote, or null if it may (fit, not known to be unfit, or not
    * excluded); refreshes the verdict when it is due.
    */
-  private NodeUnavailableException excluded() {
+  @Override
+  public NodeUnavailableException excluded() {
     if (ticker.read() - checkedAtNanos > intervalNanos) {
       check();
     }

@@ -42,6 +42,11 @@ public abstract class ForwardingNodeClient implements NodeClient {
   }
 
   @Override
+  public NodeUnavailableException excluded() {
+    return delegate.excluded();
+  }
+
+  @Override
   public NodeClient probe() {
     return delegate.probe();
   }

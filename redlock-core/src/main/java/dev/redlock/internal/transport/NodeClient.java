@@ -55,6 +55,17 @@ public interface NodeClient extends AutoCloseable {
   }
 
   /**
+   * Why this master may not vote at all for now, whatever its breaker (kept out as unfit for
+   * Redlock), or null if it may: a round that cannot make a quorum without it asks no one. Asks no
+   * permission; may start a re-check of the verdict when one is due.
+   *
+   * @return the reason, while it is kept out
+   */
+  default NodeUnavailableException excluded() {
+    return null;
+  }
+
+  /**
    * The client to send through when {@link #permits()} said no but the round cannot reach a quorum
    * without this master: a probe, whose timely answer readmits the master.
    */

@@ -1,6 +1,8 @@
 package dev.redlock.internal.transport;
 
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The restart guard's rule, in one place for the acquire's vote ({@link #judge}, which the quorum
@@ -33,7 +35,22 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RestartGuardRule {
 
+  /** Where a refusal says when the master votes: {@code votes in 57 s}. */
+  private static final Pattern VOTES_IN = Pattern.compile("votes in (\\d+) s");
+
   private RestartGuardRule() {}
+
+  /**
+   * When a refusal of the guard says the master votes on its own: {@code 57} for {@code ... votes
+   * in 57 s, or once admitted}; -1 for a refusal that names no time (the server run is unseen).
+   *
+   * @param refusal a refusal's words, as {@link #judge} puts them in the reply's detail
+   * @return seconds, rounded up; or -1
+   */
+  public static long votesInSeconds(String refusal) {
+    Matcher in = VOTES_IN.matcher(refusal);
+    return in.find() ? Long.parseLong(in.group(1)) : -1;
+  }
 
   /**
    * Whether the admission record {@code record} admits both the server run {@code runId} and the

@@ -29,6 +29,27 @@ class DiagnosisTest {
   }
 
   @Test
+  void mastersARoundDidNotAskAreNamedAsNotAskedNotAsUnheard() {
+    String why =
+        Diagnosis.explain(
+            List.of(
+                outcome(
+                    "a:1", Vote.RESTARTED, "restarted 3 s ago: votes in 57 s, or once admitted"),
+                outcome(
+                    "b:2", Vote.RESTARTED, "restarted 3 s ago: votes in 57 s, or once admitted"),
+                outcome("c:3", Vote.PENDING, QuorumRound.NOT_ASKED.detail()),
+                outcome("d:4", Vote.PENDING, "")),
+            3,
+            60_000);
+    assertTrue(
+        why.contains(
+            "; 1 master not asked: the others leave too few masters that may vote for this client"),
+        why);
+    assertTrue(
+        why.endsWith("; 1 master not heard from: the round was decided before its answer"), why);
+  }
+
+  @Test
   void aRoundAQuorumGrantedIsExplainedByTheValidityLeftNotByTheQuorum() {
     String why =
         Diagnosis.explain(

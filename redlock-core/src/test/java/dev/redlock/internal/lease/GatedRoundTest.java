@@ -67,7 +67,7 @@ class GatedRoundTest {
         },
         gate,
         wanted,
-        java.util.function.UnaryOperator.identity());
+        QuorumRound.Verdict.AS_ANSWERED);
   }
 
   private static NodeReply reply(Vote vote) {
@@ -76,6 +76,69 @@ class GatedRoundTest {
 
   private Tally freeze(QuorumRound round) {
     return round.freeze(Ticker.system().read() + TimeUnit.SECONDS.toNanos(1));
+  }
+
+  private static final NodeReply HELD =
+      new NodeReply(Vote.RESTARTED, 0, 0, "restarted 3 s ago: votes in 57 s, or once admitted");
+
+  /** A round whose masters below {@code held} are known to refuse, and the rest not asked. */
+  private QuorumRound startKnowing(int gate, int held, NodeReply rest) {
+    return QuorumRound.start(
+        NAMES,
+        timeouts,
+        3,
+        Mode.QUORUM,
+        Ticker.system(),
+        i -> {
+          asked[i]++;
+          CompletableFuture<NodeReply> reply = new CompletableFuture<>();
+          sent.set(i, reply);
+          return reply;
+        },
+        gate,
+        () -> true,
+        new QuorumRound.Verdict() {
+          @Override
+          public NodeReply known(int i) {
+            return i < held ? HELD : rest;
+          }
+        });
+  }
+
+  @Test
+  void aMasterKnownToRefuseIsNotAskedLeftNothingAndTimesNoRoundTrip() {
+    QuorumRound round = startKnowing(-1, 2, null);
+    assertArrayEquals(new int[] {0, 0, 1, 1, 1}, asked, "the two known to refuse are not asked");
+    assertFalse(round.decided(), "three can still grant");
+    for (int i = 2; i < 5; i++) {
+      sent.get(i).complete(reply(Vote.GRANTED));
+    }
+    Tally tally = freeze(round);
+    assertTrue(tally.reachedQuorum());
+    for (int i = 0; i < 2; i++) {
+      assertEquals(Vote.RESTARTED, tally.outcomes().get(i).vote());
+      assertEquals(HELD.detail(), tally.outcomes().get(i).detail());
+      assertEquals(null, tally.replies().get(i), "no master's reply");
+      assertTrue(tally.landing().leftNothing(i), "sent nothing: nothing to release");
+      assertFalse(tally.landing().mayHaveRun(i));
+    }
+  }
+
+  @Test
+  void aRoundTooFewCanWinAsksNoOneNotEvenItsGateAndIsDecidedAtOnce() {
+    QuorumRound round = startKnowing(GATE, 3, QuorumRound.NOT_ASKED);
+    assertArrayEquals(new int[5], asked, "no master asked");
+    assertTrue(round.decided(), "three of five refuse: decided with nothing sent");
+    Tally tally = freeze(round);
+    assertFalse(tally.reachedQuorum());
+    assertFalse(tally.timedByAnswers(), "no round trip: it times nothing");
+    for (int i = 0; i < 5; i++) {
+      assertTrue(tally.landing().leftNothing(i), "nothing to release at " + i);
+    }
+    for (int i = 3; i < 5; i++) {
+      assertEquals(Vote.PENDING, tally.outcomes().get(i).vote());
+      assertEquals(QuorumRound.NOT_ASKED.detail(), tally.outcomes().get(i).detail());
+    }
   }
 
   @Test
@@ -368,7 +431,7 @@ class GatedRoundTest {
             },
             GATE,
             () -> true,
-            java.util.function.UnaryOperator.identity());
+            QuorumRound.Verdict.AS_ANSWERED);
     ticker.advance(java.time.Duration.ofMillis(300)); // the gate wait, the gate silent
     round.openGate();
     for (int i : new int[] {0, 1, 3}) {
