@@ -16,25 +16,29 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * The masters an acquire round does not ask, because their vote cannot count for this client: an
- * acquire sent there would still set the key, and keep every other client out of that master for a
- * round, for nothing.
+ * When an acquire round asks no master at all: when this client already knows that too few masters
+ * can vote for it. Such a client cannot win, yet each round of it set its key on every master it
+ * asked, at its retry rate, and kept out the clients that could win, who needed those masters
+ * (found by the simulation; docs/robustness.md).
  *
  * <ul>
  *   <li><b>Held by the restart guard.</b> A master whose acquire the guard refused with a time
- *       ({@code votes in 57 s, or once admitted}) is counted RESTARTED without being asked, until
- *       that time or {@link #RECHECK_NANOS}, whichever comes first. Meanwhile it is only read, for
- *       an admission ({@code MGET redlock:admitted}, one at a time): a record other than the one
- *       the refusal read ends the hold at once. A hold only spares asking: ended early, the next
- *       round asks and the guard judges as before.
+ *       ({@code votes in 57 s, or once admitted}) is held until that time or {@link
+ *       #RECHECK_NANOS}, whichever comes first; any other answer of it ends the hold.
  *   <li><b>Too few left.</b> When the held masters and those kept out as unfit ({@link
- *       NodeClient#excluded}) leave fewer than a quorum, no master is asked: the round is decided
- *       at once, the others unasked (PENDING). A client that cannot win then sets no key anywhere,
- *       where it took the masters the others need in every round, at its retry rate (found by the
- *       simulation; docs/robustness.md).
+ *       NodeClient#excluded}) leave fewer than a quorum, the round asks no master: the held count
+ *       as their refusal, the unfit as their exclusion, the others unasked (PENDING); it is decided
+ *       at once and leaves nothing to release. Meanwhile a held master is only read, for an
+ *       admission ({@code MGET redlock:admitted}, one read at a time): a record other than the one
+ *       its refusal read ends the hold at once.
  * </ul>
  *
- * Thread-safe: a hold is one immutable value per master, replaced whole.
+ * Otherwise every master is asked, as without holds, and the guard judges each answer: a hold
+ * spares only rounds that cannot win. (Not asking the held masters in a round that can still win
+ * would hide a restarted master's misjudged vote for the hold's second: the simulation then found
+ * neither of the guard's unit bugs put back.)
+ *
+ * <p>Thread-safe: a hold is one immutable value per master, replaced whole.
  */
 final class Abstentions {
 

@@ -68,7 +68,7 @@ public final class Coordinator {
   private final Contention contention;
   private final Tokens tokens = new Tokens();
   private final Stalls stalls; // says that a wait goes on without a quorum
-  private final Abstentions abstentions; // the masters an acquire does not ask
+  private final Abstentions abstentions; // when an acquire asks no master
   private final AtomicBoolean closed = new AtomicBoolean();
   private final ReentrantLock renewerLock = new ReentrantLock();
   private Renewer renewer; // guarded by renewerLock; created by the first renewal
@@ -399,8 +399,8 @@ public final class Coordinator {
    * turn ({@link Turn#acquire}). With fencing, it also reads each master's fence counter and clock.
    * With the restart guard, each answer's vote is the guard's ({@link RestartGuardRule#judge}):
    * decided in the quorum layer, from what the codec read, by the round as it records the answer
-   * ({@link QuorumRound.Verdict#judge}), with no stage of its own per master. A master whose vote
-   * cannot count is not asked ({@link Abstentions}).
+   * ({@link QuorumRound.Verdict#judge}), with no stage of its own per master. A round that too few
+   * masters can win asks none ({@link Abstentions}).
    */
   private Masters.Call acquireCall(LockKey key, byte[] token, long ttlMillis, Turn turn, int gate) {
     long guardMillis = settings.guardMillis();

@@ -46,10 +46,10 @@ public final class Diagnosis {
         case GRANTED -> granted++;
         case TIMED_OUT -> timedOut++;
         case PENDING -> {
-          if (outcome.detail().isEmpty()) {
-            pending++;
+          if (outcome.detail().equals(QuorumRound.NOT_ASKED.detail())) {
+            notAsked++; // the round asked no one: too few could vote
           } else {
-            notAsked++; // the round asked no one: too few could vote (QuorumRound.NOT_ASKED)
+            pending++;
           }
         }
         case TAKEN, GONE -> taken++;
