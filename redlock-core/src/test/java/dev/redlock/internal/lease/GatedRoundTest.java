@@ -53,6 +53,11 @@ class GatedRoundTest {
   }
 
   private QuorumRound start(int gate, java.util.function.BooleanSupplier wanted) {
+    return start(gate, wanted, QuorumRound.Verdict.AS_ANSWERED);
+  }
+
+  private QuorumRound start(
+      int gate, java.util.function.BooleanSupplier wanted, QuorumRound.Verdict verdict) {
     return QuorumRound.start(
         NAMES,
         timeouts,
@@ -67,7 +72,7 @@ class GatedRoundTest {
         },
         gate,
         wanted,
-        QuorumRound.Verdict.AS_ANSWERED);
+        verdict);
   }
 
   private static NodeReply reply(Vote vote) {
@@ -83,18 +88,7 @@ class GatedRoundTest {
 
   /** A round whose masters below {@code held} are known to refuse, and the rest not asked. */
   private QuorumRound startKnowing(int gate, int held, NodeReply rest) {
-    return QuorumRound.start(
-        NAMES,
-        timeouts,
-        3,
-        Mode.QUORUM,
-        Ticker.system(),
-        i -> {
-          asked[i]++;
-          CompletableFuture<NodeReply> reply = new CompletableFuture<>();
-          sent.set(i, reply);
-          return reply;
-        },
+    return start(
         gate,
         () -> true,
         new QuorumRound.Verdict() {
