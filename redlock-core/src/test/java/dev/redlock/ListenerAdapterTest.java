@@ -1,5 +1,6 @@
 package dev.redlock;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,6 +33,30 @@ class ListenerAdapterTest {
         };
     assertTrue(new ListenerAdapter(completions).hearsReleaseCompleted());
     assertTrue(new ListenerAdapter(new Completions() {}).hearsReleaseCompleted());
+  }
+
+  /** An internal error reaches the user's listener as it came, and log lines name that listener. */
+  @Test
+  void anInternalErrorIsForwardedAndTheAdapterIsNamedAsTheUsersListener() {
+    List<Object> heard = new java.util.ArrayList<>();
+    RedLockListener user =
+        new RedLockListener() {
+          @Override
+          public void internalError(String where, Throwable error) {
+            heard.add(where);
+            heard.add(error);
+          }
+
+          @Override
+          public String toString() {
+            return "the user's listener";
+          }
+        };
+    ListenerAdapter adapter = new ListenerAdapter(user);
+    IllegalStateException error = new IllegalStateException("boom");
+    adapter.internalError("renewal", error);
+    assertEquals(List.of("renewal", error), heard);
+    assertEquals("the user's listener", adapter.toString());
   }
 
   /** A user's listener interface with its own default for releaseCompleted. */

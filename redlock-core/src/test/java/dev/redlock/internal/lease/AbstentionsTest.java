@@ -32,10 +32,14 @@ class AbstentionsTest {
   private static final class Master implements NodeClient {
     final List<CompletableFuture<Object>> reads = new ArrayList<>();
     volatile NodeUnavailableException excluded;
+    volatile boolean closed; // send throws, as a closed client's may
 
     @Override
     @SuppressWarnings("unchecked")
     public <R> CompletableFuture<R> send(Command<R> command) {
+      if (closed) {
+        throw new IllegalStateException("closed");
+      }
       assertEquals(Command.Kind.QUERY, command.kind(), "only the admission record is read");
       assertArrayEquals(new String[] {"redlock:admitted"}, ((Command.Query) command).args());
       CompletableFuture<Object> read = new CompletableFuture<>();
@@ -138,6 +142,17 @@ class AbstentionsTest {
     masters.get(0).reads.get(0).completeExceptionally(new NodeUnavailableException("lost"));
     assertSame(YOUNG, abstentions.known()[0]);
     assertEquals(2, masters.get(0).reads.size());
+  }
+
+  @Test
+  void aReadThatCannotBeSentIsTriedAgainAtTheNextRound() {
+    abstentions.judged(0, YOUNG);
+    abstentions.judged(1, YOUNG);
+    masters.get(0).closed = true;
+    assertSame(YOUNG, abstentions.known()[0], "held: its hold ends at its time");
+    masters.get(0).closed = false;
+    abstentions.known();
+    assertEquals(1, masters.get(0).reads.size(), "no read left under way by the one not sent");
   }
 
   @Test
