@@ -40,14 +40,24 @@ final class Turn {
   static final int SET_RETRIES = 8;
 
   /**
+   * How many rounds a single resource's named waiter asks every master at once after its naming
+   * even once refused at its gate, each after the same doubling pause: about 14 rounds' time in
+   * all, more than a failed round's cleanup takes to free the gate (the key that refused it there
+   * may be such a round's, which releases quietly and names no one), and short of the retry delay,
+   * so that a waiter whose notice is lost still shows it.
+   */
+  static final int NAMED_RETRIES = 3;
+
+  /**
    * Its naming, one value replaced by compare-and-set: the notice link's thread names the waiter
    * (or, a set's, notices it), the waiter's thread takes the naming for a round and decides it.
    *
    * @param named its next round asks every master at once
    * @param namedRound named since it was last queued or granted (see {@link #wasNamed()})
-   * @param setRetries a set's rounds left that ask every master at once
+   * @param retries the rounds left that ask every master at once: a set's, or a named single
+   *     waiter's even once refused at its gate
    */
-  private record Naming(boolean named, boolean namedRound, int setRetries) {
+  private record Naming(boolean named, boolean namedRound, int retries) {
     static final Naming NONE = new Naming(false, false, 0);
   }
 
@@ -220,7 +230,7 @@ final class Turn {
    */
   void named() {
     naming.getAndUpdate(
-        was -> new Naming(true, was.namedRound(), set ? SET_RETRIES : was.setRetries()));
+        was -> new Naming(true, was.namedRound(), set ? SET_RETRIES : NAMED_RETRIES));
   }
 
   /**
@@ -243,7 +253,7 @@ final class Turn {
    * others that queue there sleep on and do not race it. Once per naming.
    */
   boolean takeNamed() {
-    Naming was = naming.getAndUpdate(n -> n.named() ? new Naming(false, true, n.setRetries()) : n);
+    Naming was = naming.getAndUpdate(n -> n.named() ? new Naming(false, true, n.retries()) : n);
     return was.named();
   }
 
@@ -251,8 +261,11 @@ final class Turn {
    * Whether a release named this waiter and it has not been granted, nor refused at its gate,
    * since: a round that failed then overtook that release on some masters (or met a slow gate), and
    * no other notice will come for it (the release was heard already; the next master's is quiet),
-   * so it tries again after a short pause, doubling, rather than waiting for one. Once refused at
-   * the gate it is queued again, and the next release names it.
+   * so it tries again after a short pause, doubling, rather than waiting for one. Refused at the
+   * gate, it is queued there again, and the next release names it; it still tries again for up to
+   * {@link #NAMED_RETRIES} rounds, as the key that refused it there may be a failed round's (a
+   * client that was not waiting, or a set's waiter, asks the gate past the queue), whose cleanup is
+   * quiet and names no one.
    */
   boolean wasNamed() {
     return naming.get().namedRound();
@@ -325,16 +338,18 @@ final class Turn {
       // Named (or, a set's, noticed) and not granted: the round may have overtaken the release on
       // some masters (a round is decided once a majority refused, often before the master that ran
       // the release answers), or met a slow gate. It asks every master at once again, after the
-      // retry's doubling pause, until queued again at its gate (the next release names it) or, a
-      // set's, SET_RETRIES rounds on: asking the gate first, a slow or paused gate's wait would
-      // lengthen every retry.
+      // retry's doubling pause: a set's, SET_RETRIES rounds on; a single resource's, until queued
+      // again at its gate (the next release names it), and then while it has retries left
+      // (NAMED_RETRIES), since the key that refused it there may be a failed round's, whose
+      // cleanup releases quietly: a client not waiting and a set's waiter ask the gate past the
+      // queue. Asking the gate first, a slow or paused gate's wait would lengthen every retry.
       naming.getAndUpdate(
           was -> {
             if (!was.namedRound()) {
               return was; // not named: nothing to decide
             }
-            int left = Math.max(0, was.setRetries() - 1); // 0 but for a set's
-            boolean again = set ? left > 0 : !queued;
+            int left = Math.max(0, was.retries() - 1);
+            boolean again = left > 0 || !set && !queued;
             // Named again for the retry; else a naming that came meanwhile is kept.
             return again ? new Naming(true, true, left) : new Naming(was.named(), false, left);
           });
