@@ -229,14 +229,8 @@ class TurnTest {
     int gate = masters.gateOf(key);
     Turn turn = turn(key);
     turn.named();
-    int rounds = 0;
-    while (turn.takeNamed()) {
-      rounds++;
-      assertTrue(turn.wasNamed(), "a named round");
-      turn.decided(gate, refused(gate, Vote.TAKEN)); // the gate's key held: refused, queued
-      assertTrue(rounds <= 2 * Turn.NAMED_RETRIES, "the retries never end");
-    }
-    assertEquals(Turn.NAMED_RETRIES, rounds, "rounds asking every master at once");
+    // The gate's key held: refused there, queued.
+    assertEquals(Turn.NAMED_RETRIES, namedRounds(turn, gate, refused(gate, Vote.TAKEN)));
     assertFalse(turn.wasNamed(), "then it waits to be named");
     turn.named(); // the next release names it: retries anew
     assertTrue(turn.takeNamed());
@@ -274,14 +268,7 @@ class TurnTest {
 
     turn.noticed();
     assertFalse(turn.wasNamed(), "noticed: its named round has not begun");
-    int rounds = 0;
-    while (turn.takeNamed()) {
-      rounds++;
-      assertTrue(turn.wasNamed());
-      turn.decided(-1, refused(0, Vote.TAKEN));
-      assertTrue(rounds <= 2 * Turn.SET_RETRIES, "the retries never end");
-    }
-    assertEquals(Turn.SET_RETRIES, rounds);
+    assertEquals(Turn.SET_RETRIES, namedRounds(turn, -1, refused(0, Vote.TAKEN)));
     assertFalse(turn.wasNamed());
   }
 
@@ -294,13 +281,7 @@ class TurnTest {
   void aSetNamedRetriesEveryMasterAsAfterAPlainNotice() {
     Turn turn = turn(LockKey.of(List.of(bytes("r"), bytes("s"))));
     turn.named();
-    int rounds = 0;
-    while (turn.takeNamed()) {
-      rounds++;
-      turn.decided(-1, refused(0, Vote.TAKEN));
-      assertTrue(rounds <= 2 * Turn.SET_RETRIES, "the retries never end");
-    }
-    assertEquals(Turn.SET_RETRIES, rounds, "rounds asking every master at once");
+    assertEquals(Turn.SET_RETRIES, namedRounds(turn, -1, refused(0, Vote.TAKEN)));
   }
 
   /**
@@ -393,6 +374,21 @@ class TurnTest {
   }
 
   /** An attempt refused: {@code vote} at {@code gate}, the other masters not heard (PENDING). */
+  /**
+   * How many rounds {@code turn} asks every master at once (each a named round) while each ends as
+   * {@code refusal} (gated by {@code gate}); fails if they do not end.
+   */
+  private static int namedRounds(Turn turn, int gate, Attempt refusal) {
+    int rounds = 0;
+    while (turn.takeNamed()) {
+      rounds++;
+      assertTrue(turn.wasNamed(), "a named round");
+      turn.decided(gate, refusal);
+      assertTrue(rounds <= 2 * Turn.SET_RETRIES, "the retries never end");
+    }
+    return rounds;
+  }
+
   private static Attempt refused(int gate, Vote vote) {
     List<Outcome> outcomes = new ArrayList<>();
     for (int i = 0; i < NAMES.size(); i++) {
