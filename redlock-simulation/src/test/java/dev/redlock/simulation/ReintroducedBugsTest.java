@@ -192,10 +192,6 @@ class ReintroducedBugsTest {
   }
 
   /**
-   * {@code Abstentions.known} knowing nothing: every master is asked, also in a round that too few
-   * masters can win.
-   */
-  /**
    * A named waiter's retries end at its first refusal at its gate, as before {@code
    * Turn.NAMED_RETRIES}: a named waiter refused there by a failed round's key, whose cleanup names
    * no one, sleeps its timer. Since that fix a named waiter refused at its gate asks again a few
@@ -208,6 +204,10 @@ class ReintroducedBugsTest {
           "boolean again = left > 0 || !set && !queued;",
           "boolean again = set ? left > 0 : !queued;");
 
+  /**
+   * {@code Abstentions.known} knowing nothing: every master is asked, also in a round that too few
+   * masters can win.
+   */
   private static final PatchedCore.JavaBug ROUNDS_THAT_CANNOT_WIN_SENT =
       new PatchedCore.JavaBug(
           "dev/redlock/internal/lease/Abstentions.java",
@@ -580,7 +580,7 @@ class ReintroducedBugsTest {
    * queue), whose cleanup is quiet and names no one: the waiter, first in the queue, sleeps its
    * timer while the resource is free (found by the campaign, 7 seeds of 1,400 of the ten calm
    * families, one step in 10). The bug put back: {@code Turn} stops a named waiter's retries at its
-   * first refusal at the gate, as before {@code Turn.RETRIES} covered single waiters.
+   * first refusal at the gate, as before {@code Turn.NAMED_RETRIES}.
    */
   @Test
   void aNamedWaiterRefusedAtItsGateWaitsForANamingThatNeverComes() throws Exception {

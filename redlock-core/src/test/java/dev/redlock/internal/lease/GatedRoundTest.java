@@ -532,7 +532,8 @@ class GatedRoundTest {
     turn.decided(gate, refused(gate, Vote.TAKEN, Vote.PENDING)); // refused at the gate: queued
     assertEquals(turn.name(), turn.queuedAs(), "queued again");
     // A few rounds more (Turn.NAMED_RETRIES): the gate's key may be a failed round's.
-    while (turn.takeNamed()) {
+    for (int rounds = 1; turn.takeNamed(); rounds++) {
+      assertTrue(rounds <= Turn.NAMED_RETRIES, "the retries end");
       turn.decided(gate, refused(gate, Vote.TAKEN, Vote.PENDING));
     }
     assertFalse(turn.wasNamed(), "then it waits to be named");
